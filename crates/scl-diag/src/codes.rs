@@ -1,0 +1,330 @@
+//! The registry of diagnostic codes: every code the compiler can emit, with a
+//! one-line title and the long text printed by `sclc explain CODE`.
+//! A test checks that every code used in the sources is registered here.
+
+/// One registered code.
+#[derive(Debug)]
+pub struct Code {
+    /// `E####` or `W####`.
+    pub code: &'static str,
+    /// A short title.
+    pub title: &'static str,
+    /// The long explanation: what it means, an example, the fix.
+    pub explanation: &'static str,
+}
+
+macro_rules! codes {
+    ($( $code:literal, $title:literal, $text:literal; )*) => {
+        /// Every registered code, in order.
+        pub const CODES: &[Code] = &[ $( Code { code: $code, title: $title, explanation: $text } ),* ];
+    };
+}
+
+/// Finds a code (case-insensitive).
+pub fn lookup(code: &str) -> Option<&'static Code> {
+    CODES.iter().find(|c| c.code.eq_ignore_ascii_case(code))
+}
+
+/// The full `sclc explain` text of a code, or `None` if it is unknown.
+pub fn explain(code: &str) -> Option<String> {
+    lookup(code).map(|c| format!("{}: {}\n\n{}\n", c.code, c.title, c.explanation.trim()))
+}
+
+codes! {
+"E0001", "syntax error",
+"The parser expected something else at this point. The message says what it found and what it expected.
+
+Example:
+    env app {
+      base = image(\"debian:12.5\"
+    }
+
+Fix: add the missing token (here the closing `)`). The parser recovers at the next item, so later errors are real.";
+
+"E0002", "unterminated string",
+"A string literal was not closed before the end of the line (for `\"...\"`) or the end of the file (for `\"\"\"...\"\"\"`).
+
+Example:
+    base = image(\"debian:12.5)
+
+Fix: close the string with `\"`. Use `\"\"\"` for strings that span lines.";
+
+"E0003", "bad interpolation",
+"`${` starts an interpolation that must hold one expression and end with `}`.
+
+Example:
+    command = [\"--port=${}\"]
+
+Fix: put an expression between `${` and `}`, or write `\\$` for a literal dollar sign.";
+
+"E0004", "unknown escape",
+"Strings know the escapes `\\n \\t \\\" \\\\ \\$`; any other backslash escape is an error.
+
+Example:
+    vars { P = \"C:\\temp\" }
+
+Fix: write `\\\\` for a backslash.";
+
+"E0005", "bad number or quantity",
+"A number has a suffix that is not a quantity unit, or a malformed exponent. Quantity suffixes are `Ki Mi Gi Ti Pi Ei` (binary), `k M G T P E` (decimal) and `m` (milli).
+
+Example:
+    memory = 4GB
+
+Fix: write `4Gi` (binary, 4×2^30 bytes) or `4G` (decimal).";
+
+"E0006", "unclosed delimiter",
+"A `(`, `[` or `{` was opened and never closed.
+
+Fix: add the closing delimiter; the label shows where the opening one is.";
+
+"E0101", "unknown name",
+"A name is not declared in this scope. Names resolve to comprehension variables, template or function arguments, then the module's `let`, `param`, `fn`, `enum`, `env` and import names. Fields of the env being defined are not names (use `self.field`).
+
+Example:
+    param gpu_count: Int = 1
+    env e { resources.requests.gpu = { count = gpu_cuont } }
+
+Fix: use the suggested name, or declare it.";
+
+"E0102", "unknown import",
+"The imported module does not exist: a relative path (resolved against the importing file) that is not a file, or a `std/NAME` that the standard library does not have.
+
+Example:
+    import \"./bsae.env.scl\" as base
+
+Fix: correct the path; `sclc` lists the std modules it knows in the help.";
+
+"E0103", "import cycle",
+"Modules import each other in a cycle; the message shows the cycle. Modules form a tree (a DAG), so that evaluation always ends.
+
+Fix: move what both need into a third module that both import.";
+
+"E0104", "name declared twice",
+"A module declares the same name twice (two envs, a `let` and a `param`, ...). Every top-level name must be unique in its module.
+
+Example:
+    env twice { ... }
+    env twice { ... }
+
+Fix: rename or remove one of them.";
+
+"E0105", "outside the workspace",
+"An `import` or a `file(...)` names a path outside the workspace root. The root is the nearest ancestor folder holding `scl.toml`, else the folder of the file named on the command line. Builds are hermetic: only files inside the workspace can be read.
+
+Fix: move the file into the workspace, or add an `scl.toml` in a common ancestor folder.";
+
+"E0106", "unknown module member",
+"A module has no top-level declaration with this name.
+
+Example:
+    env e extends base.pythn_env { }
+
+Fix: use the suggested name; `let`, `param`, `fn`, `enum` and `env` declarations are visible to importers.";
+
+"E0201", "type mismatch",
+"A value does not have the type the field, argument or parameter expects.
+
+Example:
+    ports = [8080, \"http\"]      // ports is [Int]
+
+Fix: give a value of the expected type, shown in the message.";
+
+"E0202", "unknown field",
+"The Env schema (or the record type) has no field with this name. The help suggests the closest field.
+
+Example:
+    resources.requests { memroy = 4Gi }
+
+Fix: use the suggested field name; `sclc explain E0202` lists nothing more, see the book's Env schema for every field.";
+
+"E0203", "bad or missing unit",
+"A quantity has no unit or the wrong kind of unit. `Memory` needs a byte suffix (`Ki Mi Gi Ti Pi Ei` or decimal `k M G T P E`) and must come out as a whole number of bytes; `Cpu` is a bare number of cores or millicores with `m`.
+
+Example:
+    memory = 4          // 4 what?
+
+Fix: write `memory = 4Gi`.";
+
+"E0204", "unknown enum variant",
+"An enum literal (`.name`) is not a variant of the expected enum.
+
+Example:
+    mode = .readonly
+
+Fix: use one of the variants listed in the message, e.g. `.read_only`.";
+
+"E0205", "invalid requirement or match spec",
+"A Python package is not a valid PEP 508 requirement (or a conda package not a valid match spec). Requirements are validated at compile time.
+
+Example:
+    python.packages = [\"numpy>=>1.2\"]
+
+Fix: write a valid requirement, e.g. `numpy>=1.2`.";
+
+"E0206", "unknown type",
+"A type annotation names a type that does not exist. Built-in types are `Bool Int Float String Path Url Version Image Memory Cpu Requirement MatchSpec File Secret`, `[T]`, `{String: T}`, `T?`, enums and the Env schema's records (`Env Volume Gpu Asset Copy User Distributed Mode ...`).
+
+Fix: use one of those, or declare the enum.";
+
+"E0207", "invalid quantity arithmetic",
+"Quantities add and subtract only with quantities of the same kind, multiply by plain numbers, and Memory must stay a whole, non-negative number of bytes.
+
+Example:
+    memory = 4Gi + 2      // 2 what?
+
+Fix: write `4Gi + 2Gi`.";
+
+"E0208", "invalid value",
+"A value has the right type but is not valid for it: an image reference, a volume source scheme, a port out of range, a negative count.
+
+Fix: follow the message; it names what is accepted.";
+
+"E0209", "missing required field",
+"An env that is built needs a `base` image (an env that only has `services` does not); records such as Volume need all their required fields.
+
+Fix: set the field, or inherit it with `extends`.";
+
+"E0210", "cannot interpolate",
+"Only strings, numbers, booleans, enums, quantities and paths can be interpolated into a string. Lists and records have no single text form, and interpolating a secret would write it into an artifact as plain text.
+
+Fix: use `join(list, \",\")` for lists; pass secrets as whole values of `vars`.";
+
+"E0211", "invalid operation",
+"An operator or call was applied to values that do not support it (adding a string to a number, calling something that is not a function, indexing a string, ...).
+
+Fix: the message names the types involved.";
+
+"E0301", "extends cycle",
+"Environments extend each other in a cycle; the message shows the cycle.
+
+Example:
+    env a extends b { }
+    env b extends a { }
+
+Fix: break the cycle: make one of them extend a common base instead.";
+
+"E0302", "conflicting inherited values",
+"Two parents that are not ancestors of each other write the same field (or map key) with different values, and the env that extends both does not decide. The labels show both writes.
+
+Example:
+    env left  { vars { MODE = \"fast\" } }
+    env right { vars { MODE = \"safe\" } }
+    env both extends left, right { }
+
+Fix: set the field in the env itself (`vars { MODE = \"fast\" }`) to choose.";
+
+"E0303", "parameter constraint violated",
+"A `param` value (its default or a `--set` value) does not satisfy its `where` predicate.
+
+Example:
+    param replicas: Int = 0 where replicas >= 1
+
+Fix: choose a value that satisfies the predicate.";
+
+"E0304", "limit below request",
+"A resource limit is smaller than its request (Kubernetes rejects such a pod).
+
+Example:
+    resources { requests.memory = 8Gi, limits.memory = 4Gi }
+
+Fix: raise the limit or lower the request.";
+
+"E0305", "set twice in one block",
+"The same path or map key is set twice in one block; the second would silently win.
+
+Fix: remove one of the two items.";
+
+"E0306", "recursion",
+"A function calls itself, directly or through other functions. SCL is total: recursion is not allowed, so evaluation always ends.
+
+Fix: use a list comprehension or a lookup table instead.";
+
+"E0307", "file not found",
+"`file(...)` (or a `files[].from` path) names a file that does not exist, relative to the file that contains the call.
+
+Fix: correct the path.";
+
+"E0308", "unknown argument",
+"A call or template instantiation passes a named argument that the function or template does not declare.
+
+Example:
+    env py(version: String) { ... }
+    env app extends py(versoin = \"3.12\") { }
+
+Fix: use the suggested argument name.";
+
+"E0309", "missing argument",
+"A function or template argument without a default was not given.
+
+Fix: pass it by position or by name.";
+
+"E0310", "self-reference cycle",
+"A field depends on its own final value through `self`, so it has no value.
+
+Example:
+    workdir = \"${self.workdir}/x\"
+
+Fix: compute the value from a `let` or a `param` instead.";
+
+"E0311", "missing key or index",
+"An index `x[k]` names a key the map does not have, or a list index out of range.
+
+Fix: the message lists the keys that exist.";
+
+"E0312", "unknown parameter",
+"`--set NAME=VALUE` names a parameter that the module does not declare.
+
+Fix: use a declared `param` (the help lists them).";
+
+"E0313", "not an env",
+"`extends` and `with` take an env (or a template instantiation); this expression is something else.
+
+Fix: name an env declared with `env`.";
+
+"E0314", "template used as an env",
+"A template (an env with arguments) was used without arguments although some of its arguments have no defaults, or a template was asked for with `--env`.
+
+Fix: instantiate it: `extends runtime(torch = \"2.1.2\", cuda = \"11.8\")`.";
+
+"E0315", "unknown env",
+"`--env NAME` names no env of the file.
+
+Fix: use one of the envs listed in the help.";
+
+"W0001", "decimal memory suffix",
+"A memory quantity uses a decimal suffix (`G` = 10^9 bytes). Kubernetes and most tools use binary sizes (`Gi` = 2^30 bytes), and `32G` is about 7% less than `32Gi`.
+
+Fix: write `32Gi` unless you really mean decimal gigabytes.";
+
+"W0002", "download without checksum",
+"A `url(...)` asset has no `sha256`, so the build cannot check that it downloaded what you meant, and rebuilding may silently change the file.
+
+Fix: add `sha256 = \"<hex>\"` (e.g. from `sha256sum FILE`).";
+
+"W0003", "floating image tag",
+"The base image has no tag or the `latest` tag, so the build can change from day to day.
+
+Fix: pin a tag (`debian:12.5`) or a digest.";
+
+"W0004", "not expressible in this target",
+"The target format cannot express a field of the env; the artifact leaves it out. The message names the field.
+
+Fix: none needed if the target does not need it; otherwise use a target that supports it.";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn codes_are_unique_and_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for c in CODES {
+            assert!(seen.insert(c.code), "duplicate {}", c.code);
+            assert_eq!(c.code.len(), 5);
+            assert!(c.code.starts_with('E') || c.code.starts_with('W'));
+            assert!(c.code[1..].chars().all(|d| d.is_ascii_digit()));
+            assert!(!c.explanation.is_empty());
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Diagnostics for SCL.
+//!
+//! One data type, [`Diagnostic`], is produced by every stage (parser, resolver,
+//! checker, evaluator, backends) and rendered in one place: by ariadne for a
+//! terminal ([`render_human`]), as one JSON object per line for CI
+//! ([`render_json`], fields as in `design/cli.md`), and later as LSP
+//! diagnostics. Library crates never print.
+//!
+//! Spans are byte ranges into the UTF-8 text of one file; [`LineIndex`]
+//! converts them to 1-based lines and character columns.
+
+mod codes;
+mod render;
+
+pub use codes::{explain, lookup, Code, CODES};
+pub use render::{render_human, render_json, LineIndex, SourceCache};
+
+use std::sync::Arc;
+
+/// A byte range `[start, end)` into one file's text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    /// First byte (inclusive).
+    pub start: u32,
+    /// Last byte (exclusive).
+    pub end: u32,
+}
+
+impl Span {
+    /// A span from `start` to `end` (bytes).
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start: start as u32, end: end.max(start) as u32 }
+    }
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+    /// As a `usize` range, for slicing.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// Error or warning. Warnings never change the exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// Where a diagnostic points: a file (its display path, workspace-relative
+/// where possible; `<command-line>` for `--set` values) and a byte span in it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Location {
+    pub file: Arc<str>,
+    pub span: Span,
+}
+
+/// A secondary label: another place that explains the primary one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Label {
+    pub at: Location,
+    pub message: String,
+}
+
+/// One diagnostic: a code from [`CODES`], a severity, a message, the primary
+/// location, labels elsewhere, and an optional help text (the fix).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Diagnostic {
+    /// `E####` or `W####`; every code has an `sclc explain` page.
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    /// The primary location. `file` may be empty while the diagnostic is
+    /// still inside the syntax crate; the database fills it in.
+    pub at: Location,
+    /// The message printed under the primary span (defaults to nothing).
+    pub primary_label: Option<String>,
+    pub labels: Vec<Label>,
+    /// A suggestion the user can act on ("did you mean `memory`?").
+    pub help: Option<String>,
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    /// An error with code `code` at `span` (file filled in later).
+    pub fn error(code: &'static str, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(code, Severity::Error, span, message)
+    }
+    /// A warning with code `code` at `span` (file filled in later).
+    pub fn warning(code: &'static str, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(code, Severity::Warning, span, message)
+    }
+    fn new(code: &'static str, severity: Severity, span: Span, message: impl Into<String>) -> Diagnostic {
+        debug_assert!(lookup(code).is_some(), "unregistered diagnostic code {code}");
+        Diagnostic {
+            code,
+            severity,
+            message: message.into(),
+            at: Location { file: Arc::from(""), span },
+            primary_label: None,
+            labels: Vec::new(),
+            help: None,
+            notes: Vec::new(),
+        }
+    }
+    /// Sets the file of the primary location and of every label whose file is empty.
+    pub fn in_file(mut self, file: &Arc<str>) -> Diagnostic {
+        if self.at.file.is_empty() {
+            self.at.file = file.clone();
+        }
+        for l in &mut self.labels {
+            if l.at.file.is_empty() {
+                l.at.file = file.clone();
+            }
+        }
+        self
+    }
+    /// Sets the label printed under the primary span.
+    pub fn with_primary_label(mut self, message: impl Into<String>) -> Diagnostic {
+        self.primary_label = Some(message.into());
+        self
+    }
+    /// Adds a secondary label (file may be empty: same file as the primary).
+    pub fn with_label(mut self, file: Arc<str>, span: Span, message: impl Into<String>) -> Diagnostic {
+        self.labels.push(Label { at: Location { file, span }, message: message.into() });
+        self
+    }
+    /// Sets the help text.
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+    /// Adds a note.
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+    /// True for errors.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// The closest candidate to `name` by edit distance, for "did you mean" hints.
+/// Returns `None` when nothing is close (distance above a third of the length,
+/// at least 1, at most 3).
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).clamp(1, 3);
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        if c == name {
+            continue;
+        }
+        let d = edit_distance(name, c);
+        if d <= limit && best.map_or(true, |(bd, bc)| d < bd || (d == bd && c < bc)) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// Damerau-Levenshtein distance (optimal string alignment) in characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let (n, m) = (a.len(), b.len());
+    let mut d = vec![vec![0usize; m + 1]; n + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=m {
+        d[0][j] = j;
+    }
+    for i in 1..=n {
+        for j in 1..=m {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[n][m]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn suggestions() {
+        assert_eq!(did_you_mean("memroy", ["memory", "cpu", "gpu"]), Some("memory"));
+        assert_eq!(did_you_mean("gpu_cuont", ["gpu_count", "nodes"]), Some("gpu_count"));
+        assert_eq!(did_you_mean("zzz", ["memory"]), None);
+    }
+}

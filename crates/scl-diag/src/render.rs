@@ -1,0 +1,160 @@
+//! Rendering: ariadne for people, JSON lines for machines.
+
+use crate::{Diagnostic, Severity};
+use std::collections::HashMap;
+
+/// Maps byte offsets of one text to 1-based lines and 1-based character columns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Indexes `text` (O(len)).
+    pub fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+    /// `(line, column)` of byte `offset`, both 1-based, the column counted in
+    /// characters. Offsets past the end clamp to the end.
+    pub fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
+        let offset = offset.min(text.len());
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        let mut end = offset;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        (line + 1, text[start..end].chars().count() + 1)
+    }
+}
+
+/// The source texts a renderer may need, by display path.
+pub trait SourceCache {
+    /// The text of `file`, if known.
+    fn source(&self, file: &str) -> Option<&str>;
+}
+
+impl SourceCache for HashMap<String, String> {
+    fn source(&self, file: &str) -> Option<&str> {
+        self.get(file).map(|s| s.as_str())
+    }
+}
+
+fn position(sources: &dyn SourceCache, file: &str, offset: u32) -> (usize, usize) {
+    match sources.source(file) {
+        Some(text) => LineIndex::new(text).line_col(text, offset as usize),
+        None => (1, offset as usize + 1),
+    }
+}
+
+/// One JSON object (no trailing newline) with the fields of `design/cli.md`:
+/// `code, severity, message, file, line, column, end_line, end_column,
+/// labels, help`; lines and columns are 1-based, columns in characters.
+pub fn render_json(d: &Diagnostic, sources: &dyn SourceCache) -> String {
+    let (line, column) = position(sources, &d.at.file, d.at.span.start);
+    let (end_line, end_column) = position(sources, &d.at.file, d.at.span.end);
+    let labels: Vec<serde_json::Value> = d
+        .labels
+        .iter()
+        .map(|l| {
+            let (line, column) = position(sources, &l.at.file, l.at.span.start);
+            let (end_line, end_column) = position(sources, &l.at.file, l.at.span.end);
+            serde_json::json!({
+                "file": &*l.at.file, "line": line, "column": column,
+                "end_line": end_line, "end_column": end_column, "message": l.message,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "code": d.code,
+        "severity": d.severity,
+        "message": d.message,
+        "file": &*d.at.file,
+        "line": line,
+        "column": column,
+        "end_line": end_line,
+        "end_column": end_column,
+        "labels": labels,
+        "help": d.help,
+        "notes": d.notes,
+    })
+    .to_string()
+}
+
+/// The diagnostic as ariadne draws it: the source lines with labels, the help
+/// and notes. `color` turns ANSI colours on (only on a terminal; respect
+/// `NO_COLOR`). Falls back to a one-line form when a source is missing.
+pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> String {
+    use ariadne::{Config, IndexType, Label, Report, ReportKind};
+    let kind = match d.severity {
+        Severity::Error => ReportKind::Error,
+        Severity::Warning => ReportKind::Warning,
+    };
+    let mut files: Vec<String> = vec![d.at.file.to_string()];
+    for l in &d.labels {
+        if !files.contains(&l.at.file.to_string()) {
+            files.push(l.at.file.to_string());
+        }
+    }
+    if files.iter().any(|f| sources.source(f).is_none()) {
+        let (line, col) = position(sources, &d.at.file, d.at.span.start);
+        let mut s = format!("{}[{}]: {}\n  --> {}:{}:{}\n", sev(d.severity), d.code, d.message, d.at.file, line, col);
+        if let Some(h) = &d.help {
+            s.push_str(&format!("  help: {h}\n"));
+        }
+        return s;
+    }
+    let clamp = |file: &str, span: crate::Span| {
+        let len = sources.source(file).map_or(0, |t| t.len());
+        let s = (span.start as usize).min(len);
+        let e = (span.end as usize).min(len).max(s);
+        (file.to_string(), s..e)
+    };
+    let mut report = Report::build(kind, clamp(&d.at.file, d.at.span))
+        .with_code(d.code)
+        .with_message(&d.message)
+        .with_config(Config::default().with_index_type(IndexType::Byte).with_color(color));
+    let mut primary = Label::new(clamp(&d.at.file, d.at.span));
+    if let Some(m) = &d.primary_label {
+        primary = primary.with_message(m);
+    }
+    report = report.with_label(primary);
+    for l in &d.labels {
+        report = report.with_label(Label::new(clamp(&l.at.file, l.at.span)).with_message(&l.message));
+    }
+    if let Some(h) = &d.help {
+        report = report.with_help(h);
+    }
+    for n in &d.notes {
+        report = report.with_note(n);
+    }
+    let srcs: Vec<(String, String)> =
+        files.iter().map(|f| (f.clone(), sources.source(f).unwrap_or("").to_string())).collect();
+    let mut out = Vec::new();
+    if report.finish().write(ariadne::sources(srcs), &mut out).is_err() {
+        return format!("{}[{}]: {}\n", sev(d.severity), d.code, d.message);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn sev(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn line_col_counts_characters() {
+        let t = "ab\nçd\n";
+        let ix = LineIndex::new(t);
+        assert_eq!(ix.line_col(t, 0), (1, 1));
+        assert_eq!(ix.line_col(t, 3), (2, 1));
+        assert_eq!(ix.line_col(t, 5), (2, 2)); // after the two-byte ç
+    }
+}

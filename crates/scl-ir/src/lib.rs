@@ -1,0 +1,431 @@
+//! The EnvSpec IR: the normalized result of one env (inheritance applied,
+//! defaults filled, unset optionals left out), which every backend lowers.
+//!
+//! Canonical form ([`EnvSpec::to_canonical_json`]): JSON with sorted keys,
+//! two-space indent and a trailing newline, `"apiVersion": "scl.dev/v1alpha1"`
+//! at the top; memory in bytes, CPU in millicores (integers); enums by name
+//! without the dot; versions, image references and container paths exactly as
+//! written; host paths workspace-relative. Empty lists and maps are left out.
+//! Provenance ([`Provenance`]) is kept apart from these bytes.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The IR's `apiVersion`.
+pub const API_VERSION: &str = "scl.dev/v1alpha1";
+
+/// One environment, normalized. Field names are the Env schema's
+/// (`design/language.md`, "The Env schema").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub struct EnvSpec {
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Required for an env that is built; absent for a services-only env.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<ImageRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<System>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<Python>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conda: Option<Conda>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Resources>,
+    /// Ordered; kept exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<Volume>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub vars: BTreeMap<String, VarValue>,
+    /// Ordered; kept exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assets: Vec<Asset>,
+    /// Ordered; kept exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<Copy>,
+    /// Build-time shell steps, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<String>,
+    /// Defaults to `/workspace` for a built env.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workdir: Option<String>,
+    /// Defaults to `{ name = "app", uid = 1000 }` for a built env.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<User>,
+    /// Exec form, kept exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entrypoint: Vec<String>,
+    /// Exec form, kept exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distributed: Option<Distributed>,
+    /// Multi-service environments: each entry a full EnvSpec (without its own apiVersion).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub services: BTreeMap<String, EnvSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Globs kept out of the build context (`.dockerignore`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<String>,
+}
+
+/// An image reference: `{"ref": "<as written>", "digest": "sha256:…"?}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImageRef {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+}
+
+impl ImageRef {
+    /// `ref@digest` when pinned, else `ref`.
+    pub fn pinned(&self) -> String {
+        match &self.digest {
+            Some(d) => format!("{}@{}", self.reference, d),
+            None => self.reference.clone(),
+        }
+    }
+}
+
+/// `system.*`: OS packages.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct System {
+    /// Set-like: de-duplicated, first occurrence kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<String>,
+    /// Set, or inferred from the base image (alpine → apk; fedora/rocky/ubi/centos/almalinux → dnf; else apt).
+    pub manager: SystemManager,
+}
+
+/// The base image's package manager.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SystemManager {
+    Apt,
+    Apk,
+    Dnf,
+}
+
+/// `python.*`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Python {
+    /// As written (`"3.10"` stays `"3.10"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    pub manager: PythonManager,
+    /// PEP 508 requirements, as written, de-duplicated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<String>,
+    /// Requirements files, de-duplicated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requirements: Vec<FileRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_index_urls: Vec<String>,
+}
+
+/// `python.manager`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PythonManager {
+    Pip,
+    Uv,
+    Conda,
+}
+
+/// `conda.*`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Conda {
+    /// Order kept (it is the priority order), de-duplicated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<String>,
+    /// Conda match specs, as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<String>,
+}
+
+/// A file read at compile time: workspace-relative path (`/`-separated) and
+/// the SHA-256 of its bytes (lowercase hex).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileRef {
+    pub path: String,
+    pub sha256: String,
+}
+
+/// `resources`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Resources {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<ResourceList>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<ResourceList>,
+}
+
+/// Requests or limits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceList {
+    /// Millicores (`4` cores → 4000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<u64>,
+    /// Bytes (`32Gi` → 34359738368).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<Gpu>,
+}
+
+/// GPUs: a count, optionally a type (`nvidia-a100`) and a per-GPU memory in bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gpu {
+    pub count: u32,
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<u64>,
+}
+
+/// A data volume mounted at run time (never baked into an image).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Volume {
+    pub name: String,
+    /// `s3://…`, `pvc://NAME`, `nfs://HOST/PATH`, or `host:PATH` (workspace-relative).
+    pub source: String,
+    /// Container path.
+    pub mount: String,
+    pub mode: VolumeMode,
+}
+
+impl Volume {
+    /// The source's kind, from its scheme.
+    pub fn source_kind(&self) -> SourceKind {
+        if self.source.starts_with("s3://") {
+            SourceKind::S3
+        } else if self.source.starts_with("pvc://") {
+            SourceKind::Pvc
+        } else if self.source.starts_with("nfs://") {
+            SourceKind::Nfs
+        } else {
+            SourceKind::Host
+        }
+    }
+}
+
+/// The kind of a volume source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceKind {
+    S3,
+    Pvc,
+    Nfs,
+    Host,
+}
+
+/// Access mode of a volume.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VolumeMode {
+    ReadOnly,
+    ReadWrite,
+    ReadWriteMany,
+}
+
+/// The value of an environment variable: plain text or a secret reference
+/// (`{"secret": NAME, "key": KEY}`), never the secret's value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum VarValue {
+    Plain(String),
+    Secret(SecretRef),
+}
+
+/// A reference to a secret held by the runner (a Kubernetes Secret, a
+/// `docker run -e` value): its name and key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretRef {
+    pub secret: String,
+    pub key: String,
+}
+
+/// A model or data file fetched at build time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Asset {
+    /// `huggingface(REPO, files = [...], revision = "main", to = PATH)`.
+    Huggingface {
+        repo: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<String>,
+        revision: String,
+        to: String,
+    },
+    /// `url(URL, sha256 = "...", to = PATH)`.
+    Url {
+        url: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sha256: Option<String>,
+        to: String,
+    },
+}
+
+/// A local path (workspace-relative) copied into the image.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Copy {
+    pub from: String,
+    pub to: String,
+}
+
+/// The user the container runs as.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct User {
+    pub name: String,
+    pub uid: u32,
+}
+
+impl User {
+    /// True for root (uid 0), which backends do not create.
+    pub fn is_root(&self) -> bool {
+        self.uid == 0
+    }
+}
+
+/// Distributed launch; absent means one process.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Distributed {
+    pub backend: Backend,
+    pub launcher: Launcher,
+    pub nodes: u32,
+    pub procs_per_node: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elastic: Option<Elastic>,
+}
+
+impl Distributed {
+    /// Total processes (`nodes × procs_per_node`).
+    pub fn world_size(&self) -> u64 {
+        self.nodes as u64 * self.procs_per_node as u64
+    }
+}
+
+/// Collective-communication backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    Nccl,
+    Gloo,
+    Mpi,
+}
+
+/// Process launcher.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Launcher {
+    Torchrun,
+    Deepspeed,
+    Accelerate,
+    Mpirun,
+}
+
+/// Elastic training bounds (torchrun `--nnodes=MIN:MAX`, `--max-restarts`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Elastic {
+    pub min_nodes: u32,
+    pub max_nodes: u32,
+    pub max_restarts: u32,
+}
+
+impl EnvSpec {
+    /// The canonical JSON bytes: sorted keys, two-space indent, trailing newline.
+    pub fn to_canonical_json(&self) -> String {
+        canonical_json(&serde_json::to_value(self).expect("EnvSpec serializes"))
+    }
+    /// SHA-256 (lowercase hex) of the canonical bytes: the content hash used
+    /// for image labels, tags and locks.
+    pub fn content_hash(&self) -> String {
+        sha256_hex(self.to_canonical_json().as_bytes())
+    }
+    /// True when the env is built (it has a base image).
+    pub fn is_built(&self) -> bool {
+        self.base.is_some()
+    }
+}
+
+/// Canonical text of any JSON value: sorted keys (serde_json's map is a
+/// BTreeMap), two-space indent, trailing newline.
+pub fn canonical_json(v: &serde_json::Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).expect("JSON serializes");
+    s.push('\n');
+    s
+}
+
+/// SHA-256 of `bytes` as lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Where one field of an env got its value: the env that wrote it last, the
+/// source position of that write, and what the write replaced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProvenanceEntry {
+    /// The env (or `module.env`, or `template(args)`) whose item wrote it.
+    pub env: String,
+    /// Workspace-relative file (or `std/NAME`).
+    pub file: String,
+    /// 1-based line and column of the item.
+    pub line: u32,
+    pub column: u32,
+    /// The env whose value this write replaced, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced: Option<String>,
+}
+
+/// The provenance table of one env: dotted IR path (`resources.requests.memory`,
+/// `vars.HF_HOME`) → entry. Kept apart from the canonical bytes.
+pub type Provenance = BTreeMap<String, ProvenanceEntry>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn canonical_json_sorts_and_omits_empty() {
+        let spec = EnvSpec {
+            api_version: API_VERSION.into(),
+            base: Some(ImageRef { reference: "debian:12.5".into(), digest: None }),
+            workdir: Some("/workspace".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            spec.to_canonical_json(),
+            "{\n  \"apiVersion\": \"scl.dev/v1alpha1\",\n  \"base\": {\n    \"ref\": \"debian:12.5\"\n  },\n  \"workdir\": \"/workspace\"\n}\n"
+        );
+        assert_eq!(spec.content_hash().len(), 64);
+    }
+    #[test]
+    fn secret_vars_serialize_as_references() {
+        let v = VarValue::Secret(SecretRef { secret: "s".into(), key: "k".into() });
+        assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"secret":"s","key":"k"}"#);
+    }
+}

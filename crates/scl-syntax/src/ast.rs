@@ -1,0 +1,342 @@
+//! The abstract syntax tree of one SCL module.
+//!
+//! Every node carries its byte [`Span`]. Bodies of envs and records are
+//! [`Block`]s behind an `Arc`, so the evaluator can keep a cheap handle on an
+//! env's items (inheritance layers) without copying them. Nodes that failed to
+//! parse are kept as `Error` variants, so a module with errors still has a
+//! tree (parsing never fails).
+
+use scl_diag::Span;
+use std::sync::Arc;
+
+/// A name with its span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// One parsed module: its declarations in source order.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Module {
+    pub decls: Vec<Decl>,
+}
+
+/// A top-level declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decl {
+    Import(ImportDecl),
+    Param(ParamDecl),
+    Let(LetDecl),
+    Enum(EnumDecl),
+    Fn(FnDecl),
+    Env(EnvDecl),
+}
+
+impl Decl {
+    /// The declared name (the alias, for an import).
+    pub fn name(&self) -> &Ident {
+        match self {
+            Decl::Import(d) => &d.alias,
+            Decl::Param(d) => &d.name,
+            Decl::Let(d) => &d.name,
+            Decl::Enum(d) => &d.name,
+            Decl::Fn(d) => &d.name,
+            Decl::Env(d) => &d.name,
+        }
+    }
+    /// The span of the whole declaration.
+    pub fn span(&self) -> Span {
+        match self {
+            Decl::Import(d) => d.span,
+            Decl::Param(d) => d.span,
+            Decl::Let(d) => d.span,
+            Decl::Enum(d) => d.span,
+            Decl::Fn(d) => d.span,
+            Decl::Env(d) => d.span,
+        }
+    }
+    /// The `///` doc comment attached to the declaration, if any.
+    pub fn doc(&self) -> Option<&str> {
+        match self {
+            Decl::Import(_) => None,
+            Decl::Param(d) => d.doc.as_deref(),
+            Decl::Let(d) => d.doc.as_deref(),
+            Decl::Enum(d) => d.doc.as_deref(),
+            Decl::Fn(d) => d.doc.as_deref(),
+            Decl::Env(d) => d.doc.as_deref(),
+        }
+    }
+}
+
+/// `import "PATH" as ALIAS`
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportDecl {
+    /// The path as written, without quotes (`./base.env.scl`, `std/s3-data`).
+    pub path: String,
+    pub path_span: Span,
+    pub alias: Ident,
+    pub span: Span,
+}
+
+/// `param NAME: TYPE = DEFAULT [where PRED]`
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamDecl {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub ty: TypeExpr,
+    pub default: Expr,
+    pub where_: Option<Expr>,
+    pub span: Span,
+}
+
+/// `let NAME = EXPR`
+#[derive(Clone, Debug, PartialEq)]
+pub struct LetDecl {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub value: Expr,
+    pub span: Span,
+}
+
+/// `enum NAME { a, b, c }`
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnumDecl {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub variants: Vec<Ident>,
+    pub span: Span,
+}
+
+/// `fn NAME(ARGS) -> TYPE = EXPR`
+#[derive(Clone, Debug, PartialEq)]
+pub struct FnDecl {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub params: Vec<ParamSig>,
+    pub ret: Option<TypeExpr>,
+    pub body: Expr,
+    pub span: Span,
+}
+
+/// `env NAME [(ARGS)] [extends P, ...] { ITEMS }`
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnvDecl {
+    pub doc: Option<String>,
+    pub name: Ident,
+    /// `Some` for a template (even `env t() {}`), `None` for a plain env.
+    pub params: Option<Vec<ParamSig>>,
+    /// The parents, in order: names, `module.name`, or calls (template instances).
+    pub extends: Vec<Expr>,
+    /// The span of the `extends ...` clause (keyword through the last parent).
+    pub extends_span: Option<Span>,
+    pub body: Block,
+    pub span: Span,
+}
+
+/// One argument of a fn or template: `name: Type [= default]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamSig {
+    pub name: Ident,
+    pub ty: TypeExpr,
+    pub default: Option<Expr>,
+    pub span: Span,
+}
+
+/// A type annotation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeExpr {
+    pub kind: TypeExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeExprKind {
+    /// `Int`, `Memory`, `Volume`, `Flavor`, or a qualified `mod.Flavor` (segments).
+    Named(Vec<Ident>),
+    /// `[T]`
+    List(Box<TypeExpr>),
+    /// `{String: T}` (the key type is always String).
+    Map(Box<TypeExpr>),
+    /// `T?`
+    Optional(Box<TypeExpr>),
+    /// Could not be parsed.
+    Error,
+}
+
+/// The items of an env body, a record literal, or a nested block, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub items: Arc<Vec<Item>>,
+    /// From `{` to `}` inclusive.
+    pub span: Span,
+}
+
+/// One item of a block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    pub doc: Option<String>,
+    pub kind: ItemKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ItemKind {
+    /// `PATH = EXPR`, `PATH += EXPR`, `PATH -= EXPR`
+    Assign { path: FieldPath, op: AssignOp, op_span: Span, value: Expr },
+    /// `PATH { ITEMS }` — update field by field.
+    Nested { path: FieldPath, body: Block },
+    /// `if COND { ITEMS } [else { ITEMS } | else if ...]`
+    If { cond: Expr, then_block: Block, else_block: Option<Block> },
+    /// An item that could not be parsed (the error is in the parse result).
+    Error,
+}
+
+/// `=`, `+=` or `-=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AssignOp {
+    Set,
+    Append,
+    Remove,
+}
+
+/// A dotted path of field names; a segment may be a quoted string.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldPath {
+    pub segments: Vec<PathSegment>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathSegment {
+    /// The field or key name (unquoted, escapes processed).
+    pub name: String,
+    pub quoted: bool,
+    pub span: Span,
+}
+
+/// An expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// A string, plain or with `${...}` parts; `"""` strings arrive here with
+    /// indentation already removed.
+    Str(Vec<StrPart>),
+    /// A quantity literal: the number as written (`"1.5"`, `"32"`) and its suffix.
+    Quantity { number: String, suffix: QuantitySuffix },
+    /// `.name`, resolved against the expected type.
+    EnumLit(String),
+    /// A plain name.
+    Name(String),
+    /// `self`
+    SelfRef,
+    /// `[a, b, c]`
+    List(Vec<Expr>),
+    /// `[for x in xs if cond: body]`
+    Comprehension { var: Ident, iter: Box<Expr>, cond: Option<Box<Expr>>, body: Box<Expr> },
+    /// `{ ITEMS }` — a record (or, where an Env is expected, an anonymous env).
+    Record(Block),
+    /// `e.name`
+    Field(Box<Expr>, Ident),
+    /// `e[index]`
+    Index(Box<Expr>, Box<Expr>),
+    /// `f(args)`: positional arguments first, then named ones.
+    Call { callee: Box<Expr>, args: Vec<Arg> },
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `if c then a else b`
+    If(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `e with { ITEMS }`
+    With(Box<Expr>, Block),
+    /// Could not be parsed (the error is in the parse result).
+    Error,
+}
+
+/// A piece of a string literal.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StrPart {
+    /// Literal text, escapes already processed.
+    Lit(String),
+    /// `${expr}`
+    Interp(Expr),
+}
+
+/// A call argument; `name` is set for `name = value`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arg {
+    pub name: Option<Ident>,
+    pub value: Expr,
+    pub span: Span,
+}
+
+/// Quantity suffixes (Kubernetes semantics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuantitySuffix {
+    /// `Ki Mi Gi Ti Pi Ei`: powers of 1024 (1 to 6).
+    Binary(u8),
+    /// `k M G T P E`: powers of 1000 (1 to 6).
+    Decimal(u8),
+    /// `m`: thousandths.
+    Milli,
+}
+
+impl QuantitySuffix {
+    /// The suffix as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuantitySuffix::Binary(p) => ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][p as usize],
+            QuantitySuffix::Decimal(p) => ["", "k", "M", "G", "T", "P", "E"][p as usize],
+            QuantitySuffix::Milli => "m",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Not,
+    Neg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+impl BinaryOp {
+    /// The operator as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BinaryOp::Or => "||",
+            BinaryOp::And => "&&",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+        }
+    }
+}
