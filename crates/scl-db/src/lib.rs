@@ -1,1 +1,334 @@
+//! The query database of SCL (salsa 0.28). The CLI, the language server, the
+//! tests and the benchmark all ask it the same questions; an edit recomputes
+//! only what depends on it.
+//!
+//! Inputs: [`SourceFile`] (a path and its bytes, read lazily from disk or
+//! from the embedded stdlib) and [`Workspace`] (the root folder and the
+//! `--set` values). Queries: [`parse`], [`imports`], [`static_diagnostics`],
+//! [`module_values`] (evaluation, through `scl_sema::Host`) and
+//! [`module_diagnostics`]. [`Database::check`] gathers the diagnostics of a
+//! file and of every module it reaches, including import cycles.
+//!
+//! Boundary rule: tracked queries do no I/O except through
+//! [`Database::input`], which reads a file once and caches it as an input.
 
+mod host;
+mod paths;
+
+pub use paths::{find_workspace_root, normalize_path};
+
+use salsa::Setter;
+use scl_diag::Diagnostic;
+use scl_sema::{ModuleId, ModuleValues, Override};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+include!(concat!(env!("OUT_DIR"), "/stdlib.rs"));
+
+/// The display prefix of embedded stdlib modules.
+pub const STD_PREFIX: &str = "std/";
+
+/// A source file: an absolute path (or `std/NAME.env.scl` for an embedded
+/// stdlib module) and its bytes (`None` when it does not exist).
+#[salsa::input(debug)]
+pub struct SourceFile {
+    #[returns(ref)]
+    pub path: PathBuf,
+    #[returns(ref)]
+    pub contents: Option<Arc<[u8]>>,
+}
+
+/// The workspace: its root folder (absolute) and the `--set` values, by
+/// module path.
+#[salsa::input(debug)]
+pub struct Workspace {
+    #[returns(ref)]
+    pub root: PathBuf,
+    #[returns(ref)]
+    pub overrides: Arc<BTreeMap<PathBuf, Vec<Override>>>,
+}
+
+/// The database's own trait: lazy file inputs and module ids.
+#[salsa::db]
+pub trait Db: salsa::Database {
+    /// The input for `path` (absolute, normalized), read from disk on first use.
+    fn input(&self, path: &Path) -> SourceFile;
+    /// The workspace input.
+    fn workspace(&self) -> Workspace;
+    /// The stable id of a file, for the evaluator.
+    fn module_id(&self, file: SourceFile) -> ModuleId;
+    /// The file of an id.
+    fn module_file(&self, id: ModuleId) -> SourceFile;
+    /// The stdlib folder given with `--stdlib`, if any.
+    fn stdlib_dir(&self) -> Option<PathBuf>;
+}
+
+#[derive(Default)]
+struct Registry {
+    by_path: HashMap<PathBuf, SourceFile>,
+    ids: Vec<SourceFile>,
+    id_of: HashMap<SourceFile, ModuleId>,
+}
+
+/// The concrete database.
+#[salsa::db]
+#[derive(Clone)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+    registry: Arc<Mutex<Registry>>,
+    workspace: Option<Workspace>,
+    stdlib_dir: Option<PathBuf>,
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+#[salsa::db]
+impl Db for Database {
+    fn input(&self, path: &Path) -> SourceFile {
+        let mut reg = self.registry.lock().unwrap();
+        if let Some(f) = reg.by_path.get(path) {
+            return *f;
+        }
+        let contents = read_source(path);
+        let f = SourceFile::new(self, path.to_path_buf(), contents);
+        reg.by_path.insert(path.to_path_buf(), f);
+        let id = ModuleId(reg.ids.len() as u32);
+        reg.ids.push(f);
+        reg.id_of.insert(f, id);
+        f
+    }
+    fn workspace(&self) -> Workspace {
+        self.workspace.expect("the workspace input is created in Database::new")
+    }
+    fn module_id(&self, file: SourceFile) -> ModuleId {
+        let mut reg = self.registry.lock().unwrap();
+        if let Some(id) = reg.id_of.get(&file) {
+            return *id;
+        }
+        let id = ModuleId(reg.ids.len() as u32);
+        reg.ids.push(file);
+        reg.id_of.insert(file, id);
+        id
+    }
+    fn module_file(&self, id: ModuleId) -> SourceFile {
+        self.registry.lock().unwrap().ids[id.0 as usize]
+    }
+    fn stdlib_dir(&self) -> Option<PathBuf> {
+        self.stdlib_dir.clone()
+    }
+}
+
+fn read_source(path: &Path) -> Option<Arc<[u8]>> {
+    let s = path.to_str().unwrap_or("");
+    if let Some(name) = s.strip_prefix(STD_PREFIX) {
+        let name = name.strip_suffix(".env.scl").unwrap_or(name);
+        return STDLIB.iter().find(|(n, _)| *n == name).map(|(_, src)| Arc::from(src.as_bytes()));
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => std::fs::read(path).ok().map(Arc::from),
+        _ => None,
+    }
+}
+
+impl Database {
+    /// A database for the workspace rooted at `root` (made absolute), with
+    /// the stdlib embedded or read from `stdlib_dir`.
+    pub fn new(root: &Path, stdlib_dir: Option<PathBuf>) -> Database {
+        let root = absolute(root);
+        let storage = salsa::Storage::default();
+        let mut db = Database {
+            storage,
+            registry: Arc::default(),
+            workspace: None,
+            stdlib_dir: stdlib_dir.map(|d| absolute(&d)),
+        };
+        db.workspace = Some(Workspace::new(&db, root, Arc::new(BTreeMap::new())));
+        db
+    }
+
+    /// Sets the `--set` values (by absolute module path).
+    pub fn set_overrides(&mut self, overrides: BTreeMap<PathBuf, Vec<Override>>) {
+        let ws = self.workspace();
+        ws.set_overrides(self).to(Arc::new(overrides));
+    }
+
+    /// The workspace root.
+    pub fn root(&self) -> PathBuf {
+        self.workspace().root(self).clone()
+    }
+
+    /// The input for a file given on the command line (made absolute).
+    pub fn open(&self, path: &Path) -> SourceFile {
+        self.input(&absolute(path))
+    }
+
+    /// Replaces a file's text (an editor buffer, or a benchmark edit).
+    pub fn set_text(&mut self, file: SourceFile, text: &str) {
+        file.set_contents(self).to(Some(Arc::from(text.as_bytes())));
+    }
+
+    /// The display path of a file: workspace-relative, or `std/NAME.env.scl`.
+    pub fn display_path(&self, file: SourceFile) -> Arc<str> {
+        display_path(self, file)
+    }
+
+    /// The display path of a module id.
+    pub fn module_display(&self, id: ModuleId) -> Arc<str> {
+        display_path(self, self.module_file(id))
+    }
+
+    /// The text of a file (lossy UTF-8; empty when missing).
+    pub fn text(&self, file: SourceFile) -> String {
+        file.contents(self).as_deref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default()
+    }
+
+    /// Every file read so far, by display path → text (for rendering diagnostics).
+    pub fn sources(&self) -> HashMap<String, String> {
+        let files: Vec<SourceFile> = self.registry.lock().unwrap().ids.clone();
+        files.into_iter().map(|f| (display_path(self, f).to_string(), self.text(f))).collect()
+    }
+
+    /// The file of a module id.
+    pub fn module_file_of(&self, id: ModuleId) -> SourceFile {
+        self.module_file(id)
+    }
+
+    /// The module id of a file.
+    pub fn id(&self, file: SourceFile) -> ModuleId {
+        self.module_id(file)
+    }
+
+    /// All diagnostics for `file` and every module it imports (transitively),
+    /// sorted by file (the root file first) and position, plus import cycles.
+    pub fn check(&self, file: SourceFile) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = Vec::new();
+        let mut order = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cycles = Vec::new();
+        self.walk(file, &mut Vec::new(), &mut seen, &mut order, &mut cycles);
+        for f in &order {
+            out.extend(module_diagnostics(self, *f).iter().cloned());
+        }
+        out.extend(cycles);
+        let root = display_path(self, file);
+        let mut seen = HashSet::new();
+        out.retain(|d| seen.insert((d.code, d.at.clone(), d.message.clone())));
+        out.sort_by(|a, b| {
+            ((*a.at.file != *root), &a.at.file, a.at.span.start, a.code).cmp(&((*b.at.file != *root), &b.at.file, b.at.span.start, b.code))
+        });
+        out
+    }
+
+    fn walk(
+        &self,
+        file: SourceFile,
+        stack: &mut Vec<(SourceFile, usize)>,
+        seen: &mut HashSet<SourceFile>,
+        order: &mut Vec<SourceFile>,
+        cycles: &mut Vec<Diagnostic>,
+    ) {
+        if !seen.insert(file) {
+            return;
+        }
+        order.push(file);
+        let imps = imports(self, file);
+        for (decl, target) in imps.targets.iter().enumerate() {
+            let Some(t) = target else { continue };
+            if let Some(pos) = stack.iter().position(|(f, _)| *f == *t).or(if *t == file { Some(usize::MAX) } else { None }) {
+                let mut chain: Vec<String> = if pos == usize::MAX {
+                    vec![]
+                } else {
+                    stack[pos..].iter().map(|(f, _)| display_path(self, *f).to_string()).collect()
+                };
+                chain.push(display_path(self, file).to_string());
+                chain.push(display_path(self, *t).to_string());
+                let span = imps.spans[decl];
+                cycles.push(
+                    Diagnostic::error("E0103", span, format!("import cycle: {}", chain.join(" → ")))
+                        .in_file(&display_path(self, file))
+                        .with_help("move what both modules need into a third module that both import"),
+                );
+                continue;
+            }
+            stack.push((file, decl));
+            self.walk(*t, stack, seen, order, cycles);
+            stack.pop();
+        }
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    let p = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) };
+    normalize_path(&p)
+}
+
+fn display_path(db: &dyn Db, file: SourceFile) -> Arc<str> {
+    let p = file.path(db);
+    let root = db.workspace().root(db);
+    if let Some(s) = p.to_str().filter(|s| s.starts_with(STD_PREFIX)) {
+        return Arc::from(s);
+    }
+    match p.strip_prefix(root) {
+        Ok(rel) => Arc::from(rel.to_string_lossy().replace('\\', "/")),
+        Err(_) => Arc::from(p.to_string_lossy().as_ref()),
+    }
+}
+
+/// Parses a file (never fails; a missing file parses as empty).
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
+    let text = file.contents(db).as_deref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+    let path = display_path(db, file);
+    let mut p = scl_syntax::parse(&text);
+    p.errors = p.errors.into_iter().map(|d| d.in_file(&path)).collect();
+    Arc::new(p)
+}
+
+/// The resolved imports of a module: for every declaration index, the
+/// imported file (`None` for non-imports and failed imports), the span of
+/// each import's path, and the resolution errors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Imports {
+    pub targets: Vec<Option<SourceFile>>,
+    pub spans: Vec<scl_diag::Span>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Resolves every `import` of `file`: `std/NAME` from the stdlib, other paths
+/// relative to the file's folder and inside the workspace root.
+#[salsa::tracked(returns(ref))]
+pub fn imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
+    host::resolve_imports(db, file)
+}
+
+/// The static diagnostics of a module (names, duplicates, types, recursion).
+#[salsa::tracked(returns(ref))]
+pub fn static_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
+    let path = display_path(db, file);
+    Arc::new(scl_sema::check_module(&parse(db, file).module).into_iter().map(|d| d.in_file(&path)).collect())
+}
+
+/// Evaluates a module: its values (envs with their final IR) and evaluation
+/// diagnostics. On an import cycle both sides get an empty result (the cycle
+/// itself is reported by [`Database::check`]).
+#[salsa::tracked(returns(ref), cycle_result = module_values_cycle)]
+pub fn module_values(db: &dyn Db, file: SourceFile) -> Arc<ModuleValues> {
+    let host = host::DbHost { db };
+    Arc::new(scl_sema::evaluate_module(&host, db.module_id(file)))
+}
+
+fn module_values_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<ModuleValues> {
+    Arc::new(ModuleValues::default())
+}
+
+/// Every diagnostic of one module: syntax, imports, static checks, evaluation.
+#[salsa::tracked(returns(ref))]
+pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
+    let mut out: Vec<Diagnostic> = parse(db, file).errors.clone();
+    out.extend(imports(db, file).diagnostics.iter().cloned());
+    out.extend(static_diagnostics(db, file).iter().cloned());
+    out.extend(module_values(db, file).diagnostics.iter().cloned());
+    Arc::new(out)
+}

@@ -1,1 +1,103 @@
+//! Semantic analysis of SCL: the static pass (names, duplicates, recursion,
+//! types), evaluation (params and `--set`, `let`, functions, templates,
+//! inheritance with the diamond rule, `self`, provenance) and normalization of
+//! each env to the EnvSpec IR.
+//!
+//! This crate does no I/O and knows nothing of salsa: everything outside one
+//! module (other modules, files named by `file()`, `--set` values) is reached
+//! through the [`Host`] trait, which the database crate implements with
+//! memoized queries. Diagnostics are returned as values.
 
+mod builtins;
+mod eval;
+mod normalize;
+mod resolve;
+pub mod ty;
+pub mod value;
+
+pub use eval::evaluate_module;
+pub use resolve::check_module;
+pub use value::{EnvValue, FinalEnv, Origin, Value};
+
+use scl_diag::Diagnostic;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Identifies a module (a file, or a stdlib module) for the [`Host`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ModuleId(pub u32);
+
+/// A file read by `file("...")`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileInfo {
+    /// Workspace-relative, `/`-separated.
+    pub path: String,
+    /// SHA-256 of the bytes, lowercase hex.
+    pub sha256: String,
+    /// The text (lossy UTF-8), for requirements files.
+    pub text: Arc<str>,
+}
+
+/// Why a local path could not be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileError {
+    /// No such file or folder (the resolved path is given).
+    NotFound(String),
+    /// Outside the workspace root (the resolved path is given).
+    OutsideWorkspace(String),
+}
+
+/// A `--set NAME=VALUE` for one module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Override {
+    pub name: String,
+    /// The value text as given.
+    pub value: String,
+    /// The pseudo-file diagnostics point into (`<command-line>`).
+    pub file: Arc<str>,
+    /// Byte offset of the value inside that pseudo-file's text.
+    pub offset: u32,
+}
+
+/// What the evaluator needs from outside one module. Implemented by the
+/// database with memoized queries; implementations must be deterministic.
+pub trait Host {
+    /// The parse of a module.
+    fn parse(&self, m: ModuleId) -> Arc<scl_syntax::Parse>;
+    /// The display path of a module (workspace-relative, or `std/NAME.env.scl`).
+    fn display_path(&self, m: ModuleId) -> Arc<str>;
+    /// The module an `import` declaration (by index in `m`'s decls) resolved
+    /// to, or `None` when resolution failed (already reported).
+    fn import(&self, m: ModuleId, decl: usize) -> Option<ModuleId>;
+    /// The evaluated values of another module (memoized).
+    fn module_values(&self, m: ModuleId) -> Arc<ModuleValues>;
+    /// Reads `rel` (relative to the folder of module `m`) for `file()`.
+    fn read_file(&self, m: ModuleId, rel: &str) -> Result<FileInfo, FileError>;
+    /// Resolves a local path (`files[].from`, `host:` sources) relative to
+    /// module `m`'s folder to a workspace-relative path, checking that it exists.
+    fn host_path(&self, m: ModuleId, rel: &str) -> Result<String, FileError>;
+    /// The `--set` values addressed to module `m`.
+    fn overrides(&self, m: ModuleId) -> Vec<Override>;
+}
+
+/// The result of evaluating one module: every top-level name's value (envs
+/// carry their final, normalized result), and the module's diagnostics.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ModuleValues {
+    pub values: BTreeMap<String, Value>,
+    /// Names whose evaluation failed (their errors are in `diagnostics`).
+    pub failed: Vec<String>,
+    /// Envs that are built or checked (not templates), in declaration order.
+    pub envs: Vec<String>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl ModuleValues {
+    /// The final result of env `name`, if it evaluated.
+    pub fn final_env(&self, name: &str) -> Option<&Arc<FinalEnv>> {
+        match self.values.get(name) {
+            Some(Value::Env(e)) => e.final_env.as_ref(),
+            _ => None,
+        }
+    }
+}

@@ -8,7 +8,7 @@ pub mod ast;
 mod lexer;
 mod parser;
 
-pub use lexer::{lex, Token, TokenKind};
+pub use lexer::{is_keyword, lex, Token, TokenKind};
 pub use parser::parse;
 
 use scl_diag::Diagnostic;

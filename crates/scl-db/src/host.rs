@@ -1,0 +1,160 @@
+//! The evaluator's view of the database (`scl_sema::Host`), and import resolution.
+
+use crate::{display_path, imports, module_values, normalize_path, parse, Db, Imports, SourceFile, STDLIB, STD_PREFIX};
+use scl_diag::{did_you_mean, Diagnostic};
+use scl_sema::{FileError, FileInfo, ModuleId, ModuleValues, Override};
+use scl_syntax::ast::Decl;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub(crate) struct DbHost<'a> {
+    pub db: &'a dyn Db,
+}
+
+fn is_std(p: &Path) -> bool {
+    p.to_str().is_some_and(|s| s.starts_with(STD_PREFIX))
+}
+
+/// Resolves `rel` against the folder of `file`; checks the workspace root.
+fn resolve_local(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf, FileError> {
+    let from = file.path(db);
+    if is_std(from) {
+        return Err(FileError::NotFound(rel.to_string()));
+    }
+    let dir = from.parent().unwrap_or(Path::new("/"));
+    let p = normalize_path(&dir.join(rel));
+    let root = db.workspace().root(db);
+    if !p.starts_with(root) {
+        return Err(FileError::OutsideWorkspace(p.display().to_string()));
+    }
+    Ok(p)
+}
+
+fn ws_relative(db: &dyn Db, p: &Path) -> String {
+    let root = db.workspace().root(db);
+    let rel = p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/");
+    if rel.is_empty() {
+        ".".into()
+    } else {
+        rel
+    }
+}
+
+impl scl_sema::Host for DbHost<'_> {
+    fn parse(&self, m: ModuleId) -> Arc<scl_syntax::Parse> {
+        parse(self.db, self.db.module_file(m)).clone()
+    }
+    fn display_path(&self, m: ModuleId) -> Arc<str> {
+        display_path(self.db, self.db.module_file(m))
+    }
+    fn import(&self, m: ModuleId, decl: usize) -> Option<ModuleId> {
+        let f = self.db.module_file(m);
+        imports(self.db, f).targets.get(decl).copied().flatten().map(|t| self.db.module_id(t))
+    }
+    fn module_values(&self, m: ModuleId) -> Arc<ModuleValues> {
+        module_values(self.db, self.db.module_file(m)).clone()
+    }
+    fn read_file(&self, m: ModuleId, rel: &str) -> Result<FileInfo, FileError> {
+        let f = self.db.module_file(m);
+        let p = resolve_local(self.db, f, rel)?;
+        let input = self.db.input(&p);
+        match input.contents(self.db) {
+            Some(bytes) => Ok(FileInfo {
+                path: ws_relative(self.db, &p),
+                sha256: scl_ir::sha256_hex(bytes),
+                text: Arc::from(String::from_utf8_lossy(bytes).as_ref()),
+            }),
+            None => Err(FileError::NotFound(p.display().to_string())),
+        }
+    }
+    fn host_path(&self, m: ModuleId, rel: &str) -> Result<String, FileError> {
+        let f = self.db.module_file(m);
+        let p = resolve_local(self.db, f, rel)?;
+        if !p.exists() {
+            return Err(FileError::NotFound(p.display().to_string()));
+        }
+        Ok(ws_relative(self.db, &p))
+    }
+    fn overrides(&self, m: ModuleId) -> Vec<Override> {
+        let f = self.db.module_file(m);
+        self.db.workspace().overrides(self.db).get(f.path(self.db)).cloned().unwrap_or_default()
+    }
+}
+
+pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
+    let parse = parse(db, file);
+    let n = parse.module.decls.len();
+    let mut out = Imports { targets: vec![None; n], spans: vec![Default::default(); n], diagnostics: Vec::new() };
+    let here = display_path(db, file);
+    for (i, d) in parse.module.decls.iter().enumerate() {
+        let Decl::Import(imp) = d else { continue };
+        out.spans[i] = imp.path_span;
+        let target = if let Some(name) = imp.path.strip_prefix(STD_PREFIX) {
+            let name = name.strip_suffix(".env.scl").unwrap_or(name);
+            let path = match db.stdlib_dir() {
+                Some(dir) => dir.join(format!("{name}.env.scl")),
+                None => PathBuf::from(format!("{STD_PREFIX}{name}.env.scl")),
+            };
+            let f = db.input(&path);
+            if f.contents(db).is_none() {
+                let names: Vec<String> = match db.stdlib_dir() {
+                    Some(dir) => std::fs::read_dir(dir)
+                        .map(|rd| {
+                            rd.flatten()
+                                .filter_map(|e| e.file_name().to_str()?.strip_suffix(".env.scl").map(String::from))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    None => STDLIB.iter().map(|(n, _)| n.to_string()).collect(),
+                };
+                let mut d = Diagnostic::error("E0102", imp.path_span, format!("the standard library has no module `{name}`"));
+                d = match did_you_mean(name, names.iter().map(|s| s.as_str())) {
+                    Some(s) => d.with_help(format!("did you mean `std/{s}`?")),
+                    None => d.with_help(format!(
+                        "std modules: {}",
+                        names.iter().map(|n| format!("std/{n}")).collect::<Vec<_>>().join(", ")
+                    )),
+                };
+                out.diagnostics.push(d.in_file(&here));
+                None
+            } else {
+                Some(f)
+            }
+        } else {
+            match resolve_local(db, file, &imp.path) {
+                Err(FileError::OutsideWorkspace(p)) => {
+                    out.diagnostics.push(
+                        Diagnostic::error("E0105", imp.path_span, format!("{:?} is outside the workspace", imp.path))
+                            .with_note(format!("it resolves to {p}"))
+                            .with_help("imports must stay inside the workspace root (the folder with `scl.toml`, else the root file's folder)")
+                            .in_file(&here),
+                    );
+                    None
+                }
+                Err(FileError::NotFound(_)) => None,
+                Ok(p) => {
+                    let f = db.input(&p);
+                    if f.contents(db).is_none() {
+                        let mut d = Diagnostic::error("E0102", imp.path_span, format!("cannot find module {:?}", imp.path))
+                            .with_note(format!("looked for {}", p.display()));
+                        if let Some(dir) = p.parent() {
+                            let fname = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                            let sibs: Vec<String> = std::fs::read_dir(dir)
+                                .map(|rd| rd.flatten().filter_map(|e| e.file_name().to_str().map(String::from)).filter(|n| n.ends_with(".env.scl")).collect())
+                                .unwrap_or_default();
+                            if let Some(s) = did_you_mean(fname, sibs.iter().map(|s| s.as_str())) {
+                                d = d.with_help(format!("did you mean `{s}`?"));
+                            }
+                        }
+                        out.diagnostics.push(d.in_file(&here));
+                        None
+                    } else {
+                        Some(f)
+                    }
+                }
+            }
+        };
+        out.targets[i] = target;
+    }
+    Arc::new(out)
+}

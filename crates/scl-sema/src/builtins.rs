@@ -1,0 +1,541 @@
+//! Builtin functions, quantity literals, and coercion of values to types.
+
+use crate::eval::{Cx, Evaluator, Reported, R};
+use crate::ty::{RecordTy, Ty};
+use crate::value::*;
+use crate::{FileError, ModuleId};
+use scl_diag::{did_you_mean, Diagnostic, Span};
+use scl_syntax::ast::{self, QuantitySuffix};
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// The names of the builtins.
+pub const NAMES: &[&str] = &[
+    "image", "file", "secret", "huggingface", "url", "len", "join", "split", "replace", "lower", "upper", "contains",
+    "keys",
+];
+
+/// The builtin called `name`, if any.
+pub fn lookup(name: &str) -> Option<&'static str> {
+    NAMES.iter().find(|n| **n == name).copied()
+}
+
+struct Sig {
+    params: &'static [(&'static str, bool)], // name, required
+}
+
+fn sig(name: &str) -> Sig {
+    let params: &'static [(&'static str, bool)] = match name {
+        "image" => &[("ref", true), ("digest", false)],
+        "file" => &[("path", true)],
+        "secret" => &[("name", true), ("key", true)],
+        "huggingface" => &[("repo", true), ("files", false), ("revision", false), ("to", true)],
+        "url" => &[("url", true), ("sha256", false), ("to", true)],
+        "len" | "lower" | "upper" | "keys" => &[("value", true)],
+        "join" => &[("list", true), ("sep", true)],
+        "split" => &[("string", true), ("sep", true)],
+        "replace" => &[("string", true), ("from", true), ("to", true)],
+        "contains" => &[("container", true), ("item", true)],
+        _ => &[],
+    };
+    Sig { params }
+}
+
+/// Calls builtin `name` with `args` (evaluated in `cx`).
+pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: Span, _ty: &Ty) -> R<Value> {
+    let m = cx.module;
+    let s = sig(name);
+    let mut vals: Vec<Option<(Value, Span)>> = vec![None; s.params.len()];
+    let mut pos = 0;
+    for a in args {
+        let i = match &a.name {
+            None => {
+                pos += 1;
+                if pos > s.params.len() {
+                    return ev.err(m, "E0308", a.span, format!("`{name}` takes at most {} argument(s)", s.params.len()));
+                }
+                pos - 1
+            }
+            Some(n) => match s.params.iter().position(|(p, _)| *p == n.name) {
+                Some(i) => i,
+                None => {
+                    let mut d = Diagnostic::error("E0308", n.span, format!("`{name}` has no argument `{}`", n.name));
+                    d = match did_you_mean(&n.name, s.params.iter().map(|(p, _)| *p)) {
+                        Some(x) => d.with_help(format!("did you mean `{x}`?")),
+                        None => d.with_help(format!(
+                            "arguments: {}",
+                            s.params.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(", ")
+                        )),
+                    };
+                    return Err(ev.report(m, d));
+                }
+            },
+        };
+        let v = ev.eval(cx, &a.value, &Ty::Any)?;
+        if v.is_pending() {
+            return Ok(Value::Pending);
+        }
+        vals[i] = Some((v, a.value.span));
+    }
+    for (i, (p, req)) in s.params.iter().enumerate() {
+        if *req && vals[i].is_none() {
+            return Err(ev.report(
+                m,
+                Diagnostic::error("E0309", span, format!("`{name}` needs the argument `{p}`")).with_help(format!("pass `{p} = …`")),
+            ));
+        }
+    }
+    let str_arg = |i: usize| -> R<Option<(Arc<str>, Span)>> {
+        match &vals[i] {
+            None => Ok(None),
+            Some((Value::Str(s), sp)) => Ok(Some((s.clone(), *sp))),
+            Some((v, sp)) => ev.err(m, "E0201", *sp, format!("`{name}` expects a String for `{}`, found {}", s.params[i].0, v.type_name())),
+        }
+    };
+    let list_of_str = |i: usize| -> R<Vec<Arc<str>>> {
+        match &vals[i] {
+            None => Ok(Vec::new()),
+            Some((Value::List(l), sp)) => l
+                .iter()
+                .map(|x| match x {
+                    Value::Str(s) => Ok(s.clone()),
+                    other => ev.err(m, "E0201", *sp, format!("`{name}` expects a list of strings, found {}", other.type_name())),
+                })
+                .collect(),
+            Some((v, sp)) => ev.err(m, "E0201", *sp, format!("`{name}` expects a list, found {}", v.type_name())),
+        }
+    };
+    match name {
+        "image" => {
+            let (r, sp) = str_arg(0)?.unwrap();
+            check_image_ref(ev, m, &r, sp)?;
+            let digest = str_arg(1)?;
+            if let Some((d, dsp)) = &digest {
+                let hex = d.strip_prefix("sha256:").unwrap_or("");
+                if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                    return ev.err(m, "E0208", *dsp, format!("{:?} is not an image digest (`sha256:` and 64 hex digits)", &**d));
+                }
+            } else {
+                let last = r.rsplit('/').next().unwrap_or("");
+                let tag = last.split_once(':').map(|(_, t)| t);
+                if tag.is_none() || tag == Some("latest") {
+                    ev.warn(
+                        m,
+                        "W0003",
+                        sp,
+                        format!("image {:?} has no pinned tag, so the build can change from day to day", &*r),
+                        "pin a tag (`debian:12.5`) or a digest (`digest = \"sha256:…\"`)",
+                    );
+                }
+            }
+            Ok(Value::Image { reference: r, digest: digest.map(|d| d.0) })
+        }
+        "file" => {
+            let (p, sp) = str_arg(0)?.unwrap();
+            match ev.host.read_file(m, &p) {
+                Ok(f) => Ok(Value::File { path: f.path.into(), sha256: f.sha256.into() }),
+                Err(e) => Err(file_error(ev, m, e, sp, &p)),
+            }
+        }
+        "secret" => {
+            let (n, _) = str_arg(0)?.unwrap();
+            let (k, _) = str_arg(1)?.unwrap();
+            Ok(Value::Secret { name: n, key: k })
+        }
+        "huggingface" => {
+            let (repo, _) = str_arg(0)?.unwrap();
+            let files = list_of_str(1)?;
+            let rev = str_arg(2)?.map(|x| x.0).unwrap_or_else(|| "main".into());
+            let (to, _) = str_arg(3)?.unwrap();
+            let mut r = Record::new();
+            r.insert("kind".into(), Value::str("huggingface"));
+            r.insert("repo".into(), Value::Str(repo));
+            r.insert("files".into(), Value::List(Arc::new(files.into_iter().map(Value::Str).collect())));
+            r.insert("revision".into(), Value::Str(rev));
+            r.insert("to".into(), Value::Str(to));
+            Ok(Value::Record(Arc::new(r)))
+        }
+        "url" => {
+            let (u, usp) = str_arg(0)?.unwrap();
+            if !(u.starts_with("https://") || u.starts_with("http://")) {
+                return ev.err(m, "E0208", usp, format!("{:?} is not an http(s) URL", &*u));
+            }
+            let sha = str_arg(1)?;
+            if let Some((h, hsp)) = &sha {
+                if h.len() != 64 || !h.chars().all(|c| c.is_ascii_hexdigit()) {
+                    return ev.err(m, "E0208", *hsp, "`sha256` must be 64 hex digits");
+                }
+            } else {
+                ev.warn(
+                    m,
+                    "W0002",
+                    span,
+                    format!("the download {:?} has no checksum", &*u),
+                    "add `sha256 = \"<hex>\"` so the build can verify the file",
+                );
+            }
+            let (to, _) = str_arg(2)?.unwrap();
+            let mut r = Record::new();
+            r.insert("kind".into(), Value::str("url"));
+            r.insert("url".into(), Value::Str(u));
+            if let Some((h, _)) = sha {
+                r.insert("sha256".into(), Value::str(h.to_lowercase()));
+            }
+            r.insert("to".into(), Value::Str(to));
+            Ok(Value::Record(Arc::new(r)))
+        }
+        "len" => match &vals[0].as_ref().unwrap().0 {
+            Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
+            Value::List(l) => Ok(Value::Int(l.len() as i64)),
+            Value::Record(r) => Ok(Value::Int(r.len() as i64)),
+            v => ev.err(m, "E0201", vals[0].as_ref().unwrap().1, format!("`len` needs a string, list or map, found {}", v.type_name())),
+        },
+        "join" => {
+            let (sep, _) = str_arg(1)?.unwrap();
+            let mut parts = Vec::new();
+            if let Some((Value::List(l), sp)) = &vals[0] {
+                for x in l.iter() {
+                    parts.push(ev.interpolate(m, x, *sp)?);
+                }
+            } else {
+                return ev.err(m, "E0201", vals[0].as_ref().unwrap().1, "`join` needs a list");
+            }
+            Ok(Value::str(parts.join(&sep)))
+        }
+        "split" => {
+            let (s, _) = str_arg(0)?.unwrap();
+            let (sep, sp) = str_arg(1)?.unwrap();
+            if sep.is_empty() {
+                return ev.err(m, "E0208", sp, "`split` needs a non-empty separator");
+            }
+            Ok(Value::List(Arc::new(s.split(&*sep).map(Value::str).collect())))
+        }
+        "replace" => {
+            let (s, _) = str_arg(0)?.unwrap();
+            let (from, sp) = str_arg(1)?.unwrap();
+            let (to, _) = str_arg(2)?.unwrap();
+            if from.is_empty() {
+                return ev.err(m, "E0208", sp, "`replace` needs a non-empty pattern");
+            }
+            Ok(Value::str(s.replace(&*from, &to)))
+        }
+        "lower" => Ok(Value::str(str_arg(0)?.unwrap().0.to_lowercase())),
+        "upper" => Ok(Value::str(str_arg(0)?.unwrap().0.to_uppercase())),
+        "contains" => {
+            let item = &vals[1].as_ref().unwrap().0;
+            match (&vals[0].as_ref().unwrap().0, item) {
+                (Value::Str(s), Value::Str(x)) => Ok(Value::Bool(s.contains(&**x))),
+                (Value::List(l), x) => Ok(Value::Bool(l.iter().any(|y| crate::eval::values_equal(x, y)))),
+                (Value::Record(r), Value::Str(k)) => Ok(Value::Bool(r.contains_key(&**k))),
+                (c, _) => ev.err(m, "E0201", vals[0].as_ref().unwrap().1, format!("`contains` needs a string, list or map, found {}", c.type_name())),
+            }
+        }
+        "keys" => match &vals[0].as_ref().unwrap().0 {
+            Value::Record(r) => Ok(Value::List(Arc::new(
+                r.keys().filter(|k| k.as_str() != TYPE_KEY).map(|k| Value::str(k.as_str())).collect(),
+            ))),
+            v => ev.err(m, "E0201", vals[0].as_ref().unwrap().1, format!("`keys` needs a map, found {}", v.type_name())),
+        },
+        _ => Err(Reported),
+    }
+}
+
+fn file_error(ev: &Evaluator, m: ModuleId, e: FileError, span: Span, written: &str) -> Reported {
+    match e {
+        FileError::NotFound(p) => ev.report(
+            m,
+            Diagnostic::error("E0307", span, format!("file {written:?} not found"))
+                .with_note(format!("looked for {p}"))
+                .with_help("paths are relative to the file that names them"),
+        ),
+        FileError::OutsideWorkspace(p) => ev.report(
+            m,
+            Diagnostic::error("E0105", span, format!("{written:?} is outside the workspace"))
+                .with_note(format!("it resolves to {p}"))
+                .with_help("only files inside the workspace root (the folder with `scl.toml`, else the root file's folder) can be read"),
+        ),
+    }
+}
+
+fn check_image_ref(ev: &Evaluator, m: ModuleId, r: &str, span: Span) -> R<()> {
+    let ok = !r.is_empty()
+        && !r.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\'')
+        && !r.starts_with(['/', ':', '@', '-', '.'])
+        && !r.ends_with([':', '/', '@']);
+    let repo = r.split(['@']).next().unwrap_or("");
+    let path = match repo.rsplit_once(':') {
+        Some((p, tag)) if !tag.contains('/') => p,
+        _ => repo,
+    };
+    // The registry host may have upper case; the repository path may not.
+    let after_host = match path.split_once('/') {
+        Some((h, rest)) if h.contains('.') || h.contains(':') || h == "localhost" => rest,
+        _ => path,
+    };
+    if !ok || after_host.chars().any(|c| c.is_ascii_uppercase()) {
+        return ev.err(m, "E0208", span, format!("{r:?} is not a valid image reference"));
+    }
+    Ok(())
+}
+
+/// Evaluates a quantity literal: binary and decimal suffixes give Memory in
+/// bytes (which must be whole), `m` gives Cpu in millicores.
+pub(crate) fn quantity(ev: &Evaluator, m: ModuleId, number: &str, suffix: QuantitySuffix, span: Span) -> R<Value> {
+    // number = digits[.digits][e[+-]digits], exact as a fraction p / 10^q.
+    let (mant, exp) = match number.split_once('e') {
+        Some((a, b)) => (a, b.parse::<i32>().unwrap_or(0)),
+        None => (number, 0),
+    };
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let digits = format!("{int}{frac}");
+    let Ok(mut p) = digits.parse::<i128>() else {
+        return ev.err(m, "E0005", span, format!("`{number}{}` is too large", suffix.as_str()));
+    };
+    let mut q: i32 = frac.len() as i32 - exp;
+    let mul: i128 = match suffix {
+        QuantitySuffix::Binary(k) => 1i128 << (10 * k as u32),
+        QuantitySuffix::Decimal(k) => 1000i128.pow(k as u32),
+        QuantitySuffix::Milli => 1,
+    };
+    p = match p.checked_mul(mul) {
+        Some(x) => x,
+        None => return ev.err(m, "E0005", span, "quantity too large"),
+    };
+    while q < 0 {
+        p = p.checked_mul(10).ok_or(Reported).or_else(|_| ev.err(m, "E0005", span, "quantity too large"))?;
+        q += 1;
+    }
+    let div = 10i128.checked_pow(q as u32).unwrap_or(i128::MAX);
+    if p % div != 0 {
+        let what = if suffix == QuantitySuffix::Milli { "millicores" } else { "bytes" };
+        return ev.err(m, "E0203", span, format!("`{number}{}` is not a whole number of {what}", suffix.as_str()));
+    }
+    let v = p / div;
+    Ok(match suffix {
+        QuantitySuffix::Milli => Value::Cpu(v as i64),
+        _ => Value::Memory(v),
+    })
+}
+
+fn mismatch(ev: &Evaluator, m: ModuleId, v: &Value, ty: &Ty, span: Span) -> Reported {
+    let shown = match v {
+        Value::Str(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Memory(_) | Value::Cpu(_) | Value::Enum { .. } => {
+            format!(" {v}")
+        }
+        _ => String::new(),
+    };
+    ev.report(m, Diagnostic::error("E0201", span, format!("expected {ty}, found {}{shown}", v.type_name())))
+}
+
+/// Checks `v` against `ty`, converting where the language allows.
+pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span) -> R<Value> {
+    if matches!(v, Value::Pending) {
+        return Ok(v);
+    }
+    match (ty, v) {
+        (Ty::Any, v) => Ok(v),
+        (Ty::Optional(t), v) => coerce(ev, m, v, t, span),
+        (Ty::Bool, v @ Value::Bool(_)) => Ok(v),
+        (Ty::Int, v @ Value::Int(_)) => Ok(v),
+        (Ty::Float, Value::Int(i)) => Ok(Value::Float(i as f64)),
+        (Ty::Float, v @ Value::Float(_)) => Ok(v),
+        (Ty::String | Ty::Path | Ty::Version, v @ Value::Str(_)) => Ok(v),
+        (Ty::HostPath, Value::Str(s)) => match ev.host.host_path(m, &s) {
+            Ok(p) => Ok(Value::str(p)),
+            Err(e) => Err(file_error(ev, m, e, span, &s)),
+        },
+        (Ty::VolumeSource, Value::Str(s)) => {
+            if let Some(rel) = s.strip_prefix("host:") {
+                return match ev.host.host_path(m, rel) {
+                    Ok(p) => Ok(Value::str(format!("host:{p}"))),
+                    Err(e) => Err(file_error(ev, m, e, span, rel)),
+                };
+            }
+            if ["s3://", "pvc://", "nfs://"].iter().any(|p| s.starts_with(p) && s.len() > p.len()) {
+                Ok(Value::Str(s))
+            } else {
+                Err(ev.report(
+                    m,
+                    Diagnostic::error("E0208", span, format!("{:?} is not a volume source", &*s))
+                        .with_help("sources are `s3://BUCKET/PATH`, `pvc://CLAIM`, `nfs://HOST/PATH` or `host:PATH`"),
+                ))
+            }
+        }
+        (Ty::Url, Value::Str(s)) => {
+            if s.contains("://") && !s.contains(char::is_whitespace) {
+                Ok(Value::Str(s))
+            } else {
+                ev.err(m, "E0208", span, format!("{:?} is not a URL (`scheme://…`)", &*s))
+            }
+        }
+        (Ty::Requirement, Value::Str(s)) => match pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(&s) {
+            Ok(_) => Ok(Value::Str(s)),
+            Err(e) => {
+                let msg = e.message.to_string();
+                Err(ev.report(
+                    m,
+                    Diagnostic::error("E0205", span, format!("{:?} is not a valid PEP 508 requirement: {msg}", &*s))
+                        .with_help("write `name`, `name==1.2.3`, `name>=1.2,<2` or `name[extra]>=1.0`"),
+                ))
+            }
+        },
+        (Ty::MatchSpec, Value::Str(s)) => {
+            if s.trim().is_empty() || s.starts_with(['=', '<', '>', '!']) {
+                ev.err(m, "E0205", span, format!("{:?} is not a conda match spec", &*s))
+            } else {
+                Ok(Value::Str(s))
+            }
+        }
+        (Ty::Image, Value::Str(s)) => {
+            check_image_ref(ev, m, &s, span)?;
+            Ok(Value::Image { reference: s, digest: None })
+        }
+        (Ty::Image, v @ Value::Image { .. }) => Ok(v),
+        (Ty::Memory, Value::Memory(b)) => {
+            if b < 0 {
+                ev.err(m, "E0207", span, format!("memory cannot be negative ({b} bytes)"))
+            } else {
+                Ok(Value::Memory(b))
+            }
+        }
+        (Ty::Memory, v @ (Value::Int(_) | Value::Float(_))) => Err(ev.report(
+            m,
+            Diagnostic::error("E0203", span, format!("memory needs a unit: `{v}` alone is not a Memory"))
+                .with_help(format!("write `{v}Gi` (binary, ×2^30 bytes) or `{v}Mi`")),
+        )),
+        (Ty::Memory, v @ Value::Cpu(_)) => Err(ev.report(
+            m,
+            Diagnostic::error("E0203", span, format!("`{v}` is a CPU quantity (milli), not a Memory"))
+                .with_help("memory takes `Ki Mi Gi Ti Pi Ei` or `k M G T P E`"),
+        )),
+        (Ty::Cpu, Value::Cpu(c)) => Ok(Value::Cpu(c)),
+        (Ty::Cpu, Value::Int(i)) => i
+            .checked_mul(1000)
+            .map(Value::Cpu)
+            .ok_or(Reported)
+            .or_else(|_| ev.err(m, "E0207", span, "CPU quantity too large")),
+        (Ty::Cpu, Value::Float(f)) => {
+            let milli = f * 1000.0;
+            if milli.fract().abs() > 1e-9 {
+                ev.err(m, "E0203", span, format!("`{f}` cores is not a whole number of millicores"))
+            } else {
+                Ok(Value::Cpu(milli.round() as i64))
+            }
+        }
+        (Ty::Cpu, v @ Value::Memory(_)) => Err(ev.report(
+            m,
+            Diagnostic::error("E0203", span, format!("`{v}` is a memory size, not a CPU quantity"))
+                .with_help("CPU is a number of cores (`4`, `0.5`) or millicores (`500m`)"),
+        )),
+        (Ty::File, v @ Value::File { .. }) => Ok(v),
+        (Ty::File, v @ Value::Str(_)) => Err(ev.report(
+            m,
+            Diagnostic::error("E0201", span, format!("expected File, found String {v}"))
+                .with_help(format!("read it with `file({v})`")),
+        )),
+        (Ty::Secret, v @ Value::Secret { .. }) => Ok(v),
+        (Ty::StrOrSecret, v @ (Value::Str(_) | Value::Secret { .. })) => Ok(v),
+        (Ty::Enum(def), Value::Enum { ty, variant }) => {
+            if ty.as_deref().is_some_and(|t| t != def.name) {
+                return ev.err(m, "E0201", span, format!("expected {}, found {} .{variant}", def.name, ty.unwrap()));
+            }
+            if def.variants.iter().any(|x| **x == *variant) {
+                Ok(Value::Enum { ty: Some(def.name.as_str().into()), variant })
+            } else {
+                let list = def.variants.iter().map(|x| format!(".{x}")).collect::<Vec<_>>().join(", ");
+                let mut d = Diagnostic::error("E0204", span, format!("`.{variant}` is not a variant of {}", def.name));
+                d = match did_you_mean(&variant, def.variants.iter().map(|s| s.as_str())) {
+                    Some(s) => d.with_help(format!("did you mean `.{s}`? ({} is one of {list})", def.name)),
+                    None => d.with_help(format!("{} is one of {list}", def.name)),
+                };
+                Err(ev.report(m, d))
+            }
+        }
+        (Ty::List(et), Value::List(l)) => {
+            if **et == Ty::Any {
+                return Ok(Value::List(l));
+            }
+            let mut out = Vec::with_capacity(l.len());
+            let mut failed = false;
+            for x in l.iter() {
+                match coerce(ev, m, x.clone(), et, span) {
+                    Ok(v) => out.push(v),
+                    Err(_) => failed = true,
+                }
+            }
+            if failed {
+                Err(Reported)
+            } else {
+                Ok(Value::List(Arc::new(out)))
+            }
+        }
+        (Ty::Map(et), Value::Record(r)) => {
+            let mut out = Record::new();
+            let mut failed = false;
+            for (k, x) in r.iter() {
+                match coerce(ev, m, x.clone(), et, span) {
+                    Ok(v) => {
+                        out.insert(k.clone(), v);
+                    }
+                    Err(_) => failed = true,
+                }
+            }
+            if failed {
+                Err(Reported)
+            } else {
+                Ok(Value::Record(Arc::new(out)))
+            }
+        }
+        (Ty::Record(rt), Value::Record(r)) => coerce_record(ev, m, *rt, &r, span),
+        (Ty::Env, v @ Value::Env(_)) => Ok(v),
+        (Ty::Env, Value::Template { module, decl }) => {
+            let _ = (module, decl);
+            ev.err(m, "E0314", span, "a template must be instantiated with its arguments here")
+        }
+        (Ty::Asset, Value::Record(r)) if r.contains_key("kind") => Ok(Value::Record(r)),
+        (ty, v) => Err(mismatch(ev, m, &v, ty, span)),
+    }
+}
+
+fn coerce_record(ev: &Evaluator, m: ModuleId, rt: RecordTy, r: &Record, span: Span) -> R<Value> {
+    if matches!(r.get(TYPE_KEY), Some(Value::Str(t)) if **t == *rt.name()) {
+        return Ok(Value::Record(Arc::new(r.clone())));
+    }
+    let fields = rt.fields();
+    let mut out = Record::new();
+    let mut failed = false;
+    for (k, v) in r.iter() {
+        if k == TYPE_KEY {
+            continue;
+        }
+        match fields.iter().find(|(n, _, _)| n == k) {
+            Some((_, t, _)) => match coerce(ev, m, v.clone(), t, span) {
+                Ok(v) => {
+                    out.insert(k.clone(), v);
+                }
+                Err(_) => failed = true,
+            },
+            None => {
+                let mut d = Diagnostic::error("E0202", span, format!("unknown field `{k}` in {}", rt.name()));
+                d = match did_you_mean(k, fields.iter().map(|(n, _, _)| *n)) {
+                    Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                    None => d.with_help(format!("fields: {}", fields.iter().map(|(n, _, _)| *n).collect::<Vec<_>>().join(", "))),
+                };
+                ev.report(m, d);
+                failed = true;
+            }
+        }
+    }
+    for (n, _, req) in &fields {
+        if *req && !out.contains_key(*n) && !r.contains_key(*n) {
+            ev.report(m, Diagnostic::error("E0209", span, format!("{} needs the field `{n}`", rt.name())));
+            failed = true;
+        }
+    }
+    if failed {
+        Err(Reported)
+    } else {
+        out.insert(TYPE_KEY.into(), Value::str(rt.name()));
+        Ok(Value::Record(Arc::new(out)))
+    }
+}

@@ -1,0 +1,278 @@
+//! The static pass over one module, before evaluation: names declared twice,
+//! unknown names (with did-you-mean), unknown types, recursion between
+//! functions, and warnings that need only the syntax (decimal memory units).
+//! It sees every expression, including branches that evaluation skips.
+
+use crate::builtins;
+use crate::ty::Ty;
+use scl_diag::{did_you_mean, Diagnostic};
+use scl_syntax::ast::*;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// Checks one module's syntax tree; the diagnostics' files are left empty.
+pub fn check_module(module: &Module) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut first: HashMap<&str, &Ident> = HashMap::new();
+    for d in &module.decls {
+        let n = d.name();
+        if let Some(prev) = first.get(n.name.as_str()) {
+            out.push(
+                Diagnostic::error("E0104", n.span, format!("the name `{}` is declared twice in this module", n.name))
+                    .with_label(Arc::from(""), prev.span, "first declared here")
+                    .with_help("rename or remove one of them"),
+            );
+        } else {
+            first.insert(&n.name, n);
+        }
+    }
+    let globals: Vec<&str> = module.decls.iter().map(|d| d.name().name.as_str()).collect();
+    let enums: Vec<&str> = module
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Enum(e) => Some(e.name.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let imports: Vec<&str> = module
+        .decls
+        .iter()
+        .filter_map(|d| match d {
+            Decl::Import(i) => Some(i.alias.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut w = Walker { globals: &globals, enums: &enums, imports: &imports, out: &mut out, refs: Vec::new() };
+    let mut calls: BTreeMap<usize, Vec<(String, scl_diag::Span)>> = BTreeMap::new();
+    for (i, d) in module.decls.iter().enumerate() {
+        match d {
+            Decl::Import(_) | Decl::Enum(_) => {}
+            Decl::Let(l) => w.expr(&l.value, &mut Vec::new()),
+            Decl::Param(p) => {
+                w.ty(&p.ty);
+                w.expr(&p.default, &mut Vec::new());
+                if let Some(x) = &p.where_ {
+                    w.expr(x, &mut vec![p.name.name.clone()]);
+                }
+            }
+            Decl::Fn(f) => {
+                let mut scope = Vec::new();
+                for p in &f.params {
+                    w.ty(&p.ty);
+                    if let Some(d) = &p.default {
+                        w.expr(d, &mut scope.clone());
+                    }
+                    scope.push(p.name.name.clone());
+                }
+                if let Some(r) = &f.ret {
+                    w.ty(r);
+                }
+                w.refs.clear();
+                w.expr(&f.body, &mut scope);
+                calls.insert(i, std::mem::take(&mut w.refs));
+            }
+            Decl::Env(e) => {
+                let mut scope = Vec::new();
+                for p in e.params.iter().flatten() {
+                    w.ty(&p.ty);
+                    if let Some(d) = &p.default {
+                        w.expr(d, &mut scope.clone());
+                    }
+                    scope.push(p.name.name.clone());
+                }
+                for x in &e.extends {
+                    w.expr(x, &mut scope);
+                }
+                w.block(&e.body, &mut scope);
+            }
+        }
+    }
+    // Recursion between functions of this module (another module's functions
+    // cannot call back without an import cycle).
+    let fn_index: HashMap<&str, usize> = module
+        .decls
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| match d {
+            Decl::Fn(f) => Some((f.name.name.as_str(), i)),
+            _ => None,
+        })
+        .collect();
+    let mut state: HashMap<usize, u8> = HashMap::new(); // 1 = on stack, 2 = done
+    let mut reported = false;
+    for &start in calls.keys() {
+        let mut stack = vec![start];
+        find_cycle(start, &calls, &fn_index, &mut state, &mut stack, module, &mut out, &mut reported);
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn find_cycle(
+    f: usize,
+    calls: &BTreeMap<usize, Vec<(String, scl_diag::Span)>>,
+    index: &HashMap<&str, usize>,
+    state: &mut HashMap<usize, u8>,
+    stack: &mut Vec<usize>,
+    module: &Module,
+    out: &mut Vec<Diagnostic>,
+    reported: &mut bool,
+) {
+    if state.get(&f) == Some(&2) {
+        return;
+    }
+    state.insert(f, 1);
+    for (callee, span) in calls.get(&f).into_iter().flatten() {
+        let Some(&g) = index.get(callee.as_str()) else { continue };
+        if state.get(&g) == Some(&1) {
+            let pos = stack.iter().position(|x| *x == g).unwrap_or(0);
+            let names: Vec<&str> = stack[pos..].iter().map(|i| module.decls[*i].name().name.as_str()).collect();
+            let msg = if names.len() == 1 {
+                format!("function `{}` calls itself: recursion is not allowed", names[0])
+            } else {
+                format!("functions {} call each other: recursion is not allowed", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" → "))
+            };
+            if !*reported {
+                out.push(Diagnostic::error("E0306", *span, msg).with_help("SCL is total; use a list comprehension or a lookup table instead"));
+                *reported = true;
+            }
+            continue;
+        }
+        stack.push(g);
+        find_cycle(g, calls, index, state, stack, module, out, reported);
+        stack.pop();
+    }
+    state.insert(f, 2);
+}
+
+struct Walker<'a> {
+    globals: &'a [&'a str],
+    enums: &'a [&'a str],
+    imports: &'a [&'a str],
+    out: &'a mut Vec<Diagnostic>,
+    /// Names referenced (for the call graph of the current fn).
+    refs: Vec<(String, scl_diag::Span)>,
+}
+
+impl Walker<'_> {
+    fn ty(&mut self, t: &TypeExpr) {
+        match &t.kind {
+            TypeExprKind::List(e) | TypeExprKind::Map(e) | TypeExprKind::Optional(e) => self.ty(e),
+            TypeExprKind::Error => {}
+            TypeExprKind::Named(segs) => {
+                if segs.len() == 1 {
+                    let n = &segs[0].name;
+                    if Ty::builtin(n).is_none() && !self.enums.contains(&n.as_str()) {
+                        let mut cands: Vec<&str> = Ty::BUILTIN_NAMES.to_vec();
+                        cands.extend(self.enums.iter().copied());
+                        let mut d = Diagnostic::error("E0206", segs[0].span, format!("unknown type `{n}`"));
+                        if let Some(s) = did_you_mean(n, cands) {
+                            d = d.with_help(format!("did you mean `{s}`?"));
+                        }
+                        self.out.push(d);
+                    }
+                } else if !self.imports.contains(&segs[0].name.as_str()) {
+                    self.out.push(Diagnostic::error("E0206", segs[0].span, format!("unknown module `{}` in a type", segs[0].name)));
+                }
+            }
+        }
+    }
+
+    fn block(&mut self, b: &Block, scope: &mut Vec<String>) {
+        for it in b.items.iter() {
+            match &it.kind {
+                ItemKind::Assign { value, .. } => self.expr(value, scope),
+                ItemKind::Nested { body, .. } => self.block(body, scope),
+                ItemKind::If { cond, then_block, else_block } => {
+                    self.expr(cond, scope);
+                    self.block(then_block, scope);
+                    if let Some(e) = else_block {
+                        self.block(e, scope);
+                    }
+                }
+                ItemKind::Error => {}
+            }
+        }
+    }
+
+    fn expr(&mut self, e: &Expr, scope: &mut Vec<String>) {
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::EnumLit(_) | ExprKind::SelfRef | ExprKind::Error => {}
+            ExprKind::Quantity { number, suffix } => {
+                if let QuantitySuffix::Decimal(_) = suffix {
+                    let bin = suffix.as_str().to_uppercase().replace('K', "K") + "i";
+                    let bin = if bin == "Ki" || bin == "KI" { "Ki".to_string() } else { bin };
+                    self.out.push(
+                        Diagnostic::warning(
+                            "W0001",
+                            e.span,
+                            format!("`{number}{}` is decimal ({number}×10^{} bytes)", suffix.as_str(), 3 * decimal_power(*suffix)),
+                        )
+                        .with_help(format!("Kubernetes memory usually uses binary units: `{number}{bin}`")),
+                    );
+                }
+            }
+            ExprKind::Str(parts) => {
+                for p in parts {
+                    if let StrPart::Interp(x) = p {
+                        self.expr(x, scope);
+                    }
+                }
+            }
+            ExprKind::Name(n) => {
+                self.refs.push((n.clone(), e.span));
+                if scope.iter().any(|s| s == n) || self.globals.contains(&n.as_str()) || builtins::lookup(n).is_some() {
+                    return;
+                }
+                let mut cands: Vec<&str> = scope.iter().map(|s| s.as_str()).collect();
+                cands.extend(self.globals.iter().copied());
+                cands.extend(builtins::NAMES.iter().copied());
+                let mut d = Diagnostic::error("E0101", e.span, format!("unknown name `{n}`"));
+                if let Some(s) = did_you_mean(n, cands) {
+                    d = d.with_help(format!("did you mean `{s}`?"));
+                }
+                self.out.push(d);
+            }
+            ExprKind::List(xs) => xs.iter().for_each(|x| self.expr(x, scope)),
+            ExprKind::Comprehension { var, iter, cond, body } => {
+                self.expr(iter, scope);
+                scope.push(var.name.clone());
+                if let Some(c) = cond {
+                    self.expr(c, scope);
+                }
+                self.expr(body, scope);
+                scope.pop();
+            }
+            ExprKind::Record(b) => self.block(b, scope),
+            ExprKind::Field(x, _) => self.expr(x, scope),
+            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
+                self.expr(a, scope);
+                self.expr(b, scope);
+            }
+            ExprKind::Call { callee, args } => {
+                self.expr(callee, scope);
+                for a in args {
+                    self.expr(&a.value, scope);
+                }
+            }
+            ExprKind::Unary(_, x) => self.expr(x, scope),
+            ExprKind::If(c, a, b) => {
+                self.expr(c, scope);
+                self.expr(a, scope);
+                self.expr(b, scope);
+            }
+            ExprKind::With(x, b) => {
+                self.expr(x, scope);
+                self.block(b, scope);
+            }
+        }
+    }
+}
+
+fn decimal_power(s: QuantitySuffix) -> u8 {
+    match s {
+        QuantitySuffix::Decimal(p) => p,
+        _ => 0,
+    }
+}

@@ -1,0 +1,219 @@
+//! Runtime values of the evaluator.
+
+use crate::ModuleId;
+use scl_diag::Span;
+use scl_syntax::ast;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// A record or map value: sorted keys.
+pub type Record = BTreeMap<String, Value>;
+
+/// A hidden key marking a record already checked against a schema record
+/// type (its value is the type's name), so it is not checked twice.
+pub const TYPE_KEY: &str = "\u{1}type";
+
+/// A value. Cheap to clone (containers are behind `Arc`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Arc<str>),
+    /// Bytes; `decimal` is true when written with a decimal suffix.
+    Memory(i128),
+    /// Millicores.
+    Cpu(i64),
+    /// An enum value; `ty` is `None` for a literal not yet resolved against a type.
+    Enum { ty: Option<Arc<str>>, variant: Arc<str> },
+    List(Arc<Vec<Value>>),
+    Record(Arc<Record>),
+    Image { reference: Arc<str>, digest: Option<Arc<str>> },
+    /// A file read at compile time: workspace-relative path and SHA-256.
+    File { path: Arc<str>, sha256: Arc<str> },
+    Secret { name: Arc<str>, key: Arc<str> },
+    Env(Arc<EnvValue>),
+    /// A function declared with `fn`.
+    Func { module: ModuleId, decl: usize },
+    /// A template (an env with arguments) not yet instantiated.
+    Template { module: ModuleId, decl: usize },
+    Builtin(&'static str),
+    /// An imported module.
+    Module(ModuleId),
+    /// A user enum type (so `mod.Flavor` can be named).
+    EnumType(Arc<crate::ty::EnumDef>),
+    /// A `self.…` read whose value is not known yet (first round of the
+    /// `self` fixpoint); every operation on it gives `Pending`.
+    Pending,
+}
+
+impl Value {
+    /// A string value.
+    pub fn str(s: impl Into<Arc<str>>) -> Value {
+        Value::Str(s.into())
+    }
+    /// The name of the value's type, for messages.
+    pub fn type_name(&self) -> String {
+        match self {
+            Value::Bool(_) => "Bool".into(),
+            Value::Int(_) => "Int".into(),
+            Value::Float(_) => "Float".into(),
+            Value::Str(_) => "String".into(),
+            Value::Memory(_) => "Memory".into(),
+            Value::Cpu(_) => "Cpu".into(),
+            Value::Enum { ty: Some(t), .. } => t.to_string(),
+            Value::Enum { ty: None, .. } => "enum literal".into(),
+            Value::List(_) => "list".into(),
+            Value::Record(_) => "record".into(),
+            Value::Image { .. } => "Image".into(),
+            Value::File { .. } => "File".into(),
+            Value::Secret { .. } => "Secret".into(),
+            Value::Env(_) => "Env".into(),
+            Value::Func { .. } | Value::Builtin(_) => "function".into(),
+            Value::Template { .. } => "template".into(),
+            Value::Module(_) => "module".into(),
+            Value::EnumType(_) => "enum type".into(),
+            Value::Pending => "pending".into(),
+        }
+    }
+    /// True if the value (or anything inside it) is still pending.
+    pub fn is_pending(&self) -> bool {
+        match self {
+            Value::Pending => true,
+            Value::List(l) => l.iter().any(Value::is_pending),
+            Value::Record(r) => r.values().any(Value::is_pending),
+            _ => false,
+        }
+    }
+}
+
+/// Formats a memory quantity: the largest binary suffix that represents it
+/// exactly, else bytes (`16Gi`, `1536Mi`, `1000`).
+pub fn format_memory(bytes: i128) -> String {
+    const SUF: [&str; 6] = ["Ei", "Pi", "Ti", "Gi", "Mi", "Ki"];
+    if bytes != 0 {
+        for (i, s) in SUF.iter().enumerate() {
+            let unit = 1i128 << (10 * (6 - i));
+            if bytes % unit == 0 {
+                return format!("{}{}", bytes / unit, s);
+            }
+        }
+    }
+    bytes.to_string()
+}
+
+/// Formats CPU: whole cores when exact, else millicores (`2`, `500m`).
+pub fn format_cpu(milli: i64) -> String {
+    if milli % 1000 == 0 {
+        (milli / 1000).to_string()
+    } else {
+        format!("{milli}m")
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::Memory(b) => write!(f, "{}", format_memory(*b)),
+            Value::Cpu(m) => write!(f, "{}", format_cpu(*m)),
+            Value::Enum { variant, .. } => write!(f, ".{variant}"),
+            Value::List(l) => {
+                write!(f, "[")?;
+                for (i, v) in l.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                write!(f, "]")
+            }
+            Value::Record(r) => {
+                write!(f, "{{ ")?;
+                for (i, (k, v)) in r.iter().filter(|(k, _)| k.as_str() != TYPE_KEY).enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{k} = {v}")?;
+                }
+                write!(f, " }}")
+            }
+            Value::Image { reference, .. } => write!(f, "image({reference:?})"),
+            Value::File { path, .. } => write!(f, "file({path:?})"),
+            Value::Secret { name, key } => write!(f, "secret({name:?}, key = {key:?})"),
+            Value::Env(e) => write!(f, "env {}", e.name),
+            other => write!(f, "<{}>", other.type_name()),
+        }
+    }
+}
+
+/// The identity of one inheritance layer: a named env, a template instance
+/// (template + evaluated arguments), or an anonymous env (`with`, record).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerId {
+    pub module: ModuleId,
+    /// Declaration index for named envs and templates; `None` for anonymous ones.
+    pub decl: Option<usize>,
+    /// For anonymous envs: the span of their block.
+    pub span: Span,
+    /// Template arguments (empty for plain envs).
+    pub args: Vec<(String, Value)>,
+}
+
+/// One layer: the items of one env, with the scope they are evaluated in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layer {
+    pub id: LayerId,
+    /// Display name (`python_env`, `base.python_env`, `runtime(torch = "2.1.2", …)`).
+    pub name: String,
+    pub block: ast::Block,
+    /// Local bindings (template arguments) visible to the items.
+    pub locals: Arc<Vec<(String, Value)>>,
+    /// The ids of this layer's ancestors (its linearization without itself).
+    pub ancestors: Vec<LayerId>,
+}
+
+/// An env value: its linearization (ancestors first, itself last), and for
+/// named envs evaluated by their module, the cached final result.
+#[derive(Clone, Debug)]
+pub struct EnvValue {
+    pub name: String,
+    pub layers: Vec<Arc<Layer>>,
+    /// Span of the `extends` clause (for conflict errors), or of the name.
+    pub extends_span: Span,
+    pub module: ModuleId,
+    /// Set by the defining module for named envs.
+    pub final_env: Option<Arc<FinalEnv>>,
+}
+
+impl PartialEq for EnvValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.layers.len() == other.layers.len()
+            && self.layers.iter().zip(&other.layers).all(|(a, b)| Arc::ptr_eq(a, b) || a == b)
+            && self.final_env == other.final_env
+    }
+}
+
+/// Where a field got its value: the layer that wrote it last and the item's
+/// span, plus the layer it replaced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Origin {
+    pub layer: String,
+    pub module: ModuleId,
+    pub span: Span,
+    pub replaced: Option<String>,
+}
+
+/// An env after inheritance: the record, the provenance of every written
+/// path, and the normalized IR (`None` if normalization reported errors).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FinalEnv {
+    pub record: Arc<Record>,
+    pub origins: Arc<BTreeMap<String, Origin>>,
+    pub spec: Option<Arc<scl_ir::EnvSpec>>,
+}

@@ -1,0 +1,454 @@
+use clap::{Parser, Subcommand, ValueEnum};
+use scl_db::{find_workspace_root, Database, SourceFile};
+use scl_diag::{render_human, render_json, Diagnostic, SourceCache};
+use scl_sema::{ModuleValues, Override};
+use std::collections::{BTreeMap, HashMap};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The SCL compiler: one typed description of an ML job's environment, lowered
+/// to Dockerfiles (and, later, Apptainer, conda, Kubernetes and compose).
+#[derive(Parser, Debug)]
+#[command(name = "sclc", version, about, max_term_width = 100)]
+struct Cli {
+    /// How to print diagnostics.
+    #[arg(long, global = true, value_enum, default_value_t = MessageFormat::Human)]
+    message_format: MessageFormat,
+    /// Read `std/...` modules from this folder instead of the embedded stdlib.
+    #[arg(long, global = true, value_name = "DIR")]
+    stdlib: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum MessageFormat {
+    Human,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse, resolve, type-check and evaluate every env that is not a template; print only diagnostics.
+    Check {
+        /// Files, or folders to search for `*.env.scl` (default: `.`).
+        paths: Vec<PathBuf>,
+        /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
+        #[arg(long = "set", value_name = "K=V")]
+        set: Vec<String>,
+    },
+    /// Print the canonical EnvSpec IR (JSON) of one env, or of every env keyed by name.
+    Ir {
+        file: PathBuf,
+        /// The env to print (default: every env that is not a template).
+        #[arg(long)]
+        env: Option<String>,
+        #[arg(long = "set", value_name = "K=V")]
+        set: Vec<String>,
+        /// Add, per env, where each field was set (`"provenance"`: path → env, file, line, column).
+        #[arg(long)]
+        provenance: bool,
+    },
+    /// Lower envs to a target and write them under `--out` (one folder per env).
+    Build {
+        file: PathBuf,
+        #[arg(long)]
+        env: Option<String>,
+        /// The target format.
+        #[arg(long, value_enum)]
+        target: Target,
+        /// The output folder.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        #[arg(long = "set", value_name = "K=V")]
+        set: Vec<String>,
+    },
+    /// Explain a diagnostic code, with an example and the fix.
+    Explain {
+        /// `E0201`, `W0001`, … (`sclc explain --list` lists them all).
+        code: Option<String>,
+        #[arg(long)]
+        list: bool,
+    },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Target {
+    Docker,
+    Apptainer,
+    Conda,
+    K8s,
+    Compose,
+    All,
+}
+
+/// Runs the CLI; returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let fmt = cli.message_format;
+    match cli.command {
+        Command::Explain { code, list } => explain(code, list),
+        Command::Check { paths, set } => check(&paths, &set, fmt, cli.stdlib),
+        Command::Ir { file, env, set, provenance } => ir(&file, env.as_deref(), &set, provenance, fmt, cli.stdlib),
+        Command::Build { file, env, target, out, set } => build(&file, env.as_deref(), target, &out, &set, fmt, cli.stdlib),
+    }
+}
+
+fn usage_error(msg: &str) -> i32 {
+    eprintln!("error: {msg}");
+    2
+}
+
+fn explain(code: Option<String>, list: bool) -> i32 {
+    if list || code.is_none() {
+        for c in scl_diag::CODES {
+            println!("{}  {}", c.code, c.title);
+        }
+        return 0;
+    }
+    let code = code.unwrap();
+    match scl_diag::explain(&code) {
+        Some(text) => {
+            print!("{text}");
+            0
+        }
+        None => usage_error(&format!("unknown diagnostic code `{code}` (see `sclc explain --list`)")),
+    }
+}
+
+/// The texts diagnostics may point into: every file read, and the command line.
+struct Sources(HashMap<String, String>);
+
+impl SourceCache for Sources {
+    fn source(&self, file: &str) -> Option<&str> {
+        self.0.get(file).map(|s| s.as_str())
+    }
+}
+
+const CMDLINE: &str = "<command-line>";
+
+fn print_diagnostics(db: &Database, diags: &[Diagnostic], fmt: MessageFormat, cmdline: &str) {
+    if diags.is_empty() {
+        return;
+    }
+    let mut src = db.sources();
+    src.insert(CMDLINE.to_string(), cmdline.to_string());
+    let sources = Sources(src);
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut err = std::io::stderr().lock();
+    for d in diags {
+        let _ = match fmt {
+            MessageFormat::Json => writeln!(err, "{}", render_json(d, &sources)),
+            MessageFormat::Human => write!(err, "{}", render_human(d, &sources, color)),
+        };
+    }
+    if fmt == MessageFormat::Human {
+        let e = diags.iter().filter(|d| d.is_error()).count();
+        let w = diags.len() - e;
+        let plural = |n: usize, s: &str| if n == 1 { format!("{n} {s}") } else { format!("{n} {s}s") };
+        let _ = match (e, w) {
+            (0, w) => writeln!(err, "{} emitted", plural(w, "warning")),
+            (e, 0) => writeln!(err, "{} emitted", plural(e, "error")),
+            (e, w) => writeln!(err, "{} and {} emitted", plural(e, "error"), plural(w, "warning")),
+        };
+    }
+}
+
+/// Parses `--set` flags into overrides for the root file's modules.
+/// Returns the command-line pseudo-source and the overrides, or diagnostics.
+fn overrides(db: &Database, root: SourceFile, set: &[String]) -> (String, BTreeMap<PathBuf, Vec<Override>>, Vec<Diagnostic>) {
+    let mut text = String::new();
+    let mut map: BTreeMap<PathBuf, Vec<Override>> = BTreeMap::new();
+    let mut diags = Vec::new();
+    let file: Arc<str> = Arc::from(CMDLINE);
+    for s in set {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str("--set ");
+        let start = text.len();
+        text.push_str(s);
+        let Some((key, value)) = s.split_once('=') else {
+            let mut d = Diagnostic::error("E0312", scl_diag::Span::new(start, start + s.len()), format!("`--set {s}` needs the form NAME=VALUE"));
+            d.at.file = file.clone();
+            diags.push(d);
+            continue;
+        };
+        let offset = (start + key.len() + 1) as u32;
+        let (target, name) = match key.split_once('.') {
+            None => (Some(root.path(db).clone()), key.to_string()),
+            Some((alias, name)) => {
+                let parse = scl_db::parse(db, root);
+                let imps = scl_db::imports(db, root);
+                let idx = parse.module.decls.iter().position(|d| matches!(d, scl_syntax::ast::Decl::Import(i) if i.alias.name == alias));
+                match idx.and_then(|i| imps.targets[i]) {
+                    Some(f) => (Some(f.path(db).clone()), name.to_string()),
+                    None => {
+                        let mut d = Diagnostic::error(
+                            "E0312",
+                            scl_diag::Span::new(start, start + alias.len()),
+                            format!("`--set {key}`: the root file imports no module as `{alias}`"),
+                        );
+                        d.at.file = file.clone();
+                        diags.push(d);
+                        (None, String::new())
+                    }
+                }
+            }
+        };
+        if let Some(t) = target {
+            map.entry(t).or_default().push(Override { name, value: value.to_string(), file: file.clone(), offset });
+        }
+    }
+    (text, map, diags)
+}
+
+/// Opens `file` in a new database for its workspace, applies `--set`, and
+/// checks it. Returns the db, the file, the command line text and the diagnostics.
+fn load(file: &Path, set: &[String], stdlib: Option<PathBuf>) -> Result<(Database, SourceFile, String, Vec<Diagnostic>), i32> {
+    if !file.is_file() {
+        return Err(usage_error(&format!("no such file: {}", file.display())));
+    }
+    let root = find_workspace_root(file);
+    let mut db = Database::new(&root, stdlib);
+    let f = db.open(file);
+    let (cmdline, map, mut diags) = overrides(&db, f, set);
+    if !map.is_empty() {
+        db.set_overrides(map);
+    }
+    diags.extend(db.check(f));
+    Ok((db, f, cmdline, diags))
+}
+
+fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, i32> {
+    let paths: Vec<PathBuf> = if paths.is_empty() { vec![PathBuf::from(".")] } else { paths.to_vec() };
+    let mut out = Vec::new();
+    for p in &paths {
+        if p.is_file() {
+            out.push(p.clone());
+        } else if p.is_dir() {
+            walk(p, &mut out);
+        } else {
+            return Err(usage_error(&format!("no such file or folder: {}", p.display())));
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if p.is_dir() {
+            if !name.starts_with('.') && name != "target" && name != "node_modules" {
+                walk(&p, out);
+            }
+        } else if name.ends_with(".env.scl") {
+            out.push(p);
+        }
+    }
+}
+
+fn check(paths: &[PathBuf], set: &[String], fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
+    let files = match collect_files(paths) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let mut errors = false;
+    for f in files {
+        match load(&f, set, stdlib.clone()) {
+            Ok((db, _, cmdline, diags)) => {
+                errors |= diags.iter().any(Diagnostic::is_error);
+                print_diagnostics(&db, &diags, fmt, &cmdline);
+            }
+            Err(code) => return code,
+        }
+    }
+    i32::from(errors)
+}
+
+/// The envs to emit: the one named, or all non-template envs.
+fn select_envs(db: &Database, file: SourceFile, values: &ModuleValues, env: Option<&str>) -> Result<Vec<String>, Diagnostic> {
+    match env {
+        None => Ok(values.envs.clone()),
+        Some(name) => {
+            if values.envs.iter().any(|e| e == name) {
+                return Ok(vec![name.to_string()]);
+            }
+            let parse = scl_db::parse(db, file);
+            let template = parse.module.decls.iter().any(|d| matches!(d, scl_syntax::ast::Decl::Env(e) if e.name.name == name && e.params.is_some()));
+            let mut d = if template {
+                Diagnostic::error("E0314", Default::default(), format!("`{name}` is a template; instantiate it from an env (`extends {name}(…)`)"))
+            } else {
+                Diagnostic::error("E0315", Default::default(), format!("the file has no env `{name}`"))
+            };
+            d.at.file = db.display_path(file);
+            d = match scl_diag::did_you_mean(name, values.envs.iter().map(|s| s.as_str())) {
+                Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                None => d.with_help(format!("envs: {}", values.envs.join(", "))),
+            };
+            Err(d)
+        }
+    }
+}
+
+fn provenance_json(db: &Database, f: &scl_sema::FinalEnv) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    let mut texts: HashMap<scl_sema::ModuleId, (Arc<str>, String)> = HashMap::new();
+    for (path, o) in f.origins.iter() {
+        let (file, text) = texts.entry(o.module).or_insert_with(|| {
+            let sf = db.module_file_of(o.module);
+            (db.display_path(sf), db.text(sf))
+        });
+        let (line, column) = scl_diag::LineIndex::new(text).line_col(text, o.span.start as usize);
+        let entry = scl_ir::ProvenanceEntry {
+            env: o.layer.clone(),
+            file: file.to_string(),
+            line: line as u32,
+            column: column as u32,
+            replaced: o.replaced.clone(),
+        };
+        out.insert(path.replace(scl_sema::value::TYPE_KEY, ""), serde_json::to_value(entry).unwrap());
+    }
+    serde_json::Value::Object(out)
+}
+
+fn ir(file: &Path, env: Option<&str>, set: &[String], provenance: bool, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
+    let (db, f, cmdline, mut diags) = match load(file, set, stdlib) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let values = scl_db::module_values(&db, f).clone();
+    let envs = match select_envs(&db, f, &values, env) {
+        Ok(e) => e,
+        Err(d) => {
+            diags.push(d);
+            Vec::new()
+        }
+    };
+    print_diagnostics(&db, &diags, fmt, &cmdline);
+    if diags.iter().any(Diagnostic::is_error) {
+        return 1;
+    }
+    let mut all = serde_json::Map::new();
+    for name in &envs {
+        let Some(fin) = values.final_env(name) else { return 1 };
+        let Some(spec) = &fin.spec else { return 1 };
+        let mut v = serde_json::to_value(&**spec).expect("IR serializes");
+        if provenance {
+            v.as_object_mut().unwrap().insert("provenance".into(), provenance_json(&db, fin));
+        }
+        all.insert(name.clone(), v);
+    }
+    let out = if env.is_some() {
+        all.into_iter().next().map(|(_, v)| v).unwrap_or(serde_json::Value::Null)
+    } else {
+        serde_json::Value::Object(all)
+    };
+    print!("{}", scl_ir::canonical_json(&out));
+    0
+}
+
+fn build(file: &Path, env: Option<&str>, target: Target, out: &Path, set: &[String], fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
+    if target != Target::Docker {
+        return usage_error(&format!(
+            "the target `{}` is not implemented yet; available: docker",
+            format!("{target:?}").to_lowercase()
+        ));
+    }
+    let (db, f, cmdline, mut diags) = match load(file, set, stdlib) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let values = scl_db::module_values(&db, f).clone();
+    let envs = match select_envs(&db, f, &values, env) {
+        Ok(e) => e,
+        Err(d) => {
+            diags.push(d);
+            Vec::new()
+        }
+    };
+    if diags.iter().any(Diagnostic::is_error) {
+        print_diagnostics(&db, &diags, fmt, &cmdline);
+        return 1;
+    }
+    let mut lowered = Vec::new();
+    for name in &envs {
+        let Some(fin) = values.final_env(name) else { return 1 };
+        let Some(spec) = &fin.spec else { return 1 };
+        let l = scl_backends::docker::lower(spec, name);
+        for w in &l.warnings {
+            // Point at the source of the field the target cannot express.
+            let mut key = w.field.clone();
+            let origin = loop {
+                if let Some(o) = fin.origins.get(&key) {
+                    break Some(o.clone());
+                }
+                match key.rfind(['.', '[']) {
+                    Some(i) => key.truncate(i),
+                    None => break None,
+                }
+            };
+            let mut d = Diagnostic::warning("W0004", origin.as_ref().map(|o| o.span).unwrap_or_default(), format!("docker: `{}`: {}", w.field, w.message));
+            d.at.file = match &origin {
+                Some(o) => db.module_display(o.module),
+                None => db.display_path(f),
+            };
+            diags.push(d);
+        }
+        lowered.push((name.clone(), l));
+    }
+    print_diagnostics(&db, &diags, fmt, &cmdline);
+    match write_atomically(out, &lowered) {
+        Ok(written) => {
+            let mut stdout = std::io::stdout().lock();
+            for p in written {
+                let _ = writeln!(stdout, "wrote {}", p.display());
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", out.display());
+            2
+        }
+    }
+}
+
+/// Writes every env's artifacts into a temporary folder inside `out`, then
+/// renames each env folder into place, so a failure never leaves half an
+/// output folder.
+fn write_atomically(out: &Path, lowered: &[(String, scl_backends::Lowered)]) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(out)?;
+    let tmp = tempfile::Builder::new().prefix(".sclc-tmp-").tempdir_in(out)?;
+    let mut written = Vec::new();
+    for (env, l) in lowered {
+        let dir = tmp.path().join(env);
+        std::fs::create_dir_all(&dir)?;
+        for a in &l.artifacts {
+            let p = dir.join(&a.path);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&p, &a.contents)?;
+            written.push(out.join(env).join(&a.path));
+        }
+    }
+    for (env, _) in lowered {
+        let dest = out.join(env);
+        if dest.exists() {
+            std::fs::remove_dir_all(&dest)?;
+        }
+        std::fs::rename(tmp.path().join(env), &dest)?;
+    }
+    Ok(written)
+}
