@@ -105,14 +105,29 @@ fn lower_into(
     out: &mut Lowered,
 ) {
     if spec.base.is_some() {
-        let mut job = Job { spec, prefix: field_prefix, warnings: &mut out.warnings };
-        let dockerfile_path = format!("{OUT_DIR}/{}/{path_prefix}Dockerfile", quote::comment(env_name));
+        let mut job = Job {
+            spec,
+            prefix: field_prefix,
+            warnings: &mut out.warnings,
+        };
+        let dockerfile_path = format!(
+            "{OUT_DIR}/{}/{path_prefix}Dockerfile",
+            quote::comment(env_name)
+        );
         if let Some(text) = job.dockerfile(origin, &dockerfile_path) {
-            out.artifacts.push(Artifact { path: format!("{path_prefix}Dockerfile"), contents: text });
+            out.artifacts.push(Artifact {
+                path: format!("{path_prefix}Dockerfile"),
+                contents: text,
+            });
             if let Some(ignore) = job.dockerignore(origin) {
-                out.artifacts
-                    .push(Artifact { path: format!("{path_prefix}Dockerfile.dockerignore"), contents: ignore.clone() });
-                out.artifacts.push(Artifact { path: format!("{path_prefix}.dockerignore"), contents: ignore });
+                out.artifacts.push(Artifact {
+                    path: format!("{path_prefix}Dockerfile.dockerignore"),
+                    contents: ignore.clone(),
+                });
+                out.artifacts.push(Artifact {
+                    path: format!("{path_prefix}.dockerignore"),
+                    contents: ignore,
+                });
             }
         }
     } else if spec.services.is_empty() {
@@ -126,7 +141,8 @@ fn lower_into(
         if !is_folder_name(name) {
             out.warnings.push(FieldWarning {
                 field,
-                message: "the service name cannot be used as a folder name; no Dockerfile for it".into(),
+                message: "the service name cannot be used as a folder name; no Dockerfile for it"
+                    .into(),
             });
             continue;
         }
@@ -138,7 +154,14 @@ fn lower_into(
             continue;
         }
         let origin = format!("{origin}, service {name}");
-        lower_into(service, env_name, &origin, &format!("{path_prefix}{name}/"), &format!("{field}."), out);
+        lower_into(
+            service,
+            env_name,
+            &origin,
+            &format!("{path_prefix}{name}/"),
+            &format!("{field}."),
+            out,
+        );
     }
 }
 
@@ -147,7 +170,8 @@ fn is_folder_name(s: &str) -> bool {
     !s.is_empty()
         && s != "."
         && s != ".."
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// The state of lowering one built env.
@@ -159,15 +183,20 @@ struct Job<'a> {
 
 impl Job<'_> {
     fn warn(&mut self, field: impl AsRef<str>, message: impl Into<String>) {
-        self.warnings
-            .push(FieldWarning { field: format!("{}{}", self.prefix, field.as_ref()), message: message.into() });
+        self.warnings.push(FieldWarning {
+            field: format!("{}{}", self.prefix, field.as_ref()),
+            message: message.into(),
+        });
     }
 
     /// `value` shell-quoted, or `None` (with a warning on `field`) when it
     /// holds a line break a `RUN` line cannot carry.
     fn shell_word(&mut self, field: impl AsRef<str>, value: &str) -> Option<String> {
         if quote::has_line_break(value) {
-            self.warn(field, format!("{}; left out of the Dockerfile", quote::Unrepresentable));
+            self.warn(
+                field,
+                format!("{}; left out of the Dockerfile", quote::Unrepresentable),
+            );
             None
         } else {
             Some(quote::shell(value))
@@ -184,7 +213,11 @@ impl Job<'_> {
                 return None;
             }
         };
-        let manager = spec.system.as_ref().map(|s| s.manager).unwrap_or_else(|| infer_manager(&base.reference));
+        let manager = spec
+            .system
+            .as_ref()
+            .map(|s| s.manager)
+            .unwrap_or_else(|| infer_manager(&base.reference));
         let mut needs_syntax = false;
 
         // Run-time settings an image cannot hold.
@@ -197,7 +230,10 @@ impl Job<'_> {
             }
         }
         if spec.distributed.is_some() {
-            self.warn("distributed", "distributed launch is applied by the k8s target; the Dockerfile runs one process");
+            self.warn(
+                "distributed",
+                "distributed launch is applied by the k8s target; the Dockerfile runs one process",
+            );
         }
 
         // System packages.
@@ -231,7 +267,11 @@ impl Job<'_> {
                         },
                         None => Value::from(()),
                     };
-                    let chown = if quote::is_dockerfile_bare(&u.name) { u.name.clone() } else { u.uid.to_string() };
+                    let chown = if quote::is_dockerfile_bare(&u.name) {
+                        u.name.clone()
+                    } else {
+                        u.uid.to_string()
+                    };
                     (create, user, chown)
                 }
             }
@@ -265,7 +305,9 @@ impl Job<'_> {
                             continue;
                         }
                         None => {
-                            notes.push("no sha256 in the source: fetched without verification".into());
+                            notes.push(
+                                "no sha256 in the source: fetched without verification".into(),
+                            );
                             String::new()
                         }
                     };
@@ -273,7 +315,12 @@ impl Job<'_> {
                         kind => "url", notes => notes, checksum => checksum, chown => chown.clone(), args => args,
                     });
                 }
-                Asset::Huggingface { repo, files, revision, to } => {
+                Asset::Huggingface {
+                    repo,
+                    files,
+                    revision,
+                    to,
+                } => {
                     let repo_q = self.shell_word(format!("{field}.repo"), repo);
                     let rev_q = self.shell_word(format!("{field}.revision"), revision);
                     let to_q = self.shell_word(format!("{field}.to"), to);
@@ -281,7 +328,9 @@ impl Job<'_> {
                     for (j, f) in files.iter().enumerate() {
                         files_q.extend(self.shell_word(format!("{field}.files[{j}]"), f));
                     }
-                    let (Some(repo_q), Some(rev_q), Some(to_q)) = (repo_q, rev_q, to_q) else { continue };
+                    let (Some(repo_q), Some(rev_q), Some(to_q)) = (repo_q, rev_q, to_q) else {
+                        continue;
+                    };
                     if files_q.len() != files.len() {
                         continue;
                     }
@@ -305,13 +354,18 @@ impl Job<'_> {
         for (k, v) in &spec.vars {
             let field = format!("vars.{k}");
             if !quote::is_dockerfile_bare(k) || k.contains('=') {
-                self.warn(field, "not a name an ENV instruction can hold; left out of the Dockerfile");
+                self.warn(
+                    field,
+                    "not a name an ENV instruction can hold; left out of the Dockerfile",
+                );
                 continue;
             }
             match v {
                 VarValue::Plain(s) => match quote::dockerfile_value(s) {
                     Ok(q) => env.push(format!("{k}={q}")),
-                    Err(e) => self.warn(field, format!("the value {e}; left out of the Dockerfile")),
+                    Err(e) => {
+                        self.warn(field, format!("the value {e}; left out of the Dockerfile"))
+                    }
                 },
                 VarValue::Secret(r) => secrets.push(quote::comment(&format!(
                     "runtime secret: {k} from secret {} key {} ({SECRET_HINT})",
@@ -323,7 +377,14 @@ impl Job<'_> {
         let mounts: Vec<String> = spec
             .volumes
             .iter()
-            .map(|v| quote::comment(&format!("{} <- {} ({})", v.mount, v.source, mode_name(v.mode))))
+            .map(|v| {
+                quote::comment(&format!(
+                    "{} <- {} ({})",
+                    v.mount,
+                    v.source,
+                    mode_name(v.mode)
+                ))
+            })
             .collect();
 
         let workdir = match &spec.workdir {
@@ -341,15 +402,25 @@ impl Job<'_> {
         for (i, f) in spec.files.iter().enumerate() {
             match quote::dockerfile_args(&[f.from.as_str(), f.to.as_str()]) {
                 Ok(args) => files.push(context! { chown => chown.clone(), args => args }),
-                Err(e) => self.warn(format!("files[{i}]"), format!("{e}; left out of the Dockerfile")),
+                Err(e) => self.warn(
+                    format!("files[{i}]"),
+                    format!("{e}; left out of the Dockerfile"),
+                ),
             }
         }
 
         let ports: Vec<String> = spec.ports.iter().map(|p| p.to_string()).collect();
         let labels = self.labels();
-        let entrypoint =
-            if spec.entrypoint.is_empty() { String::new() } else { quote::json_array(&spec.entrypoint) };
-        let cmd = if spec.command.is_empty() { String::new() } else { quote::json_array(&spec.command) };
+        let entrypoint = if spec.entrypoint.is_empty() {
+            String::new()
+        } else {
+            quote::json_array(&spec.entrypoint)
+        };
+        let cmd = if spec.command.is_empty() {
+            String::new()
+        } else {
+            quote::json_array(&spec.command)
+        };
 
         let ctx = context! {
             syntax => if needs_syntax { DOCKERFILE_SYNTAX } else { "" },
@@ -385,8 +456,16 @@ impl Job<'_> {
     fn python(&mut self, base: &scl_ir::ImageRef) -> Value {
         let spec = self.spec;
         let mut notes = Vec::new();
-        let manager = spec.python.as_ref().map(|p| p.manager).unwrap_or(PythonManager::Pip);
-        let installer = if manager == PythonManager::Uv { UV_PIP } else { PIP };
+        let manager = spec
+            .python
+            .as_ref()
+            .map(|p| p.manager)
+            .unwrap_or(PythonManager::Pip);
+        let installer = if manager == PythonManager::Uv {
+            UV_PIP
+        } else {
+            PIP
+        };
 
         let mut index_args = Vec::new();
         let mut requirements = Vec::new();
@@ -420,8 +499,13 @@ impl Job<'_> {
             for (n, r) in py.requirements.iter().enumerate() {
                 let field = format!("python.requirements[{n}]");
                 let dest = format!("{REQUIREMENTS_DIR}/{n}-{}", basename(&r.path));
-                match (quote::dockerfile_args(&[r.path.as_str(), dest.as_str()]), self.shell_word(&field, &dest)) {
-                    (Ok(copy), Some(dest_q)) => requirements.push(context! { copy => copy, dest => dest_q }),
+                match (
+                    quote::dockerfile_args(&[r.path.as_str(), dest.as_str()]),
+                    self.shell_word(&field, &dest),
+                ) {
+                    (Ok(copy), Some(dest_q)) => {
+                        requirements.push(context! { copy => copy, dest => dest_q })
+                    }
                     (Err(e), _) => self.warn(field, format!("{e}; left out of the Dockerfile")),
                     _ => {}
                 }
@@ -446,11 +530,12 @@ impl Job<'_> {
             }
         }
 
-        let tool = if manager == PythonManager::Uv && !(requirements.is_empty() && packages.is_empty()) {
-            quote::shell(UV)
-        } else {
-            String::new()
-        };
+        let tool =
+            if manager == PythonManager::Uv && !(requirements.is_empty() && packages.is_empty()) {
+                quote::shell(UV)
+            } else {
+                String::new()
+            };
         if notes.is_empty() && conda.is_none() && requirements.is_empty() && packages.is_empty() {
             return Value::from(());
         }
@@ -473,7 +558,10 @@ impl Job<'_> {
                 continue;
             }
             if body.contains(['\r', '\0']) {
-                self.warn(field, "contains a carriage return or NUL; left out of the Dockerfile");
+                self.warn(
+                    field,
+                    "contains a carriage return or NUL; left out of the Dockerfile",
+                );
                 continue;
             }
             let body = body.trim_end_matches('\n').to_string();
@@ -513,7 +601,10 @@ impl Job<'_> {
         for (k, v) in &spec.labels {
             let field = format!("labels.{k}");
             if k == HASH {
-                self.warn(field, "reserved: sclc sets it to the IR hash; the source's value is left out");
+                self.warn(
+                    field,
+                    "reserved: sclc sets it to the IR hash; the source's value is left out",
+                );
                 continue;
             }
             let key = if quote::is_dockerfile_bare(k) && !k.contains('=') {
@@ -523,7 +614,9 @@ impl Job<'_> {
             };
             match (key, quote::dockerfile_value(v)) {
                 (Ok(k), Ok(v)) => out.push(format!("{k}={v}")),
-                (Err(e), _) | (_, Err(e)) => self.warn(field, format!("{e}; left out of the Dockerfile")),
+                (Err(e), _) | (_, Err(e)) => {
+                    self.warn(field, format!("{e}; left out of the Dockerfile"))
+                }
             }
         }
         out.push(format!("{HASH}=\"{}\"", spec.content_hash()));
@@ -534,7 +627,10 @@ impl Job<'_> {
         let mut patterns = Vec::new();
         for (i, p) in self.spec.ignore.iter().enumerate() {
             if quote::has_line_break(p) {
-                self.warn(format!("ignore[{i}]"), format!("{}; left out of .dockerignore", quote::Unrepresentable));
+                self.warn(
+                    format!("ignore[{i}]"),
+                    format!("{}; left out of .dockerignore", quote::Unrepresentable),
+                );
             } else {
                 patterns.push(p.clone());
             }
@@ -563,9 +659,15 @@ fn render(name: &str, ctx: Value) -> String {
             .build()
             .expect("default delimiters"),
     );
-    env.add_template("Dockerfile", DOCKERFILE_TEMPLATE).expect("Dockerfile.j2 parses");
-    env.add_template("dockerignore", DOCKERIGNORE_TEMPLATE).expect("dockerignore.j2 parses");
-    let text = env.get_template(name).expect("template exists").render(ctx).expect("template renders");
+    env.add_template("Dockerfile", DOCKERFILE_TEMPLATE)
+        .expect("Dockerfile.j2 parses");
+    env.add_template("dockerignore", DOCKERIGNORE_TEMPLATE)
+        .expect("dockerignore.j2 parses");
+    let text = env
+        .get_template(name)
+        .expect("template exists")
+        .render(ctx)
+        .expect("template renders");
     tidy(&text)
 }
 
@@ -627,7 +729,10 @@ fn split_ref(image: &str) -> (&str, Option<&str>) {
     let without_digest = image.split('@').next().unwrap_or(image);
     let last_slash = without_digest.rfind('/').map_or(0, |i| i + 1);
     match without_digest[last_slash..].rfind(':') {
-        Some(i) => (&without_digest[..last_slash + i], Some(&without_digest[last_slash + i + 1..])),
+        Some(i) => (
+            &without_digest[..last_slash + i],
+            Some(&without_digest[last_slash + i + 1..]),
+        ),
         None => (without_digest, None),
     }
 }
@@ -637,12 +742,15 @@ fn split_ref(image: &str) -> (&str, Option<&str>) {
 /// untagged one).
 fn python_image_tag(image: &str) -> Option<&str> {
     let (repo, tag) = split_ref(image);
-    (repo.rsplit('/').next() == Some("python")).then_some(tag).flatten()
+    (repo.rsplit('/').next() == Some("python"))
+        .then_some(tag)
+        .flatten()
 }
 
 /// Whether an image tag such as `3.10.4-slim` provides Python `version` (`3.10`).
 fn version_matches(tag: &str, version: &str) -> bool {
-    tag.strip_prefix(version).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '-']))
+    tag.strip_prefix(version)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '-']))
 }
 
 fn manager_name(m: SystemManager) -> &'static str {
@@ -663,7 +771,11 @@ fn mode_name(m: VolumeMode) -> &'static str {
 
 /// The last `/`-separated segment of a path (`a/b/req.txt` → `req.txt`).
 fn basename(path: &str) -> &str {
-    path.trim_end_matches('/').rsplit('/').next().filter(|s| !s.is_empty()).unwrap_or("requirements.txt")
+    path.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("requirements.txt")
 }
 
 /// The file name a URL downloads to: its last path segment without query or
@@ -699,19 +811,34 @@ mod tests {
         assert_eq!(infer_manager("redis:7-alpine"), SystemManager::Apk);
         assert_eq!(infer_manager("alpine:3.19"), SystemManager::Apk);
         assert_eq!(infer_manager("fedora:40"), SystemManager::Dnf);
-        assert_eq!(infer_manager("registry.access.redhat.com/ubi9/ubi:9.3"), SystemManager::Dnf);
+        assert_eq!(
+            infer_manager("registry.access.redhat.com/ubi9/ubi:9.3"),
+            SystemManager::Dnf
+        );
         assert_eq!(infer_manager("rockylinux:9"), SystemManager::Dnf);
-        assert_eq!(infer_manager("nvcr.io/nvidia/pytorch:23.10-py3"), SystemManager::Apt);
+        assert_eq!(
+            infer_manager("nvcr.io/nvidia/pytorch:23.10-py3"),
+            SystemManager::Apt
+        );
         assert_eq!(infer_manager("localhost:5000/alpine"), SystemManager::Apk);
         assert_eq!(infer_manager("localhost:5000/team/img"), SystemManager::Apt);
     }
 
     #[test]
     fn refs_and_versions() {
-        assert_eq!(split_ref("localhost:5000/a/b:1.2@sha256:ff"), ("localhost:5000/a/b", Some("1.2")));
-        assert_eq!(split_ref("localhost:5000/a/b"), ("localhost:5000/a/b", None));
+        assert_eq!(
+            split_ref("localhost:5000/a/b:1.2@sha256:ff"),
+            ("localhost:5000/a/b", Some("1.2"))
+        );
+        assert_eq!(
+            split_ref("localhost:5000/a/b"),
+            ("localhost:5000/a/b", None)
+        );
         assert_eq!(python_image_tag("python:3.10-slim"), Some("3.10-slim"));
-        assert_eq!(python_image_tag("docker.io/library/python:3.11"), Some("3.11"));
+        assert_eq!(
+            python_image_tag("docker.io/library/python:3.11"),
+            Some("3.11")
+        );
         assert_eq!(python_image_tag("pytorch/pytorch:2.0.1"), None);
         assert_eq!(python_image_tag("python"), None);
         assert!(version_matches("3.10-slim", "3.10"));
@@ -723,7 +850,10 @@ mod tests {
 
     #[test]
     fn url_names() {
-        assert_eq!(url_basename("https://h/a/b/model.safetensors?download=1#x"), "model.safetensors");
+        assert_eq!(
+            url_basename("https://h/a/b/model.safetensors?download=1#x"),
+            "model.safetensors"
+        );
         assert_eq!(url_basename("https://h/"), "download");
         assert_eq!(url_basename("https://h"), "download");
         assert_eq!(url_basename("https://h/a/.."), "download");
@@ -735,6 +865,9 @@ mod tests {
     #[test]
     fn tidy_collapses_blank_lines() {
         assert_eq!(tidy("\n\na\n\n\n\nb\n\n"), "a\n\nb\n");
-        assert_eq!(tidy("RUN <<'E'\nx\n\n\ny\nE\n\n\nZ\n"), "RUN <<'E'\nx\n\n\ny\nE\n\nZ\n");
+        assert_eq!(
+            tidy("RUN <<'E'\nx\n\n\ny\nE\n\n\nZ\n"),
+            "RUN <<'E'\nx\n\n\ny\nE\n\nZ\n"
+        );
     }
 }

@@ -36,7 +36,8 @@ impl fmt::Display for Unrepresentable {
 impl std::error::Error for Unrepresentable {}
 
 fn is_shell_safe(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '@' | '%' | '+' | '=' | ':' | ',' | '.' | '/' | '-')
+    c.is_ascii_alphanumeric()
+        || matches!(c, '_' | '@' | '%' | '+' | '=' | ':' | ',' | '.' | '/' | '-')
 }
 
 /// Quotes `s` as one POSIX shell word (`sh`, `bash`, `dash`, `ash`).
@@ -138,7 +139,8 @@ pub fn dockerfile_value(s: &str) -> Result<String, Unrepresentable> {
 pub fn is_dockerfile_bare(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with(['[', '-', '#'])
-        && s.chars().all(|c| !c.is_whitespace() && !c.is_control() && !matches!(c, '\\' | '$' | '"' | '\''))
+        && s.chars()
+            .all(|c| !c.is_whitespace() && !c.is_control() && !matches!(c, '\\' | '$' | '"' | '\''))
 }
 
 /// One word for `FROM`, `WORKDIR` or a flag value (`--chown=`): `s` itself
@@ -244,14 +246,31 @@ mod tests {
 
     /// What `sh` prints for `printf %s <quoted>`.
     fn sh_roundtrip(quoted: &str) -> Vec<u8> {
-        let out = Command::new("sh").arg("-c").arg(format!("printf %s {quoted}")).output().expect("sh runs");
-        assert!(out.status.success(), "sh failed for {quoted}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf %s {quoted}"))
+            .output()
+            .expect("sh runs");
+        assert!(
+            out.status.success(),
+            "sh failed for {quoted}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         out.stdout
     }
 
     #[test]
     fn shell_leaves_safe_words_bare() {
-        for w in ["git", "numpy==1.2", "/workspace/x", "a-b_c.d", "user@host:1", "50%", "a,b", "x+y"] {
+        for w in [
+            "git",
+            "numpy==1.2",
+            "/workspace/x",
+            "a-b_c.d",
+            "user@host:1",
+            "50%",
+            "a,b",
+            "x+y",
+        ] {
             assert_eq!(shell(w), w);
         }
     }
@@ -271,7 +290,12 @@ mod tests {
     #[test]
     fn shell_roundtrips_through_sh() {
         for s in NASTY {
-            assert_eq!(sh_roundtrip(&shell(s)), s.as_bytes(), "value {s:?} quoted as {}", shell(s));
+            assert_eq!(
+                sh_roundtrip(&shell(s)),
+                s.as_bytes(),
+                "value {s:?} quoted as {}",
+                shell(s)
+            );
         }
         // Several words stay several words.
         let line = format!("printf '<%s>' {} {}", shell("a b"), shell(""));
@@ -294,7 +318,10 @@ mod tests {
 
     #[test]
     fn json_array_is_exec_form() {
-        assert_eq!(json_array(&["python", "train.py"]), r#"["python", "train.py"]"#);
+        assert_eq!(
+            json_array(&["python", "train.py"]),
+            r#"["python", "train.py"]"#
+        );
         assert_eq!(json_array::<&str>(&[]), "[]");
         let all: Vec<&str> = NASTY.to_vec();
         let back: Vec<String> = serde_json::from_str(&json_array(&all)).unwrap();
@@ -304,7 +331,10 @@ mod tests {
 
     /// Decodes a double-quoted value the way BuildKit's lexer does.
     fn lex_double_quoted(q: &str) -> String {
-        let inner = q.strip_prefix('"').and_then(|r| r.strip_suffix('"')).expect("double-quoted");
+        let inner = q
+            .strip_prefix('"')
+            .and_then(|r| r.strip_suffix('"'))
+            .expect("double-quoted");
         let mut out = String::new();
         let mut it = inner.chars().peekable();
         while let Some(c) = it.next() {
@@ -321,7 +351,10 @@ mod tests {
     #[test]
     fn dockerfile_value_escapes() {
         assert_eq!(dockerfile_value("v").unwrap(), "\"v\"");
-        assert_eq!(dockerfile_value("a\"b$c\\d`e'f").unwrap(), r#""a\"b\$c\\d`e'f""#);
+        assert_eq!(
+            dockerfile_value("a\"b$c\\d`e'f").unwrap(),
+            r#""a\"b\$c\\d`e'f""#
+        );
         assert_eq!(dockerfile_value("").unwrap(), "\"\"");
         assert_eq!(dockerfile_value("trailing\\").unwrap(), r#""trailing\\""#);
         assert_eq!(dockerfile_value("a\nb"), Err(Unrepresentable));
@@ -341,17 +374,30 @@ mod tests {
         assert_eq!(dockerfile_word("/a$b").unwrap(), r#""/a\$b""#);
         assert_eq!(dockerfile_word("-x").unwrap(), "\"-x\"");
         assert_eq!(dockerfile_word("a\nb"), Err(Unrepresentable));
-        assert_eq!(dockerfile_args(&["train.py", "/workspace/train.py"]).unwrap(), "train.py /workspace/train.py");
+        assert_eq!(
+            dockerfile_args(&["train.py", "/workspace/train.py"]).unwrap(),
+            "train.py /workspace/train.py"
+        );
         assert_eq!(
             dockerfile_args(&["https://h/x?a=1&b=2", "/m/x"]).unwrap(),
             "https://h/x?a=1&b=2 /m/x"
         );
-        assert_eq!(dockerfile_args(&["my file", "/a/b"]).unwrap(), r#"["my file", "/a/b"]"#);
-        assert_eq!(dockerfile_args(&["a$b'c\"d\\", "/x"]).unwrap(), r#"["a\\$b\\'c\\\"d\\\\", "/x"]"#);
+        assert_eq!(
+            dockerfile_args(&["my file", "/a/b"]).unwrap(),
+            r#"["my file", "/a/b"]"#
+        );
+        assert_eq!(
+            dockerfile_args(&["a$b'c\"d\\", "/x"]).unwrap(),
+            r#"["a\\$b\\'c\\\"d\\\\", "/x"]"#
+        );
         assert_eq!(dockerfile_args(&["[x]", "/y"]).unwrap(), r#"["[x]", "/y"]"#);
         assert_eq!(dockerfile_args(&["a\nb", "/y"]), Err(Unrepresentable));
         // The JSON form always parses, whatever the words.
-        let words: Vec<&str> = NASTY.iter().copied().filter(|s| !has_line_break(s)).collect();
+        let words: Vec<&str> = NASTY
+            .iter()
+            .copied()
+            .filter(|s| !has_line_break(s))
+            .collect();
         let form = dockerfile_args(&words).unwrap();
         let parsed: Vec<String> = serde_json::from_str(&form).unwrap();
         assert_eq!(parsed.len(), words.len());

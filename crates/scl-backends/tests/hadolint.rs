@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 fn hadolint() -> Option<String> {
@@ -39,11 +42,38 @@ fn generated_dockerfiles_pass_hadolint() {
     let config = workspace_root().join(".hadolint.yaml");
     assert!(config.is_file(), "missing {}", config.display());
     let dir = tempfile::tempdir().unwrap();
+
+    // Control: hadolint with this config does report a bad Dockerfile, so a
+    // clean result below means something.
+    let bad = dir.path().join("control.Dockerfile");
+    std::fs::write(
+        &bad,
+        "FROM debian:latest\nRUN apt-get update && apt-get install -y git\n",
+    )
+    .unwrap();
+    let o = Command::new(&bin)
+        .arg("--no-color")
+        .arg("--config")
+        .arg(&config)
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !o.status.success(),
+        "hadolint passed a bad Dockerfile:\n{report}"
+    );
+    for rule in ["DL3007", "DL3009", "DL3015"] {
+        assert!(report.contains(rule), "control lacks {rule}:\n{report}");
+    }
+
     let mut linted = 0;
     let mut failures = Vec::new();
     for (name, _spec, out) in common::lowered() {
         for a in common::dockerfiles(&out) {
-            let file = dir.path().join(format!("{name}__{}", a.path.replace('/', "__")));
+            let file = dir
+                .path()
+                .join(format!("{name}__{}", a.path.replace('/', "__")));
             std::fs::write(&file, &a.contents).unwrap();
             let o = Command::new(&bin)
                 .arg("--no-color")
@@ -52,13 +82,28 @@ fn generated_dockerfiles_pass_hadolint() {
                 .arg(&file)
                 .output()
                 .expect("hadolint runs");
-            let findings = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+            let findings = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
             if !o.status.success() || !findings.trim().is_empty() {
-                failures.push(format!("{name}/{} (exit {:?}):\n{findings}", a.path, o.status.code()));
+                failures.push(format!(
+                    "{name}/{} (exit {:?}):\n{findings}",
+                    a.path,
+                    o.status.code()
+                ));
             }
             linted += 1;
         }
     }
-    assert!(linted >= 8, "expected every fixture's Dockerfiles, linted {linted}");
-    assert!(failures.is_empty(), "hadolint findings:\n{}", failures.join("\n"));
+    assert!(
+        linted >= 8,
+        "expected every fixture's Dockerfiles, linted {linted}"
+    );
+    assert!(
+        failures.is_empty(),
+        "hadolint findings:\n{}",
+        failures.join("\n")
+    );
 }

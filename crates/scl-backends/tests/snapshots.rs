@@ -12,7 +12,11 @@ fn every_fixture_snapshots() {
             let snap = format!("{name}__{}", a.path.replace('/', "__"));
             insta::assert_snapshot!(snap, &a.contents);
         }
-        let warnings: Vec<String> = out.warnings.iter().map(|w| format!("{}: {}", w.field, w.message)).collect();
+        let warnings: Vec<String> = out
+            .warnings
+            .iter()
+            .map(|w| format!("{}: {}", w.field, w.message))
+            .collect();
         insta::assert_snapshot!(format!("{name}__warnings"), warnings.join("\n"));
         let paths: Vec<&str> = out.artifacts.iter().map(|a| a.path.as_str()).collect();
         insta::assert_snapshot!(format!("{name}__artifacts"), paths.join("\n"));

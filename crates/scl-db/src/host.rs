@@ -44,6 +44,10 @@ impl scl_sema::Host for DbHost<'_> {
     fn parse(&self, m: ModuleId) -> Arc<scl_syntax::Parse> {
         parse(self.db, self.db.module_file(m)).clone()
     }
+    fn text(&self, m: ModuleId) -> Arc<str> {
+        let f = self.db.module_file(m);
+        Arc::from(f.contents(self.db).as_deref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default())
+    }
     fn display_path(&self, m: ModuleId) -> Arc<str> {
         display_path(self.db, self.db.module_file(m))
     }

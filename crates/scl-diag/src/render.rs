@@ -116,10 +116,13 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
         .with_code(d.code)
         .with_message(&d.message)
         .with_config(Config::default().with_index_type(IndexType::Byte).with_color(color));
-    let mut primary = Label::new(clamp(&d.at.file, d.at.span));
-    if let Some(m) = &d.primary_label {
-        primary = primary.with_message(m);
-    }
+    // ariadne draws a label only with a message; default to the diagnostic's.
+    let primary = Label::new(clamp(&d.at.file, d.at.span))
+        .with_message(d.primary_label.as_deref().unwrap_or(&d.message))
+        .with_color(match d.severity {
+            Severity::Error => ariadne::Color::Red,
+            Severity::Warning => ariadne::Color::Yellow,
+        });
     report = report.with_label(primary);
     for l in &d.labels {
         report = report.with_label(Label::new(clamp(&l.at.file, l.at.span)).with_message(&l.message));

@@ -315,6 +315,15 @@ impl<'h> Evaluator<'h> {
                 ))
             }
         };
+        if let ExprKind::Name(n) = &expr.kind {
+            if !self.index.contains_key(n) {
+                return Err(self.report(
+                    self.root,
+                    mk("E0201", format!("`--set {}={}`: expected {ty}, found the word `{n}`", o.name, o.value))
+                        .with_help(format!("`{}` is a {ty} parameter; give a {ty} value (only String-like parameters take bare text)", o.name)),
+                ));
+            }
+        }
         let before = self.diags.borrow().len();
         let cx = Cx { module: self.root, locals: &[], selfcx: None };
         let r = self.eval(cx, &expr, ty);
@@ -331,10 +340,9 @@ impl<'h> Evaluator<'h> {
     }
 
     /// The text of a span of module `m`'s source, for messages.
-    fn snippet(&self, _m: ModuleId, span: Span) -> String {
-        // The AST does not keep the text; callers use spans for display.
-        let _ = span;
-        "…".to_string()
+    fn snippet(&self, m: ModuleId, span: Span) -> String {
+        let text = self.host.text(m);
+        text.get(span.range()).map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default()
     }
 
     // ----- types ---------------------------------------------------------
@@ -350,6 +358,12 @@ impl<'h> Evaluator<'h> {
                 if segs.len() == 1 {
                     if let Some(t) = Ty::builtin(&segs[0].name) {
                         return Ok(t);
+                    }
+                }
+                if segs.len() == 1 {
+                    let known = if m == self.root { self.index.contains_key(&segs[0].name) } else { self.host.module_values(m).values.contains_key(&segs[0].name) };
+                    if !known {
+                        return Err(Reported); // E0206, from the static pass
                     }
                 }
                 let cx = Cx { module: m, locals: &[], selfcx: None };

@@ -64,6 +64,8 @@ pub struct Override {
 pub trait Host {
     /// The parse of a module.
     fn parse(&self, m: ModuleId) -> Arc<scl_syntax::Parse>;
+    /// The source text of a module (for quoting it in messages).
+    fn text(&self, m: ModuleId) -> Arc<str>;
     /// The display path of a module (workspace-relative, or `std/NAME.env.scl`).
     fn display_path(&self, m: ModuleId) -> Arc<str>;
     /// The module an `import` declaration (by index in `m`'s decls) resolved

@@ -296,15 +296,24 @@ pub fn lex(src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
         stack: Vec::new(),
         pending_nl: None,
         last_continues: true,
+        aborted: false,
     };
     lx.run(None);
     // Close every bracket still open at the end of the file.
     let end = src.len();
     while let Some(open) = lx.stack.pop() {
-        lx.unclosed(open, Span::new(end, end));
+        if lx.aborted {
+            let at = Span::new(end, end);
+            lx.out.push(Token { kind: open.delim.close_kind(), span: at });
+        } else {
+            lx.unclosed(open, Span::new(end, end));
+        }
     }
     (lx.out, lx.diags)
 }
+
+/// The deepest nesting of brackets and interpolations the lexer accepts.
+const MAX_DEPTH: usize = 256;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Delim {
@@ -377,6 +386,8 @@ struct Lexer<'a> {
     /// A significant newline seen but not emitted yet (it is dropped when the
     /// next token is `then`, `else` or `with`).
     pending_nl: Option<Span>,
+    /// Set once the nesting limit was hit: the rest of the file is skipped.
+    aborted: bool,
     /// True if the last emitted token lets the line continue (see
     /// [`TokenKind::continues_line`]), or nothing was emitted yet.
     last_continues: bool,
@@ -480,6 +491,7 @@ impl<'a> Lexer<'a> {
                     }
                     self.push(kind, Span::new(start, self.pos));
                 }
+                b'(' | b'[' | b'{' if self.too_deep() => {}
                 b'(' | b'[' | b'{' => {
                     let (delim, kind) = match b {
                         b'(' => (Delim::Paren, TokenKind::LParen),
@@ -506,6 +518,23 @@ impl<'a> Lexer<'a> {
             }
         }
         Stop::Eof
+    }
+
+    /// At an opening bracket: if the nesting limit is reached, reports it
+    /// once and skips the rest of the file (deeper nesting would only
+    /// exhaust the stack of the later stages).
+    fn too_deep(&mut self) -> bool {
+        if self.stack.len() < MAX_DEPTH {
+            return false;
+        }
+        if !self.aborted {
+            let at = self.pos;
+            self.error("E0001", Span::new(at, at + 1), format!("brackets nested more than {MAX_DEPTH} levels deep"))
+                .help = Some("split the expression with `let` declarations".into());
+        }
+        self.aborted = true;
+        self.pos = self.src.len();
+        true
     }
 
     /// Handles a closing bracket. Returns `Some` when it closes the
@@ -804,6 +833,9 @@ impl<'a> Lexer<'a> {
                 }
                 b'$' if self.peek_at(1) == Some(b'{') => {
                     flush!();
+                    if self.too_deep() {
+                        break;
+                    }
                     let open = Span::new(self.pos, self.pos + 2);
                     self.pos += 2;
                     let saved_out = std::mem::take(&mut self.out);
@@ -837,7 +869,9 @@ impl<'a> Lexer<'a> {
                             let d = Diagnostic::error("E0003", open, "unterminated interpolation: expected `}`")
                                 .with_label(Arc::from(""), at, "the string ends here")
                                 .with_help("close the interpolation with `}`, or write `\\$` for a literal dollar sign");
-                            self.diags.push(d);
+                            if !self.aborted {
+                                self.diags.push(d);
+                            }
                             reported = true;
                             if inner.is_empty() {
                                 inner.push(Token { kind: TokenKind::Ident(String::new()), span: at });
@@ -860,7 +894,7 @@ impl<'a> Lexer<'a> {
         }
         if !terminated {
             flush!();
-            if !reported {
+            if !reported && !self.aborted {
                 let what = if triple { "the end of the file" } else { "the end of the line" };
                 let closer = if triple { "\"\"\"" } else { "\"" };
                 let d = Diagnostic::error("E0002", Span::new(start, start + q), "unterminated string")

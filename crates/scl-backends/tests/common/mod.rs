@@ -22,7 +22,8 @@ pub fn fixtures() -> Vec<(String, EnvSpec)> {
         }
         let name = path.file_stem().unwrap().to_str().unwrap().to_string();
         let text = std::fs::read_to_string(&path).unwrap();
-        let spec: EnvSpec = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let spec: EnvSpec =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         out.push((name, spec));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
@@ -31,7 +32,11 @@ pub fn fixtures() -> Vec<(String, EnvSpec)> {
 
 /// One fixture by name.
 pub fn fixture(name: &str) -> EnvSpec {
-    fixtures().into_iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no fixture {name}")).1
+    fixtures()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no fixture {name}"))
+        .1
 }
 
 /// Every fixture lowered: `(env name, IR, output)`.
@@ -94,7 +99,11 @@ pub fn instructions(text: &str) -> Vec<Instruction> {
                 i += 1;
             }
             i += 1;
-            out.push(Instruction { keyword: keyword.to_ascii_uppercase(), args, line: start + 1 });
+            out.push(Instruction {
+                keyword: keyword.to_ascii_uppercase(),
+                args,
+                line: start + 1,
+            });
             continue;
         }
         loop {
@@ -112,12 +121,19 @@ pub fn instructions(text: &str) -> Vec<Instruction> {
                 break;
             }
         }
-        out.push(Instruction { keyword: keyword.to_ascii_uppercase(), args, line: start + 1 });
+        out.push(Instruction {
+            keyword: keyword.to_ascii_uppercase(),
+            args,
+            line: start + 1,
+        });
     }
     out
 }
 
 /// The Dockerfile artifacts of an output (`Dockerfile`, `svc/Dockerfile`).
 pub fn dockerfiles(out: &Lowered) -> Vec<&scl_backends::Artifact> {
-    out.artifacts.iter().filter(|a| a.path == "Dockerfile" || a.path.ends_with("/Dockerfile")).collect()
+    out.artifacts
+        .iter()
+        .filter(|a| a.path == "Dockerfile" || a.path.ends_with("/Dockerfile"))
+        .collect()
 }

@@ -1,0 +1,144 @@
+//! Exact diagnostics for each syntax error code, and recovery.
+
+use scl_diag::LineIndex;
+use scl_syntax::{ast, parse};
+
+/// `CODE line:col message` for every error.
+fn errors(src: &str) -> Vec<String> {
+    let idx = LineIndex::new(src);
+    parse(src)
+        .errors
+        .iter()
+        .map(|d| {
+            assert!(d.at.file.is_empty());
+            let (l, c) = idx.line_col(src, d.at.span.start as usize);
+            format!("{} {l}:{c} {}", d.code, d.message)
+        })
+        .collect()
+}
+
+#[test]
+fn e0001_unexpected_token() {
+    assert_eq!(errors("env a {\n  base = = 5\n}\n"), ["E0001 2:10 expected expression, found `=`"]);
+    assert_eq!(errors("enum E { a = 1 }\n"), ["E0001 1:12 expected newline, `,` or `}`, found `=`"]);
+    assert_eq!(errors("env a {\n  x = f(1 2)\n}\n"), ["E0001 2:11 expected `,` or `)`, found `2`"]);
+    assert_eq!(errors("env a {\n  x = 1)\n}\n"), ["E0001 2:8 unexpected `)`"]);
+    assert_eq!(errors("x = 1\nenv a {}\n"), ["E0001 1:1 expected declaration, found `x`"]);
+    assert_eq!(errors("env a {\n  if x > 1 foo { }\n}\n"), ["E0001 2:12 expected `{`, found `foo`"]);
+    assert_eq!(errors("env a { if = 1 }\n"), ["E0001 1:12 expected expression, found `=`"]);
+    assert_eq!(errors("env a {\n  x = f(a = 1, 2)\n}\n"), ["E0001 2:16 positional argument after a named argument"]);
+    assert_eq!(errors("env a { x = 1 @ }\n"), ["E0001 1:15 unexpected character `@`"]);
+    assert_eq!(errors("let x = 1 +\n"), ["E0001 2:1 expected expression, found end of file"]);
+}
+
+#[test]
+fn e0002_unterminated_string() {
+    let src = "env bad {\n  base = image(\"debian:12.5)\n  workdir = \"/w\"\n}\n";
+    assert_eq!(errors(src), ["E0002 2:16 unterminated string"]);
+    let p = parse(src);
+    let ast::Decl::Env(env) = &p.module.decls[0] else { panic!() };
+    assert_eq!(env.body.items.len(), 2);
+    assert_eq!(errors("let x = \"\"\"\nabc\n"), ["E0002 1:9 unterminated string"]);
+}
+
+#[test]
+fn e0003_bad_interpolation() {
+    assert_eq!(errors("let x = \"a${}b\"\n"), ["E0003 1:11 empty interpolation `${}`"]);
+    assert_eq!(errors("let x = \"a${b\nlet y = 1\n"), ["E0003 1:11 unterminated interpolation: expected `}`"]);
+}
+
+#[test]
+fn e0004_unknown_escape() {
+    assert_eq!(errors("let x = \"a\\qb\"\n"), ["E0004 1:11 unknown escape `\\q`"]);
+}
+
+#[test]
+fn e0005_bad_number() {
+    assert_eq!(errors("env a { memory = 4GB }\n"), ["E0005 1:18 unknown quantity suffix `GB` in `4GB`"]);
+    assert_eq!(errors("let x = 3e\n"), ["E0005 1:9 malformed exponent in `3e`"]);
+    assert_eq!(errors("let x = 99999999999999999999\n"), ["E0005 1:9 integer literal is too large"]);
+    let p = parse("env a { memory = 4GB }\n");
+    assert_eq!(p.errors[0].help.as_deref().map(|h| h.starts_with("write `4Gi`")), Some(true));
+}
+
+#[test]
+fn e0006_unclosed_delimiter() {
+    let src = "env a {\n  base = image(\"x\"\n  k = 2\n}\n";
+    assert_eq!(errors(src), ["E0006 4:1 unclosed `(`"]);
+    let p = parse(src);
+    let label = &p.errors[0].labels[0];
+    assert_eq!(&src[label.at.span.range()], "(");
+    // A declaration at the start of a line closes what is still open.
+    let src = "env a {\n  base = image(\"x\")\nenv b { x = 1 }\n";
+    assert_eq!(errors(src), ["E0006 3:1 unclosed `{`"]);
+    let p = parse(src);
+    assert_eq!(p.module.decls.len(), 2);
+    assert_eq!(p.module.decls[1].name().name, "b");
+    assert_eq!(errors("let x = [1, 2"), ["E0006 1:14 unclosed `[`"]);
+}
+
+#[test]
+fn two_typos_two_errors() {
+    let src = r#"env a {
+  base = image("debian:12.5")
+  python.packages = ["x" "y"]
+  workdir = "/w"
+}
+
+env b extends a {
+  resources.requests { memory = = 4Gi }
+  description = "still here"
+}
+
+env c extends b {
+  command = ["python"]
+}
+"#;
+    let errs = errors(src);
+    assert_eq!(errs.len(), 2, "{errs:#?}");
+    assert!(errs[0].starts_with("E0001 3:"), "{errs:#?}");
+    assert!(errs[1].starts_with("E0001 8:"), "{errs:#?}");
+    let p = parse(src);
+    let names: Vec<_> = p.module.decls.iter().map(|d| d.name().name.clone()).collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    let ast::Decl::Env(a) = &p.module.decls[0] else { panic!() };
+    assert_eq!(a.body.items.len(), 3, "items around the typo survive");
+    let ast::Decl::Env(b) = &p.module.decls[1] else { panic!() };
+    assert_eq!(b.body.items.len(), 2);
+    let ast::Decl::Env(c) = &p.module.decls[2] else { panic!() };
+    assert_eq!(c.extends.len(), 1);
+    assert!(!matches!(c.body.items[0].kind, ast::ItemKind::Error));
+}
+
+#[test]
+fn missing_separator_is_one_error() {
+    let errs = errors("env a {\n  x = 1 y = 2\n  z = 3\n}\nenv b {}\n");
+    assert_eq!(errs, ["E0001 2:9 expected newline, `,` or `}`, found `y`"]);
+}
+
+#[test]
+fn garbage_does_not_panic() {
+    for src in [
+        "", "\n\n", "}", ")))", "{{{", "\"", "\"\"\"", "\"${", "\"${\"${", "env", "env a", "env a extends", "env a(",
+        "fn f(", "param x:", "let = ", ".", "..", "1..2", "é", "\u{0}", "env a { x = \"\\", "x\r\ny", "3e+", "0x10",
+        "let x = [for]", "let x = [for x in]", "env a { if }", "env a { if x {} else }", "let x = a with",
+        "env a { \"unterminated = 1 }", "let x = \"${\"\"\"}\"", "let x = \"\"\"${\n\"\"\"",
+    ] {
+        let _ = parse(src);
+    }
+    // Arbitrary bytes, as lossy UTF-8.
+    let mut seed = 0x2545F4914F6CDD1Du64;
+    for _ in 0..2000 {
+        let len = (seed % 64) as usize;
+        let mut bytes = Vec::with_capacity(len);
+        for _ in 0..len {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let pick = b"env{}()[]\"$\\=+-.,:\n xa1G\xc3\xa9/*!<>&|?";
+            bytes.push(pick[(seed % pick.len() as u64) as usize]);
+        }
+        let src = String::from_utf8_lossy(&bytes);
+        let _ = parse(&src);
+    }
+}

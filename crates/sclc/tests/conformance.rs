@@ -1,0 +1,21 @@
+//! Runs the shared conformance suite (`../shared/conformance/run.py`, or the
+//! copy in `tests/conformance/` when the shared folder is absent) against the
+//! built `sclc`: every case must pass.
+
+mod common;
+use common::*;
+use std::process::Command;
+
+#[test]
+fn conformance_suite_passes() {
+    let shared = repo().join("../shared/conformance/run.py");
+    let local = repo().join("tests/conformance/run.py");
+    let runner = if shared.is_file() { shared } else { local };
+    let out = Command::new("python3").arg(&runner).arg(env!("CARGO_BIN_EXE_sclc")).output().expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let last = stdout.lines().last().unwrap_or("");
+    assert!(last.ends_with(" passed, 0 failed") && !last.starts_with("0 "), "{stdout}");
+    let n: usize = last.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(n >= 22, "{stdout}");
+}
