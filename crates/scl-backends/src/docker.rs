@@ -427,7 +427,6 @@ impl Job<'_> {
             origin => origin,
             ir_hash => spec.content_hash(),
             dockerfile_path => dockerfile_path,
-            header_notes => Vec::<String>::new(),
             from => from,
             system => system,
             create_user => create_user,

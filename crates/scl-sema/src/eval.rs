@@ -124,9 +124,11 @@ pub(crate) struct Evaluator<'h> {
     env_stack: RefCell<Vec<String>>,
     finals: RefCell<HashMap<usize, R<Arc<FinalEnv>>>>,
     depth: Cell<u32>,
+    /// Functions and templates being called: calling one again is recursion.
+    calls: RefCell<Vec<(ModuleId, usize)>>,
 }
 
-const MAX_DEPTH: u32 = 200;
+const MAX_DEPTH: u32 = 150;
 
 impl<'h> Evaluator<'h> {
     fn new(host: &'h dyn Host, m: ModuleId) -> Self {
@@ -146,6 +148,7 @@ impl<'h> Evaluator<'h> {
             env_stack: RefCell::new(Vec::new()),
             finals: RefCell::new(HashMap::new()),
             depth: Cell::new(0),
+            calls: RefCell::new(Vec::new()),
         }
     }
 
@@ -821,11 +824,27 @@ impl<'h> Evaluator<'h> {
 
     // ----- calls ------------------------------------------------------------
 
+    /// Pushes a call; calling a function or template that is already being
+    /// called is recursion (E0306; usually reported by the static pass).
+    fn enter_call(&self, at: ModuleId, module: ModuleId, decl: usize, span: Span) -> R<CallGuard<'_>> {
+        if self.calls.borrow().contains(&(module, decl)) {
+            let parse = self.parse_of(module);
+            let name = parse.module.decls[decl].name().name.clone();
+            return Err(self.report(
+                at,
+                Diagnostic::error("E0306", span, format!("`{name}` is called while it is being evaluated: recursion is not allowed")),
+            ));
+        }
+        self.calls.borrow_mut().push((module, decl));
+        Ok(CallGuard { calls: &self.calls })
+    }
+
     fn call(&self, cx: Cx, f: &Value, args: &[ast::Arg], span: Span, callee_span: Span, ty: &Ty) -> R<Value> {
         match f {
             Value::Pending => Ok(Value::Pending),
             Value::Builtin(name) => builtins::call(self, cx, name, args, span, ty),
             Value::Func { module, decl } => {
+                let _guard = self.enter_call(cx.module, *module, *decl, span)?;
                 let parse = self.parse_of(*module);
                 let Decl::Fn(fd) = &parse.module.decls[*decl] else { return Err(Reported) };
                 let bound = self.bind_args(cx, *module, &fd.name.name, &fd.params, args, span, "function")?;
@@ -836,7 +855,10 @@ impl<'h> Evaluator<'h> {
                 let fcx = Cx { module: *module, locals: &bound, selfcx: None };
                 self.eval(fcx, &fd.body, &ret)
             }
-            Value::Template { module, decl } => self.instantiate(cx, *module, *decl, args, span).map(Value::Env),
+            Value::Template { module, decl } => {
+                let _guard = self.enter_call(cx.module, *module, *decl, span)?;
+                self.instantiate(cx, *module, *decl, args, span).map(Value::Env)
+            }
             other => self.err(cx.module, "E0211", callee_span, format!("a {} cannot be called", other.type_name())),
         }
     }
@@ -967,7 +989,10 @@ impl<'h> Evaluator<'h> {
             };
             let env = match v {
                 Value::Env(e) => e,
-                Value::Template { module, decl } => match self.instantiate(cx, module, decl, &[], p.span) {
+                Value::Template { module, decl } => match self
+                    .enter_call(m, module, decl, p.span)
+                    .and_then(|_g| self.instantiate(cx, module, decl, &[], p.span))
+                {
                     Ok(e) => e,
                     Err(_) => {
                         failed = true;
@@ -1320,6 +1345,17 @@ impl<'h> Evaluator<'h> {
     /// string to an Image, …). Errors are reported at `span`.
     pub fn coerce(&self, m: ModuleId, v: Value, ty: &Ty, span: Span) -> R<Value> {
         crate::builtins::coerce(self, m, v, ty, span)
+    }
+}
+
+/// Pops the call stack when a call returns.
+struct CallGuard<'a> {
+    calls: &'a RefCell<Vec<(ModuleId, usize)>>,
+}
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        self.calls.borrow_mut().pop();
     }
 }
 

@@ -151,7 +151,7 @@ impl TokenKind {
             Str(_) | StrStart => "string".into(),
             StrText(_) => "string text".into(),
             InterpStart => "`${`".into(),
-            InterpEnd => "end of interpolation".into(),
+            InterpEnd => "`}`".into(),
             StrEnd => "end of string".into(),
             DocComment(_) => "doc comment".into(),
             Newline => "newline".into(),
@@ -557,7 +557,6 @@ impl<'a> Lexer<'a> {
                 break;
             }
         }
-        let kind = delim.close_kind();
         match found {
             None => {
                 // A stray closer: reported and dropped, so that the token
@@ -566,7 +565,6 @@ impl<'a> Lexer<'a> {
                 let d = Diagnostic::error("E0001", span, format!("unexpected `{c}`"))
                     .with_primary_label(format!("no matching opening bracket for this `{c}`"));
                 self.diags.push(d);
-                let _ = kind;
                 None
             }
             Some(i) => {
@@ -578,7 +576,7 @@ impl<'a> Lexer<'a> {
                 if let Delim::Interp(_) = open.delim {
                     return Some(Stop::InterpClosed(span.start as usize));
                 }
-                self.push(kind, span);
+                self.push(delim.close_kind(), span);
                 None
             }
         }
@@ -774,8 +772,7 @@ impl<'a> Lexer<'a> {
                 }
             };
         }
-        loop {
-            let Some(b) = self.peek() else { break };
+        while let Some(b) = self.peek() {
             match b {
                 b'"' if !triple => {
                     flush!();
@@ -1003,7 +1000,6 @@ fn dedent(pieces: &mut Vec<Piece>) {
     let mut common = closing_indent;
     let mut line_indent = 0usize;
     let mut blank = true;
-    let mut first_line = true;
     let consider = |common: &mut Option<usize>, indent: usize, blank: bool| {
         if !blank {
             *common = Some(common.map_or(indent, |c| c.min(indent)));
@@ -1015,7 +1011,6 @@ fn dedent(pieces: &mut Vec<Piece>) {
                 consider(&mut common, line_indent, blank);
                 line_indent = 0;
                 blank = true;
-                first_line = false;
             }
             Piece::Indent(ws, _) => line_indent = ws.chars().count(),
             Piece::Text(t, ..) => {
@@ -1026,7 +1021,6 @@ fn dedent(pieces: &mut Vec<Piece>) {
             Piece::Interp(..) => blank = false,
         }
     }
-    let _ = first_line;
     consider(&mut common, line_indent, blank);
     let common = common.unwrap_or(0);
     if common == 0 {

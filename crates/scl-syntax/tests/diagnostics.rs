@@ -142,3 +142,55 @@ fn garbage_does_not_panic() {
         let _ = parse(&src);
     }
 }
+
+#[test]
+fn newline_rules() {
+    let src = r#"env a extends b,
+  c {
+  if x {
+    y = 1
+  }
+  else if z {
+    y = 2
+  }
+  else {
+    y = 3
+  }
+  z = if c
+    then 1
+    else 2
+  w = 1 + // a comment
+    2
+  v = base
+    with { a = 1 }
+  list = [
+    "a",
+    "b",
+  ]
+  call = f(
+    1,
+    at = 2,
+  )
+  rec = {
+    a = 1
+
+    b = 2,
+  }
+}
+"#;
+    assert_eq!(errors(src), Vec::<String>::new());
+    let p = parse(src);
+    let ast::Decl::Env(env) = &p.module.decls[0] else { panic!() };
+    assert_eq!(env.extends.len(), 2);
+    assert_eq!(env.body.items.len(), 7);
+    let ast::ItemKind::Assign { value, .. } = &env.body.items[6].kind else { panic!() };
+    let ast::ExprKind::Record(b) = &value.kind else { panic!() };
+    assert_eq!(b.items.len(), 2);
+}
+
+#[test]
+fn keywords_are_not_field_names() {
+    let p = parse("env a {\n  in = 1\n  from = 2\n  type = 3\n}\n");
+    assert_eq!(p.errors.len(), 1);
+    assert_eq!(p.errors[0].help.as_deref(), Some("keywords cannot be field names"));
+}

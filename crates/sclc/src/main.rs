@@ -7,5 +7,13 @@
 mod commands;
 
 fn main() {
-    std::process::exit(commands::main());
+    // Deeply nested input recurses deeply; give the compiler a large stack
+    // instead of the main thread's 8 MiB.
+    let code = std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(commands::main)
+        .expect("spawn the compiler thread")
+        .join()
+        .unwrap_or(101);
+    std::process::exit(code);
 }

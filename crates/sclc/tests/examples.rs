@@ -1,0 +1,105 @@
+//! Every file in `examples/`: `sclc check` passes, `sclc ir` is byte-identical
+//! on two runs and matches its snapshot, and `sclc build --target docker`
+//! writes the snapshotted Dockerfiles. Plus the review property of the BERT
+//! scenario: `--set gpu_count=4` changes the GPU counts and switches on
+//! distributed training, and nothing else.
+
+mod common;
+use common::*;
+
+fn snapshot_name(rel: &str) -> String {
+    rel.replace(".env.scl", "").replace(['/', '.'], "__")
+}
+
+#[test]
+fn examples_check_and_ir_is_stable() {
+    let repo = repo();
+    let files = scl_files(&repo.join("examples"));
+    assert!(files.len() >= 7, "{files:?}");
+    for f in files {
+        let rel = f.strip_prefix(&repo).unwrap().to_string_lossy().to_string();
+        let check = sclc(&repo, &["check", &rel]);
+        assert_eq!(check.status.code(), Some(0), "{rel}: {}", String::from_utf8_lossy(&check.stderr));
+        let a = sclc(&repo, &["ir", &rel]);
+        let b = sclc(&repo, &["ir", &rel]);
+        assert_eq!(a.status.code(), Some(0), "{rel}: {}", String::from_utf8_lossy(&a.stderr));
+        assert_eq!(a.stdout, b.stdout, "{rel}: IR differs between two runs");
+        let ir = String::from_utf8(a.stdout).unwrap();
+        insta::assert_snapshot!(format!("ir__{}", snapshot_name(&rel)), ir);
+    }
+}
+
+#[test]
+fn examples_lower_to_dockerfiles() {
+    let repo = repo();
+    for f in scl_files(&repo.join("examples")) {
+        let rel = f.strip_prefix(&repo).unwrap().to_string_lossy().to_string();
+        let out = tempfile::tempdir().unwrap();
+        let o = out.path().to_str().unwrap();
+        let r = sclc(&repo, &["build", &rel, "--target", "docker", "--out", o]);
+        assert_eq!(r.status.code(), Some(0), "{rel}: {}", String::from_utf8_lossy(&r.stderr));
+        let mut written: Vec<String> = Vec::new();
+        fn walk(d: &std::path::Path, base: &std::path::Path, out: &mut Vec<String>) {
+            let mut es: Vec<_> = std::fs::read_dir(d).unwrap().flatten().map(|e| e.path()).collect();
+            es.sort();
+            for p in es {
+                if p.is_dir() {
+                    walk(&p, base, out);
+                } else {
+                    out.push(p.strip_prefix(base).unwrap().to_string_lossy().to_string());
+                }
+            }
+        }
+        walk(out.path(), out.path(), &mut written);
+        assert!(!written.iter().any(|w| w.contains(".sclc-tmp")), "temporary folder left behind: {written:?}");
+        for w in &written {
+            let text = std::fs::read_to_string(out.path().join(w)).unwrap();
+            insta::assert_snapshot!(format!("docker__{}__{}", snapshot_name(&rel), w.replace(['/', '.'], "_")), text);
+        }
+        assert!(written.iter().any(|w| w.ends_with("Dockerfile")), "{rel}: no Dockerfile in {written:?}");
+    }
+}
+
+#[test]
+fn provenance_names_the_env_and_line_of_each_field() {
+    let repo = repo();
+    let r = sclc(&repo, &["ir", "examples/bert-finetune/train.env.scl", "--env", "bert_train", "--provenance"]);
+    assert_eq!(r.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let p = &v["provenance"];
+    assert_eq!(p["base"]["env"], "python_env");
+    assert_eq!(p["base"]["file"], "base.env.scl");
+    assert_eq!(p["base"]["line"], 5);
+    assert_eq!(p["system.packages"]["env"], "bert_train");
+    assert_eq!(p["system.packages"]["replaced"], "python_env");
+    assert_eq!(p["resources.requests.memory"]["line"], 18);
+    insta::assert_snapshot!("provenance__bert_train", String::from_utf8(r.stdout).unwrap());
+}
+
+#[test]
+fn gpu_count_4_switches_on_distributed_training_and_nothing_else() {
+    let repo = repo();
+    let one = sclc(&repo, &["ir", "examples/bert-finetune/train.env.scl", "--env", "bert_train"]);
+    let four = sclc(&repo, &["ir", "examples/bert-finetune/train.env.scl", "--env", "bert_train", "--set", "gpu_count=4"]);
+    assert_eq!(four.status.code(), Some(0), "{}", String::from_utf8_lossy(&four.stderr));
+    let mut a: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+    let b: serde_json::Value = serde_json::from_slice(&four.stdout).unwrap();
+    assert_eq!(b["resources"]["requests"]["gpu"]["count"], 4);
+    assert_eq!(b["resources"]["limits"]["gpu"]["count"], 4);
+    assert_eq!(b["distributed"]["procs_per_node"], 4);
+    assert_eq!(b["distributed"]["nodes"], 1);
+    assert!(a.get("distributed").is_none());
+    a["resources"]["requests"]["gpu"]["count"] = 4.into();
+    a["resources"]["limits"]["gpu"]["count"] = 4.into();
+    a["distributed"] = b["distributed"].clone();
+    assert_eq!(a, b, "only the GPU counts and `distributed` may change");
+}
+
+#[test]
+fn set_value_violating_where_is_reported_on_the_command_line() {
+    let repo = repo();
+    let r = sclc(&repo, &["ir", "examples/bert-finetune/train.env.scl", "--set", "gpu_count=9", "--message-format", "json"]);
+    assert_eq!(r.status.code(), Some(1));
+    let s = String::from_utf8_lossy(&r.stderr);
+    assert!(s.contains("\"file\":\"<command-line>\"") && s.contains("\"code\":\"E0303\"") && s.contains("\"column\":17"), "{s}");
+}
