@@ -786,6 +786,7 @@ impl<'a> Lexer<'a> {
                     terminated = true;
                     break;
                 }
+                b'\r' if self.peek_at(1) == Some(b'\n') => self.pos += 1,
                 b'\n' if !triple => break,
                 b'\n' => {
                     flush!();

@@ -62,12 +62,61 @@ fn all_fixtures_parse() {
 }
 
 #[test]
+fn crlf_line_endings_parse_the_same() {
+    for (name, src) in fixtures() {
+        let lf = parse(&src);
+        let crlf = parse(&src.replace('\n', "\r\n"));
+        assert_eq!(lf.errors.len(), crlf.errors.len(), "{name}");
+        assert_eq!(lf.module.decls.len(), crlf.module.decls.len(), "{name}");
+    }
+    let p = parse("let x = \"\"\"\r\n  a\r\n  b\r\n  \"\"\"\r\n");
+    let scl_syntax::ast::Decl::Let(l) = &p.module.decls[0] else { panic!() };
+    assert_eq!(l.value.kind, scl_syntax::ast::ExprKind::Str(vec![scl_syntax::ast::StrPart::Lit("a\nb".into())]));
+}
+
+#[test]
 fn every_prefix_parses_without_panic() {
     for (name, src) in fixtures() {
         for (i, _) in src.char_indices().chain(std::iter::once((src.len(), ' '))) {
             let prefix = &src[..i];
             let p = std::panic::catch_unwind(|| parse(prefix));
             assert!(p.is_ok(), "{name}: panic on prefix of {i} bytes:\n{prefix}");
+        }
+    }
+}
+
+#[test]
+fn mutated_fixtures_do_not_panic() {
+    let files = fixtures();
+    let pieces = ["{", "}", "(", ")", "[", "]", "\"", "\"\"\"", "${", "\n", ",", "=", "+=", ".", "if ", "else ", "with ", "4GB", "\\q", "é", "env ", "///x\n"];
+    let mut seed = 0x9E3779B97F4A7C15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..3000 {
+        let (_, src) = &files[(next() % files.len() as u64) as usize];
+        let mut s = src.clone();
+        for _ in 0..(1 + next() % 3) {
+            let mut at = (next() % (s.len() as u64 + 1)) as usize;
+            while !s.is_char_boundary(at) {
+                at -= 1;
+            }
+            if next() % 2 == 0 {
+                s.insert_str(at, pieces[(next() % pieces.len() as u64) as usize]);
+            } else {
+                let mut end = (at + 1 + (next() % 8) as usize).min(s.len());
+                while !s.is_char_boundary(end) {
+                    end += 1;
+                }
+                s.replace_range(at..end, "");
+            }
+        }
+        let p = parse(&s);
+        for d in &p.errors {
+            assert!(d.at.span.start <= d.at.span.end && d.at.span.end as usize <= s.len(), "{s}\n{d:?}");
         }
     }
 }

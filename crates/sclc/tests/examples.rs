@@ -103,3 +103,41 @@ fn set_value_violating_where_is_reported_on_the_command_line() {
     let s = String::from_utf8_lossy(&r.stderr);
     assert!(s.contains("\"file\":\"<command-line>\"") && s.contains("\"code\":\"E0303\"") && s.contains("\"column\":17"), "{s}");
 }
+
+/// The Dockerfiles of every example pass hadolint at warning level with the
+/// repository's `.hadolint.yaml` (installed by `scripts/install-test-tools.sh`;
+/// missing hadolint fails unless `SCL_SKIP_TOOLS=1`).
+#[test]
+fn example_dockerfiles_pass_hadolint() {
+    let bin = std::env::var("HADOLINT").unwrap_or_else(|_| "hadolint".into());
+    if std::process::Command::new(&bin).arg("--version").output().map(|o| !o.status.success()).unwrap_or(true) {
+        if std::env::var("SCL_SKIP_TOOLS").as_deref() == Ok("1") {
+            eprintln!("SKIPPED: hadolint not found and SCL_SKIP_TOOLS=1");
+            return;
+        }
+        panic!("hadolint not found: run scripts/install-test-tools.sh (or set SCL_SKIP_TOOLS=1 to skip knowingly)");
+    }
+    let repo = repo();
+    let mut linted = 0;
+    for f in scl_files(&repo.join("examples")) {
+        let rel = f.strip_prefix(&repo).unwrap().to_string_lossy().to_string();
+        let out = tempfile::tempdir().unwrap();
+        let r = sclc(&repo, &["build", &rel, "--target", "docker", "--out", out.path().to_str().unwrap()]);
+        assert_eq!(r.status.code(), Some(0));
+        for line in String::from_utf8_lossy(&r.stdout).lines() {
+            let path = line.strip_prefix("wrote ").unwrap();
+            if !path.ends_with("/Dockerfile") {
+                continue;
+            }
+            let o = std::process::Command::new(&bin)
+                .args(["--no-color", "--failure-threshold", "warning", "--config"])
+                .arg(repo.join(".hadolint.yaml"))
+                .arg(path)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{rel}: {path}:\n{}", String::from_utf8_lossy(&o.stdout));
+            linted += 1;
+        }
+    }
+    assert!(linted >= 10, "only {linted} Dockerfiles linted");
+}
