@@ -169,7 +169,7 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
                 ev.warn(
                     m,
                     "W0002",
-                    span,
+                    usp,
                     format!("the download {:?} has no checksum", &*u),
                     "add `sha256 = \"<hex>\"` so the build can verify the file",
                 );

@@ -31,7 +31,10 @@ use std::sync::Arc;
 /// One token: its kind and its byte span in the file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Token {
+    /// What the token is.
     pub kind: TokenKind,
+    /// Its byte range in the file (zero-width for tokens the lexer inserted
+    /// to close an unclosed bracket).
     pub span: Span,
 }
 

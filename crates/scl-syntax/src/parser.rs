@@ -218,6 +218,15 @@ fn junk<'t>(stops: &[Tok]) -> P<'t, ()> {
     choice((group(), any().and_is(none_of(excluded)).ignored())).repeated().at_least(1).boxed()
 }
 
+/// Skips a broken declaration: at least one token, then everything up to a
+/// newline followed by a declaration keyword (or the end of the file). So the
+/// lines of an env whose header is broken give one error, not one per line.
+fn junk_decl<'t>() -> P<'t, ()> {
+    let decl_kw = one_of([Tok::Import, Tok::Param, Tok::Let, Tok::Fn, Tok::Env, Tok::Enum]);
+    let nl_inside = just(Tok::Newline).and_is(just(Tok::Newline).then(decl_kw).not()).ignored();
+    junk(&[Tok::Newline]).then(choice((junk(&[Tok::Newline]), nl_inside)).repeated()).ignored().boxed()
+}
+
 fn ident<'t>() -> P<'t, Ident> {
     select! { Tok::Ident(name) = e => Ident { name, span: sp(e.span()) } }.labelled("identifier").boxed()
 }
@@ -462,6 +471,7 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         Tok::PlusEq => AssignOp::Append,
         Tok::MinusEq => AssignOp::Remove,
     }
+    .labelled("`=`, `+=`, `-=`")
     .map_with(|op, e| (op, sp(e.span())));
 
     enum Rhs {
@@ -599,7 +609,7 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         .labelled("declaration")
         .then_ignore(choice((just(Tok::Newline).ignored(), end())))
         .map(Some)
-        .recover_with(via_parser(junk(&[Tok::Newline]).to(None)))
+        .recover_with(via_parser(junk_decl().to(None)))
         .then_ignore(just(Tok::Newline).repeated());
 
     just(Tok::Newline)

@@ -19,3 +19,16 @@ fn conformance_suite_passes() {
     let n: usize = last.split_whitespace().next().unwrap().parse().unwrap();
     assert!(n >= 22, "{stdout}");
 }
+
+/// The project's own semantic cases (`tests/semantics/`), in the same format:
+/// `self` late binding, map `+=`/`-=`, quantities, `"""` strings, template
+/// instances as distinct ancestors, resolved diamonds, services with `with`,
+/// comprehensions, `if` items, de-duplication, stdlib functions, defaults.
+#[test]
+fn semantic_cases_pass() {
+    let runner = repo().join("tests/semantics/run.py");
+    let out = Command::new("python3").arg(&runner).arg(env!("CARGO_BIN_EXE_sclc")).output().expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.lines().last().unwrap_or("").ends_with(" passed, 0 failed"), "{stdout}");
+}

@@ -1,0 +1,599 @@
+//! `xtask bench`: the benchmark of `shared/bench/WORKLOAD.md`.
+//!
+//! Per N: generate the SCL workload, check `sclc ir top.env.scl` against the
+//! expected JSON, time it as a whole process (hyperfine if installed) and
+//! measure its peak RSS (`/usr/bin/time -f %M` if installed); time a cold
+//! in-process `Database::check` and the re-check after a one-line edit of the
+//! last module; and, when `jrsonnet` is on PATH, the same for the peer's
+//! Jsonnet version of the workload written by `gen_peers.py`.
+
+use crate::workload::{self, Topology};
+use scl_db::Database;
+use scl_diag::Severity;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+struct Opts {
+    ns: Vec<usize>,
+    topo: Topology,
+    runs: Option<usize>,
+    edits: usize,
+    shared: Option<PathBuf>,
+    keep: Option<PathBuf>,
+    peer: bool,
+    inprocess: bool,
+}
+
+fn parse_opts(args: &[String]) -> Result<Opts, String> {
+    let mut o = Opts {
+        ns: vec![10, 100, 1000, 5000],
+        topo: Topology::Chain,
+        runs: None,
+        edits: 10,
+        shared: std::env::var_os("SCL_SHARED").map(PathBuf::from),
+        keep: None,
+        peer: true,
+        inprocess: true,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
+        match a.as_str() {
+            "--n" => {
+                o.ns = val()?
+                    .split(',')
+                    .map(|s| s.trim().parse::<usize>().map_err(|e| format!("--n {s}: {e}")))
+                    .collect::<Result<_, _>>()?;
+                if o.ns.contains(&0) {
+                    return Err("--n values must be at least 1".into());
+                }
+            }
+            "--topology" => o.topo = Topology::parse(&val()?).ok_or("--topology is chain or fanin")?,
+            "--runs" => o.runs = Some(val()?.parse().map_err(|e| format!("--runs: {e}"))?),
+            "--edits" => o.edits = val()?.parse().map_err(|e| format!("--edits: {e}"))?,
+            "--shared" => o.shared = Some(PathBuf::from(val()?)),
+            "--keep" => o.keep = Some(PathBuf::from(val()?)),
+            "--no-peer" => o.peer = false,
+            "--no-inprocess" => o.inprocess = false,
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(o)
+}
+
+fn on_path(tool: &str) -> Option<PathBuf> {
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths).map(|d| d.join(tool)).find(|p| p.is_file())
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let m = xs.len() / 2;
+    if xs.len() % 2 == 1 {
+        xs[m]
+    } else {
+        (xs[m - 1] + xs[m]) / 2.0
+    }
+}
+
+/// A command run in a folder: the program (absolute) and its arguments.
+struct Cmd<'a> {
+    prog: &'a Path,
+    args: Vec<String>,
+    dir: &'a Path,
+}
+
+impl Cmd<'_> {
+    fn command(&self) -> Command {
+        let mut c = Command::new(self.prog);
+        c.args(&self.args).current_dir(self.dir);
+        c
+    }
+    fn line(&self) -> String {
+        let mut s = self.prog.display().to_string();
+        for a in &self.args {
+            s.push(' ');
+            s.push_str(a);
+        }
+        s
+    }
+    /// Runs once and returns stdout (errors on a non-zero exit).
+    fn output(&self) -> Result<Vec<u8>, String> {
+        let out = self.command().stderr(Stdio::piped()).output().map_err(|e| format!("{}: {e}", self.line()))?;
+        if !out.status.success() {
+            return Err(format!("{} failed ({}): {}", self.line(), out.status, String::from_utf8_lossy(&out.stderr)));
+        }
+        Ok(out.stdout)
+    }
+}
+
+struct Tools {
+    hyperfine: Option<PathBuf>,
+    time: Option<PathBuf>,
+}
+
+/// Median wall time in ms of whole-process runs (output discarded).
+fn wall_ms(tools: &Tools, cmd: &Cmd, runs: usize) -> Result<f64, String> {
+    if let Some(hf) = &tools.hyperfine {
+        let json = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+        let status = Command::new(hf)
+            .args(["-N", "--style", "none", "--warmup", "2", "--runs", &runs.to_string(), "--export-json"])
+            .arg(json.path())
+            .arg(cmd.line())
+            .current_dir(cmd.dir)
+            .stdout(Stdio::null())
+            .status()
+            .map_err(|e| format!("hyperfine: {e}"))?;
+        if !status.success() {
+            return Err(format!("hyperfine failed on {}", cmd.line()));
+        }
+        let v: Value = serde_json::from_slice(&std::fs::read(json.path()).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        return v.pointer("/results/0/median").and_then(Value::as_f64).map(|s| s * 1e3).ok_or("no median in hyperfine JSON".into());
+    }
+    let _ = cmd.command().stdout(Stdio::null()).status(); // warm-up
+    let mut xs = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let st = cmd.command().stdout(Stdio::null()).stderr(Stdio::null()).status().map_err(|e| e.to_string())?;
+        xs.push(t.elapsed().as_secs_f64() * 1e3);
+        if !st.success() {
+            return Err(format!("{} failed", cmd.line()));
+        }
+    }
+    Ok(median(xs))
+}
+
+/// Median peak RSS in MiB over 3 runs.
+fn peak_rss_mib(tools: &Tools, cmd: &Cmd) -> Result<f64, String> {
+    let mut xs = Vec::new();
+    for _ in 0..3 {
+        let kib = match &tools.time {
+            Some(time) => {
+                let f = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+                let st = Command::new(time)
+                    .args(["-f", "%M", "-o"])
+                    .arg(f.path())
+                    .arg(cmd.prog)
+                    .args(&cmd.args)
+                    .current_dir(cmd.dir)
+                    .stdout(Stdio::null())
+                    .status()
+                    .map_err(|e| e.to_string())?;
+                if !st.success() {
+                    return Err(format!("{} failed under time", cmd.line()));
+                }
+                let text = std::fs::read_to_string(f.path()).map_err(|e| e.to_string())?;
+                text.lines().last().unwrap_or("").trim().parse::<f64>().map_err(|e| format!("time -f %M: {e}: {text}"))?
+            }
+            None => rusage_kib(cmd)?,
+        };
+        xs.push(kib / 1024.0);
+    }
+    Ok(median(xs))
+}
+
+/// Without GNU time: re-run this program as `xtask rss CMD...`, whose only
+/// child is CMD, and read `getrusage(RUSAGE_CHILDREN).ru_maxrss`.
+fn rusage_kib(cmd: &Cmd) -> Result<f64, String> {
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new(me)
+        .arg("rss")
+        .arg(cmd.prog)
+        .args(&cmd.args)
+        .current_dir(cmd.dir)
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim().parse::<f64>().map_err(|e| format!("xtask rss: {e}: {text}"))
+}
+
+/// `xtask rss PROG ARGS...`: runs PROG (stdout discarded) and prints the peak
+/// RSS of its process tree in KiB.
+pub fn rss_main(args: &[String]) -> i32 {
+    let Some(prog) = args.first() else { return 2 };
+    let st = match Command::new(prog).args(&args[1..]).stdout(Stdio::null()).status() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{prog}: {e}");
+            return 1;
+        }
+    };
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    println!("{}", ru.ru_maxrss);
+    if st.success() {
+        0
+    } else {
+        1
+    }
+}
+
+#[derive(Default)]
+struct Row {
+    n: usize,
+    src_kib: f64,
+    sclc_ms: f64,
+    sclc_rss: f64,
+    jr_ms: Option<f64>,
+    jr_rss: Option<f64>,
+    cold_ms: Option<f64>,
+    recheck_ms: Option<f64>,
+    phases: Option<Phases>,
+    ok: bool,
+}
+
+/// In-process phase split of one cold run (each phase forced for every
+/// module before the next starts, so later phases reuse the memos).
+#[derive(Clone, Copy, Default)]
+struct Phases {
+    parse: f64,
+    imports: f64,
+    static_check: f64,
+    eval: f64,
+    rest: f64,
+}
+
+fn no_errors(diags: &[scl_diag::Diagnostic]) -> Result<(), String> {
+    match diags.iter().find(|d| d.severity == Severity::Error) {
+        Some(d) => Err(format!("{} {} at {}:{:?}", d.code, d.message, d.at.file, d.at.span)),
+        None => Ok(()),
+    }
+}
+
+/// The services of `all` as JSON, from the database.
+fn services_json(db: &Database, top: scl_db::SourceFile) -> Result<serde_json::Map<String, Value>, String> {
+    let mv = scl_db::module_values(db, top);
+    let spec = mv.final_env("all").and_then(|f| f.spec.clone()).ok_or("env `all` has no IR")?;
+    let v = serde_json::to_value(&*spec).map_err(|e| e.to_string())?;
+    v.get("services").and_then(Value::as_object).cloned().ok_or("no services".into())
+}
+
+/// Cold in-process checks (fresh database each), then re-checks after
+/// one-line edits of the last module. Returns (cold ms, re-check ms, phases).
+fn inprocess(dir: &Path, n: usize, topo: Topology, cold_runs: usize, edits: usize, expected: &Value) -> Result<(f64, f64, Phases), String> {
+    let top_path = dir.join("top.env.scl");
+    let mut cold = Vec::new();
+    let mut kept = None;
+    for r in 0..cold_runs {
+        let db = Database::new(dir, None);
+        let top = db.open(&top_path);
+        let t = Instant::now();
+        let diags = db.check(top);
+        cold.push(t.elapsed().as_secs_f64() * 1e3);
+        no_errors(&diags)?;
+        if r == 0 {
+            workload::verify_services(&services_json(&db, top)?, expected).map_err(|e| format!("in-process IR: {e}"))?;
+        }
+        kept = Some(db); // the previous database drops here, outside the timing
+    }
+    let mut db = kept.ok_or("no cold run")?;
+    let top = db.open(&top_path);
+    let last_i = n - 1;
+    let last = db.open(&dir.join(format!("mod{last_i}.env.scl")));
+    let mut re = Vec::new();
+    for k in 0..edits {
+        // Alternate: every edit changes the text (and the last service's description).
+        let desc = if k % 2 == 0 { format!("env-{last_i}-edit{k}") } else { format!("env-{last_i}") };
+        db.set_text(last, &workload::module_source(last_i, topo, &desc));
+        let t = Instant::now();
+        let diags = db.check(top);
+        re.push(t.elapsed().as_secs_f64() * 1e3);
+        no_errors(&diags)?;
+        let svcs = services_json(&db, top)?;
+        let got = svcs.get(&format!("e{last_i}")).and_then(|s| s.get("description")).and_then(Value::as_str);
+        if got != Some(desc.as_str()) {
+            return Err(format!("after edit {k}: service e{last_i} has description {got:?}, expected {desc:?}"));
+        }
+    }
+    drop(db);
+
+    // Phase split on a fresh database.
+    let db = Database::new(dir, None);
+    let top = db.open(&top_path);
+    let mut files = vec![db.open(&dir.join("base.env.scl"))];
+    files.extend((0..n).map(|i| db.open(&dir.join(format!("mod{i}.env.scl")))));
+    files.push(top);
+    let mut ph = Phases::default();
+    let t = Instant::now();
+    for f in &files {
+        let _ = scl_db::parse(&db, *f);
+    }
+    ph.parse = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    for f in &files {
+        let _ = scl_db::imports(&db, *f);
+    }
+    ph.imports = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    for f in &files {
+        let _ = scl_db::static_diagnostics(&db, *f);
+    }
+    ph.static_check = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let _ = scl_db::module_values(&db, top);
+    ph.eval = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let diags = db.check(top);
+    ph.rest = t.elapsed().as_secs_f64() * 1e3;
+    no_errors(&diags)?;
+    Ok((median(cold), median(re), ph))
+}
+
+fn repo_root() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    p.canonicalize().unwrap_or(p)
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => root.join("target"),
+    }
+}
+
+fn find_shared(o: &Opts, root: &Path) -> Option<PathBuf> {
+    let cands = [o.shared.clone(), Some(root.join("../shared")), Some(root.join("shared"))];
+    cands.into_iter().flatten().find(|d| d.join("bench/gen_peers.py").is_file())
+}
+
+fn fmt_opt(x: Option<f64>, prec: usize) -> String {
+    match x {
+        Some(v) if v.is_finite() => format!("{v:.prec$}"),
+        _ => "–".into(),
+    }
+}
+
+pub fn main(args: &[String]) -> i32 {
+    if args.first().map(String::as_str) == Some("rss") {
+        return rss_main(&args[1..]);
+    }
+    let o = match parse_opts(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    match run(&o) {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}
+
+fn run(o: &Opts) -> Result<bool, String> {
+    let root = repo_root();
+    eprintln!("building sclc (release)…");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let st = Command::new(cargo)
+        .args(["build", "--release", "-q", "-p", "sclc"])
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cargo: {e}"))?;
+    if !st.success() {
+        return Err("cargo build --release -p sclc failed".into());
+    }
+    let sclc = target_dir(&root).join("release/sclc");
+    let tools = Tools { hyperfine: on_path("hyperfine"), time: Some(PathBuf::from("/usr/bin/time")).filter(|p| p.is_file()) };
+    let jrsonnet = if o.peer { on_path("jrsonnet") } else { None };
+    let shared = find_shared(o, &root);
+    let python = on_path("python3");
+    println!(
+        "tools: wall time by {}; peak RSS by {}",
+        if tools.hyperfine.is_some() { "hyperfine (median)" } else { "std::process + Instant (median)" },
+        if tools.time.is_some() { "/usr/bin/time -f %M (median of 3)" } else { "getrusage(RUSAGE_CHILDREN) (median of 3)" }
+    );
+    let peer_ok = match (&jrsonnet, &shared, &python) {
+        (None, _, _) if o.peer => {
+            println!("jrsonnet: not installed (cargo install jrsonnet --version 0.5.0-pre98)");
+            false
+        }
+        (None, _, _) => false,
+        (Some(_), None, _) => {
+            println!("jrsonnet: found, but shared/bench/gen_peers.py not found (set SCL_SHARED or --shared)");
+            false
+        }
+        (Some(_), _, None) => {
+            println!("jrsonnet: found, but python3 is missing to run gen_peers.py");
+            false
+        }
+        (Some(j), Some(_), Some(_)) => {
+            let v = Command::new(j).arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+            println!("peer: {} ({v})", j.display());
+            true
+        }
+    };
+
+    let tmp;
+    let work: PathBuf = match &o.keep {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+            d.canonicalize().map_err(|e| e.to_string())?
+        }
+        None => {
+            tmp = tempfile::Builder::new().prefix("scl-bench-").tempdir().map_err(|e| e.to_string())?;
+            tmp.path().canonicalize().map_err(|e| e.to_string())?
+        }
+    };
+    let peers_dir = work.join("peers");
+    if peer_ok {
+        let gen = shared.as_ref().unwrap().join("bench/gen_peers.py");
+        let mut c = Command::new(python.as_ref().unwrap());
+        c.arg(&gen).arg(&peers_dir);
+        for n in &o.ns {
+            c.arg(n.to_string());
+        }
+        c.args(["--topology", o.topo.name(), "--langs", "jsonnet"]).stdout(Stdio::null());
+        if !c.status().map_err(|e| e.to_string())?.success() {
+            return Err("gen_peers.py failed".into());
+        }
+    }
+
+    let mut rows = Vec::new();
+    let mut all_ok = true;
+    for &n in &o.ns {
+        let runs = o.runs.unwrap_or(if n >= 5000 { 5 } else { 10 });
+        let dir = work.join(format!("scl/N{n}"));
+        let bytes = workload::write(&dir, n, o.topo).map_err(|e| e.to_string())?;
+        let expected = workload::expected(n, o.topo);
+        let mut row = Row { n, src_kib: bytes as f64 / 1024.0, ok: true, ..Default::default() };
+        eprintln!("N={n}: {} modules, {:.0} KiB of SCL in {}", n + 2, row.src_kib, dir.display());
+
+        // The peers' expected JSON must be ours (same workload).
+        let exp_file = peers_dir.join(format!("expected/N{n}.json"));
+        if peer_ok {
+            let theirs: Value = serde_json::from_slice(&std::fs::read(&exp_file).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+            if theirs != expected {
+                return Err(format!("{} differs from this generator's expected JSON", exp_file.display()));
+            }
+        }
+
+        let sc = Cmd { prog: &sclc, args: vec!["ir".into(), "top.env.scl".into()], dir: &dir };
+        let out = sc.output()?;
+        let ir: Value = serde_json::from_slice(&out).map_err(|e| format!("sclc ir output is not JSON: {e}"))?;
+        match workload::verify_ir(&ir, &expected) {
+            Ok(()) => eprintln!("  sclc ir: {n} services verified"),
+            Err(e) => {
+                println!("N={n}: sclc ir output WRONG: {e}");
+                row.ok = false;
+            }
+        }
+        row.sclc_ms = wall_ms(&tools, &sc, runs)?;
+        row.sclc_rss = peak_rss_mib(&tools, &sc)?;
+        eprintln!("  sclc: {:.1} ms, {:.1} MiB", row.sclc_ms, row.sclc_rss);
+
+        if peer_ok {
+            let jdir = peers_dir.join(format!("jsonnet/N{n}"));
+            let jc = Cmd { prog: jrsonnet.as_ref().unwrap(), args: vec!["top.jsonnet".into()], dir: &jdir };
+            match jc.output().and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string())) {
+                Ok(v) if v == expected => {
+                    row.jr_ms = Some(wall_ms(&tools, &jc, runs)?);
+                    row.jr_rss = Some(peak_rss_mib(&tools, &jc)?);
+                    eprintln!("  jrsonnet: {:.1} ms, {:.1} MiB", row.jr_ms.unwrap(), row.jr_rss.unwrap());
+                }
+                Ok(_) => println!("N={n}: jrsonnet output differs from {}", exp_file.display()),
+                Err(e) => println!("N={n}: jrsonnet failed: {e}"),
+            }
+        }
+
+        if o.inprocess {
+            let cold_runs = if n >= 5000 { 3 } else { 5 };
+            match inprocess(&dir, n, o.topo, cold_runs, o.edits, &expected) {
+                Ok((c, r, ph)) => {
+                    row.cold_ms = Some(c);
+                    row.recheck_ms = Some(r);
+                    row.phases = Some(ph);
+                    eprintln!("  in-process: cold {c:.2} ms, re-check {r:.3} ms");
+                }
+                Err(e) => {
+                    println!("N={n}: in-process check FAILED: {e}");
+                    row.ok = false;
+                }
+            }
+        }
+        all_ok &= row.ok;
+        rows.push(row);
+    }
+
+    // The table (Markdown).
+    println!();
+    println!("topology: {}; sclc {}; {} CPUs", o.topo.name(), sclc.display(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    println!();
+    println!("| N | SCL KiB | sclc cold ms | sclc RSS MiB | jrsonnet ms | jrsonnet RSS MiB | jrsonnet/sclc time | sclc/jrsonnet RSS | in-proc cold ms | re-check ms | cold/re-check | output |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    for r in &rows {
+        let speed = r.jr_ms.map(|j| j / r.sclc_ms);
+        let rss = r.jr_rss.map(|j| r.sclc_rss / j);
+        let inc = match (r.cold_ms, r.recheck_ms) {
+            (Some(c), Some(x)) => Some(c / x),
+            _ => None,
+        };
+        println!(
+            "| {} | {:.0} | {:.1} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.n,
+            r.src_kib,
+            r.sclc_ms,
+            r.sclc_rss,
+            fmt_opt(r.jr_ms, 1),
+            fmt_opt(r.jr_rss, 1),
+            speed.map(|s| format!("{s:.2}x")).unwrap_or("–".into()),
+            rss.map(|s| format!("{s:.2}")).unwrap_or("–".into()),
+            fmt_opt(r.cold_ms, 1),
+            fmt_opt(r.recheck_ms, 2),
+            inc.map(|s| format!("{s:.0}x")).unwrap_or("–".into()),
+            if r.ok { "verified" } else { "WRONG" }
+        );
+    }
+    if rows.iter().any(|r| r.phases.is_some()) {
+        println!();
+        println!("In-process phase split of one cold run (ms; each phase run for every module before the next):");
+        println!();
+        println!("| N | parse | imports | static checks | evaluation + IR (module_values of top) | rest of check | total |");
+        println!("|---:|---:|---:|---:|---:|---:|---:|");
+        for r in &rows {
+            if let Some(p) = r.phases {
+                let tot = p.parse + p.imports + p.static_check + p.eval + p.rest;
+                println!("| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |", r.n, p.parse, p.imports, p.static_check, p.eval, p.rest, tot);
+            }
+        }
+    }
+
+    // Targets (shared/bench/WORKLOAD.md).
+    println!();
+    let mut verdict = |name: String, pass: Option<bool>| {
+        let s = match pass {
+            Some(true) => "PASS",
+            Some(false) => {
+                all_ok = false;
+                "FAIL"
+            }
+            None => "SKIP",
+        };
+        println!("{s}  {name}");
+    };
+    let at = |n: usize| rows.iter().find(|r| r.n == n);
+    match at(1000) {
+        Some(r) => verdict(
+            format!("N=1000: sclc cold at least 2x faster than jrsonnet ({})", r.jr_ms.map(|j| format!("{:.2}x", j / r.sclc_ms)).unwrap_or("no jrsonnet".into())),
+            r.jr_ms.map(|j| j >= 2.0 * r.sclc_ms),
+        ),
+        None => verdict("N=1000: 2x faster than jrsonnet (N=1000 not run)".into(), None),
+    }
+    match at(5000) {
+        Some(r) => {
+            verdict(
+                format!("N=5000: sclc faster than jrsonnet ({})", r.jr_ms.map(|j| format!("{:.0} vs {:.0} ms", r.sclc_ms, j)).unwrap_or("no jrsonnet".into())),
+                r.jr_ms.map(|j| r.sclc_ms < j),
+            );
+            verdict(
+                format!("N=5000: sclc peak RSS below jrsonnet's ({})", r.jr_rss.map(|j| format!("{:.1} vs {:.1} MiB", r.sclc_rss, j)).unwrap_or("no jrsonnet".into())),
+                r.jr_rss.map(|j| r.sclc_rss < j),
+            );
+        }
+        None => verdict("N=5000: faster and smaller than jrsonnet (N=5000 not run)".into(), None),
+    }
+    for r in &rows {
+        if let (Some(c), Some(x)) = (r.cold_ms, r.recheck_ms) {
+            verdict(format!("N={}: re-check after a leaf edit at least 50x faster than cold ({:.0}x)", r.n, c / x), Some(c >= 50.0 * x));
+        }
+    }
+    for r in &rows {
+        if !r.ok {
+            verdict(format!("N={}: outputs verified", r.n), Some(false));
+        }
+    }
+    if o.keep.is_some() {
+        println!("\nworkloads kept in {}", work.display());
+    }
+    Ok(all_ok)
+}
