@@ -326,9 +326,16 @@ fn module_values_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<M
 /// Every diagnostic of one module: syntax, imports, static checks, evaluation.
 #[salsa::tracked(returns(ref))]
 pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
-    let mut out: Vec<Diagnostic> = parse(db, file).errors.clone();
+    let syntax = &parse(db, file).errors;
+    let mut out: Vec<Diagnostic> = syntax.clone();
     out.extend(imports(db, file).diagnostics.iter().cloned());
-    out.extend(static_diagnostics(db, file).iter().cloned());
-    out.extend(module_values(db, file).diagnostics.iter().cloned());
+    // A semantic error on text the parser already reported is a cascade
+    // (`4GB` is E0005; "memory needs a unit" on it would be noise): drop it.
+    let here = display_path(db, file);
+    let cascade = |d: &Diagnostic| {
+        *d.at.file == *here && syntax.iter().any(|e| e.at.span.start < d.at.span.end.max(d.at.span.start + 1) && d.at.span.start < e.at.span.end.max(e.at.span.start + 1))
+    };
+    out.extend(static_diagnostics(db, file).iter().filter(|d| !cascade(d)).cloned());
+    out.extend(module_values(db, file).diagnostics.iter().filter(|d| !cascade(d)).cloned());
     Arc::new(out)
 }
