@@ -398,6 +398,17 @@ impl Job<'_> {
             },
         };
 
+        // The runtime user must own its working directory: it may already
+        // exist in the base (root-owned `/workspace` in the PyTorch images)
+        // or have been filled by `setup` steps, which run as root.
+        let workdir_owner = match (&spec.workdir, &spec.user) {
+            (Some(w), Some(u)) if !u.is_root() && !workdir.is_empty() => {
+                let w = quote::shell(w);
+                format!("mkdir -p {w} && chown -R {} {w}", u.uid)
+            }
+            _ => String::new(),
+        };
+
         let mut files = Vec::new();
         for (i, f) in spec.files.iter().enumerate() {
             match quote::dockerfile_args(&[f.from.as_str(), f.to.as_str()]) {
@@ -441,6 +452,7 @@ impl Job<'_> {
             mounts => mounts,
             user => user,
             workdir => workdir,
+            workdir_owner => workdir_owner,
             files => files,
             ports => ports,
             labels => labels,

@@ -289,7 +289,7 @@ fn services_and_missing_base() {
     assert_eq!(fields, ["services.../evil", "services.nobase.base"]);
     let text = &out.artifacts[0].contents;
     assert!(text.contains("from env t, service web."));
-    assert!(text.contains("docker build -f out/t/web/Dockerfile ."));
+    assert!(text.contains("docker build -f out/t/web/Dockerfile <workspace root>"));
 }
 
 #[test]

@@ -118,7 +118,11 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
         .with_config(Config::default().with_index_type(IndexType::Byte).with_color(color));
     // ariadne draws a label only with a message; default to the diagnostic's.
     let primary = Label::new(clamp(&d.at.file, d.at.span))
-        .with_message(d.primary_label.as_deref().unwrap_or(&d.message))
+        .with_message(match &d.primary_label {
+            Some(l) => l.as_str(),
+            None if d.message.chars().count() <= 60 => d.message.as_str(),
+            None => "here",
+        })
         .with_color(match d.severity {
             Severity::Error => ariadne::Color::Red,
             Severity::Warning => ariadne::Color::Yellow,

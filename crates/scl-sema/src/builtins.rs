@@ -133,7 +133,7 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
         "file" => {
             let (p, sp) = str_arg(0)?.unwrap();
             match ev.host.read_file(m, &p) {
-                Ok(f) => Ok(Value::File { path: f.path.into(), sha256: f.sha256.into() }),
+                Ok(f) => Ok(Value::File { path: f.path.into(), sha256: f.sha256.into(), text: f.text }),
                 Err(e) => Err(file_error(ev, m, e, sp, &p)),
             }
         }
@@ -317,6 +317,19 @@ pub(crate) fn quantity(ev: &Evaluator, m: ModuleId, number: &str, suffix: Quanti
     })
 }
 
+/// A help line for common shape mistakes (`gpu = 2`, `user = "trainer"`).
+fn shape_hint(v: &Value, ty: &Ty) -> Option<String> {
+    Some(match (ty, v) {
+        (Ty::Record(RecordTy::Gpu), Value::Int(n)) => format!("a Gpu is a record: write `{{ count = {n} }}` (optionally with `type = \"nvidia-a100\"`)"),
+        (Ty::Record(RecordTy::User), Value::Str(s)) => format!("a User is a record: write `{{ name = {:?}, uid = 1000 }}`", &**s),
+        (Ty::Record(RecordTy::Volume), Value::Str(_)) => "a Volume is a record: `{ name = \"data\", source = \"pvc://data\", mount = \"/data\" }`, or use `std/s3-data`'s `mount(...)`".into(),
+        (Ty::Record(RecordTy::Copy), Value::Str(s)) => format!("a Copy is a record: write `{{ from = {:?}, to = \"/workspace/…\" }}`", &**s),
+        (Ty::List(_), v) if !matches!(v, Value::List(_)) => format!("this field is a list: write `[{v}]`"),
+        (Ty::Image, _) => "write `image(\"debian:12.5\")` or a reference string".into(),
+        _ => return None,
+    })
+}
+
 fn mismatch(ev: &Evaluator, m: ModuleId, v: &Value, ty: &Ty, span: Span) -> Reported {
     let shown = match v {
         Value::Str(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Memory(_) | Value::Cpu(_) | Value::Enum { .. } => {
@@ -324,7 +337,11 @@ fn mismatch(ev: &Evaluator, m: ModuleId, v: &Value, ty: &Ty, span: Span) -> Repo
         }
         _ => String::new(),
     };
-    ev.report(m, Diagnostic::error("E0201", span, format!("expected {ty}, found {}{shown}", v.type_name())))
+    let mut d = Diagnostic::error("E0201", span, format!("expected {ty}, found {}{shown}", v.type_name()));
+    if let Some(h) = shape_hint(v, ty) {
+        d = d.with_help(h);
+    }
+    ev.report(m, d)
 }
 
 /// Checks `v` against `ty`, converting where the language allows.
@@ -428,7 +445,29 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                 .with_help("CPU is a number of cores (`4`, `0.5`) or millicores (`500m`)"),
         )),
         (Ty::File, v @ Value::File { .. }) => Ok(v),
-        (Ty::File, v @ Value::Str(_)) => Err(ev.report(
+        (Ty::RequirementsFile, Value::File { path, sha256, text }) => {
+            let mut failed = false;
+            for (line_no, req) in requirement_lines(&text) {
+                if let Err(e) = pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(&req) {
+                    ev.report(
+                        m,
+                        Diagnostic::error(
+                            "E0205",
+                            span,
+                            format!("{path} line {line_no}: {req:?} is not a valid PEP 508 requirement: {}", e.message),
+                        )
+                        .with_help("fix the line in the requirements file (e.g. `numpy>=1.2`)"),
+                    );
+                    failed = true;
+                }
+            }
+            if failed {
+                Err(Reported)
+            } else {
+                Ok(Value::File { path, sha256, text })
+            }
+        }
+        (Ty::File | Ty::RequirementsFile, v @ Value::Str(_)) => Err(ev.report(
             m,
             Diagnostic::error("E0201", span, format!("expected File, found String {v}"))
                 .with_help(format!("read it with `file({v})`")),
@@ -537,5 +576,56 @@ fn coerce_record(ev: &Evaluator, m: ModuleId, rt: RecordTy, r: &Record, span: Sp
     } else {
         out.insert(TYPE_KEY.into(), Value::str(rt.name()));
         Ok(Value::Record(Arc::new(out)))
+    }
+}
+
+/// The requirement lines of a pip requirements file, with their 1-based line
+/// numbers: comments, blank lines and option lines (`-r`, `-e`, `--index-url`,
+/// …) are skipped, `\` continuations joined, and per-requirement options
+/// (`--hash=…`) and inline comments removed (pip's requirements file format).
+pub(crate) fn requirement_lines(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut pending: Option<(usize, String)> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let (start, mut acc) = pending.take().unwrap_or((i + 1, String::new()));
+        let line = raw.trim_end();
+        if let Some(cont) = line.strip_suffix('\\') {
+            acc.push_str(cont);
+            acc.push(' ');
+            pending = Some((start, acc));
+            continue;
+        }
+        acc.push_str(line);
+        let mut l = acc.as_str();
+        if let Some(i) = l.find(" #").or_else(|| l.starts_with('#').then_some(0)) {
+            l = &l[..i];
+        }
+        let l = l.trim();
+        if l.is_empty() || l.starts_with('-') {
+            continue;
+        }
+        let req = match l.find(" --") {
+            Some(i) => l[..i].trim(),
+            None => l,
+        };
+        out.push((start, req.to_string()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::requirement_lines;
+    #[test]
+    fn requirements_files_are_read_like_pip() {
+        let t = "# pinned\nnumpy==1.26.4  # math\n\n-r other.txt\n--index-url https://x\ntorch==2.1.2 \\\n  --hash=sha256:abc\nrequests[socks]>=2; python_version>'3.8'\n";
+        assert_eq!(
+            requirement_lines(t),
+            vec![
+                (2, "numpy==1.26.4".to_string()),
+                (6, "torch==2.1.2".to_string()),
+                (8, "requests[socks]>=2; python_version>'3.8'".to_string())
+            ]
+        );
     }
 }

@@ -1314,7 +1314,7 @@ impl<'h> Evaluator<'h> {
                         let fields: Vec<&str> = rt.fields().iter().map(|(n, _, _)| *n).collect();
                         let where_ = if full.is_empty() { rt.name().to_string() } else { format!("`{}` ({})", full.join("."), rt.name()) };
                         let mut d = Diagnostic::error("E0202", seg.span, format!("unknown field `{}` in {where_}", seg.name));
-                        d = match did_you_mean(&seg.name, fields.iter().copied()) {
+                        d = match did_you_mean(&seg.name, fields.iter().copied()).or_else(|| field_alias(*rt, &seg.name)) {
                             Some(s) => d.with_help(format!("did you mean `{s}`?")),
                             None => d.with_help(format!("fields: {}", fields.join(", "))),
                         };
@@ -1409,12 +1409,12 @@ impl Builder {
         self.writes.entry(key).or_default().push(Write { layer: self.layer, value: value.clone(), span });
     }
 
+    /// `+=`/`-=` on a list: the last env to change it, but nothing was replaced.
     fn note_touch(&mut self, key: String, span: Span) {
         if !self.track {
             return;
         }
-        let prev = self.origins.get(&key).map(|o| o.0).filter(|l| *l != self.layer);
-        self.origins.insert(key, (self.layer, span, prev));
+        self.origins.insert(key, (self.layer, span, None));
     }
 
     /// Applies `=`, `+=` or `-=` of `v` at `path` (whose type is `ty`).
@@ -1482,6 +1482,32 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// Names users bring from other tools (compose, Kubernetes, cog, conda) for
+/// fields of the Env schema, for "did you mean" when edit distance finds nothing.
+fn field_alias(rt: RecordTy, name: &str) -> Option<&'static str> {
+    let n = name.to_ascii_lowercase();
+    Some(match (rt, n.as_str()) {
+        (RecordTy::Env, "env" | "envs" | "env_vars" | "envvars" | "environment" | "variables" | "environment_variables") => "vars",
+        (RecordTy::Env, "image" | "from" | "base_image") => "base",
+        (RecordTy::Env, "cmd" | "args") => "command",
+        (RecordTy::Env, "working_dir" | "work_dir" | "cwd" | "workingdir") => "workdir",
+        (RecordTy::Env, "expose" | "port") => "ports",
+        (RecordTy::Env, "volume" | "mounts") => "volumes",
+        (RecordTy::Env, "label" | "annotations") => "labels",
+        (RecordTy::Env, "packages" | "apt" | "apt_packages" | "system_packages") => "system.packages",
+        (RecordTy::Env, "requirements" | "pip" | "python_packages") => "python",
+        (RecordTy::Env, "run" | "steps" | "build_steps") => "setup",
+        (RecordTy::Env, "copy" | "add") => "files",
+        (RecordTy::Env, "dockerignore" | "exclude") => "ignore",
+        (RecordTy::Env, "resource" | "gpu" | "gpus" | "cpu" | "memory") => "resources",
+        (RecordTy::ResourceList, "gpus" | "nvidia.com/gpu") => "gpu",
+        (RecordTy::ResourceList, "mem" | "ram") => "memory",
+        (RecordTy::Python, "requirement" | "requirements_file") => "requirements",
+        (RecordTy::Python, "pip" | "package") => "packages",
+        _ => return None,
+    })
 }
 
 fn as_f64(v: &Value) -> f64 {

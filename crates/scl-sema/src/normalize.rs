@@ -168,7 +168,7 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
             Some(Value::List(l)) => dedup(
                 l.iter()
                     .filter_map(|f| match f {
-                        Value::File { path, sha256 } => Some(FileRef { path: path.to_string(), sha256: sha256.to_string() }),
+                        Value::File { path, sha256, .. } => Some(FileRef { path: path.to_string(), sha256: sha256.to_string() }),
                         _ => None,
                     })
                     .collect(),

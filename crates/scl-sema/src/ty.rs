@@ -36,6 +36,9 @@ pub enum Ty {
     Requirement,
     MatchSpec,
     File,
+    /// A `File` holding a pip requirements file: every requirement line is
+    /// validated as PEP 508.
+    RequirementsFile,
     Secret,
     /// The value of an entry of `vars`: `String` or `Secret`.
     StrOrSecret,
@@ -131,7 +134,7 @@ impl RecordTy {
                 ("version", Version, false),
                 ("manager", enum_ty("PythonManager", &["pip", "uv", "conda"]), false),
                 ("packages", list(Requirement), false),
-                ("requirements", list(File), false),
+                ("requirements", list(RequirementsFile), false),
                 ("index_url", Url, false),
                 ("extra_index_urls", list(Url), false),
             ],
@@ -240,7 +243,7 @@ impl fmt::Display for Ty {
             Ty::Cpu => write!(f, "Cpu"),
             Ty::Requirement => write!(f, "Requirement"),
             Ty::MatchSpec => write!(f, "MatchSpec"),
-            Ty::File => write!(f, "File"),
+            Ty::File | Ty::RequirementsFile => write!(f, "File"),
             Ty::Secret => write!(f, "Secret"),
             Ty::StrOrSecret => write!(f, "String or Secret"),
             Ty::List(t) => write!(f, "[{t}]"),

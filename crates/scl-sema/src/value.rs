@@ -30,8 +30,9 @@ pub enum Value {
     List(Arc<Vec<Value>>),
     Record(Arc<Record>),
     Image { reference: Arc<str>, digest: Option<Arc<str>> },
-    /// A file read at compile time: workspace-relative path and SHA-256.
-    File { path: Arc<str>, sha256: Arc<str> },
+    /// A file read at compile time: workspace-relative path, SHA-256, and
+    /// its text (lossy UTF-8; requirements files are validated from it).
+    File { path: Arc<str>, sha256: Arc<str>, text: Arc<str> },
     Secret { name: Arc<str>, key: Arc<str> },
     Env(Arc<EnvValue>),
     /// A function declared with `fn`.

@@ -389,16 +389,7 @@ fn build(file: &Path, env: Option<&str>, target: Target, out: &Path, set: &[Stri
         let l = scl_backends::docker::lower(spec, name);
         for w in &l.warnings {
             // Point at the source of the field the target cannot express.
-            let mut key = w.field.clone();
-            let origin = loop {
-                if let Some(o) = fin.origins.get(&key) {
-                    break Some(o.clone());
-                }
-                match key.rfind(['.', '[']) {
-                    Some(i) => key.truncate(i),
-                    None => break None,
-                }
-            };
+            let origin = field_origin(&fin.origins, &w.field);
             let mut d = Diagnostic::warning("W0004", origin.as_ref().map(|o| o.span).unwrap_or_default(), format!("docker: `{}`: {}", w.field, w.message));
             d.at.file = match &origin {
                 Some(o) => db.module_display(o.module),
@@ -422,6 +413,24 @@ fn build(file: &Path, env: Option<&str>, target: Target, out: &Path, set: &[Stri
             2
         }
     }
+}
+
+/// The origin of an IR field for a backend warning: the field itself, else
+/// the nearest enclosing path that has one (`assets[1]` → `assets`), else the
+/// first write below it (`resources` → `resources.requests.cpu`).
+fn field_origin(origins: &BTreeMap<String, scl_sema::Origin>, field: &str) -> Option<scl_sema::Origin> {
+    let mut key = field.to_string();
+    loop {
+        if let Some(o) = origins.get(&key) {
+            return Some(o.clone());
+        }
+        match key.rfind(['.', '[']) {
+            Some(i) => key.truncate(i),
+            None => break,
+        }
+    }
+    let below = format!("{field}.");
+    origins.iter().filter(|(k, _)| k.starts_with(&below)).map(|(_, o)| o).min_by_key(|o| o.span.start).cloned()
 }
 
 /// Writes every env's artifacts into a temporary folder inside `out`, then

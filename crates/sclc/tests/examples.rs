@@ -71,7 +71,8 @@ fn provenance_names_the_env_and_line_of_each_field() {
     assert_eq!(p["base"]["file"], "base.env.scl");
     assert_eq!(p["base"]["line"], 5);
     assert_eq!(p["system.packages"]["env"], "bert_train");
-    assert_eq!(p["system.packages"]["replaced"], "python_env");
+    assert!(p["system.packages"].get("replaced").is_none(), "`+=` appends, it replaces nothing");
+    assert_eq!(p["workdir"]["env"], "python_env");
     assert_eq!(p["resources.requests.memory"]["line"], 18);
     insta::assert_snapshot!("provenance__bert_train", String::from_utf8(r.stdout).unwrap());
 }
