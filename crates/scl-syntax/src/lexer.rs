@@ -745,10 +745,8 @@ impl<'a> Lexer<'a> {
                         ),
                         None => "quantity suffixes are Ki Mi Gi Ti Pi Ei (binary), k M G T P E (decimal) and m (milli)".into(),
                     };
-                    let d = Diagnostic::error("E0005", span, msg)
-                        .with_primary_label("unknown suffix")
-                        .with_label(Arc::from(""), sspan, "this suffix")
-                        .with_help(help);
+                    let _ = sspan;
+                    let d = Diagnostic::error("E0005", span, msg).with_primary_label("unknown suffix").with_help(help);
                     self.diags.push(d);
                 }
                 let kind = plain(self);
