@@ -154,7 +154,7 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str
             continue;
         }
         let d = edit_distance(name, c);
-        if d <= limit && best.map_or(true, |(bd, bc)| d < bd || (d == bd && c < bc)) {
+        if d <= limit && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
             best = Some((d, c));
         }
     }

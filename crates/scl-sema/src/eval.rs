@@ -1039,11 +1039,10 @@ impl<'h> Evaluator<'h> {
         if let Some(f) = &env.final_env {
             return Ok(f.clone());
         }
-        let key = env.layers.last().and_then(|l| {
-            (l.id.module == self.root && l.id.decl.is_some() && l.id.args.is_empty() && env.layers.len() >= 1)
-                .then(|| l.id.decl.unwrap())
-        });
-        let is_named = key.is_some() && env.module == self.root && !env.name.contains("with {");
+        // Envs declared in this module (not `with` or record envs, whose last
+        // layer has no declaration) are computed once.
+        let key = env.layers.last().and_then(|l| if l.id.module == self.root && l.id.args.is_empty() { l.id.decl } else { None });
+        let is_named = key.is_some();
         if is_named {
             if let Some(r) = self.finals.borrow().get(&key.unwrap()) {
                 return r.clone();

@@ -120,7 +120,7 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
         let names: Vec<&String> = services.keys().collect();
         for (name, sp) in &spec.services {
             for dep in &sp.depends_on {
-                if !names.iter().any(|n| *n == dep) {
+                if !names.contains(&dep) {
                     let (m, span) = at(&format!("services.{name}"));
                     ev.report(
                         m,

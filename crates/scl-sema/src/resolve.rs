@@ -201,8 +201,7 @@ impl Walker<'_> {
             ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::EnumLit(_) | ExprKind::SelfRef | ExprKind::Error => {}
             ExprKind::Quantity { number, suffix } => {
                 if let QuantitySuffix::Decimal(_) = suffix {
-                    let bin = suffix.as_str().to_uppercase().replace('K', "K") + "i";
-                    let bin = if bin == "Ki" || bin == "KI" { "Ki".to_string() } else { bin };
+                    let bin = format!("{}i", suffix.as_str().to_uppercase());
                     self.out.push(
                         Diagnostic::warning(
                             "W0001",

@@ -350,9 +350,35 @@ fn fmt_opt(x: Option<f64>, prec: usize) -> String {
     }
 }
 
+/// `xtask recheck-loop DIR N EDITS`: only the re-check loop (after one cold
+/// check), for profiling it with `perf record`.
+pub fn recheck_loop_main(args: &[String]) -> i32 {
+    let (Some(dir), Some(n), Some(edits)) = (args.first(), args.get(1).and_then(|s| s.parse::<usize>().ok()), args.get(2).and_then(|s| s.parse::<usize>().ok())) else {
+        eprintln!("usage: xtask recheck-loop DIR N EDITS");
+        return 2;
+    };
+    let dir = Path::new(dir);
+    let mut db = Database::new(dir, None);
+    let top = db.open(&dir.join("top.env.scl"));
+    let _ = db.check(top);
+    let last = db.open(&dir.join(format!("mod{}.env.scl", n - 1)));
+    let t = Instant::now();
+    for k in 0..edits {
+        let desc = if k % 2 == 0 { format!("env-{}-edit{k}", n - 1) } else { format!("env-{}", n - 1) };
+        db.set_text(last, &workload::module_source(n - 1, Topology::Chain, &desc));
+        let _ = db.check(top);
+    }
+    println!("{edits} re-checks: {:.3} ms each", t.elapsed().as_secs_f64() * 1e3 / edits as f64);
+    std::mem::forget(db);
+    0
+}
+
 pub fn main(args: &[String]) -> i32 {
     if args.first().map(String::as_str) == Some("rss") {
         return rss_main(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("recheck-loop") {
+        return recheck_loop_main(&args[1..]);
     }
     let o = match parse_opts(args) {
         Ok(o) => o,
