@@ -292,6 +292,15 @@ Fix: instantiate it: `extends runtime(torch = \"2.1.2\", cuda = \"11.8\")`.";
 
 Fix: use one of the envs listed in the help.";
 
+"E0316", "evaluation too large",
+"The program needs more steps, or builds a larger string or list, than any real environment description: it grows exponentially, e.g. a chain of `let`s or functions that each double a value.
+
+Example:
+    let s1 = \"${s0}${s0}\"
+    let s2 = \"${s1}${s1}\"   // … 40 times
+
+Fix: build the value directly; SCL evaluation must stay small.";
+
 "W0001", "decimal memory suffix",
 "A memory quantity uses a decimal suffix (`G` = 10^9 bytes). Kubernetes and most tools use binary sizes (`Gi` = 2^30 bytes), and `32G` is about 7% less than `32Gi`.
 

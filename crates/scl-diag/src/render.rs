@@ -117,19 +117,26 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
         .with_message(&d.message)
         .with_config(Config::default().with_index_type(IndexType::Byte).with_color(color));
     // ariadne draws a label only with a message; default to the diagnostic's.
-    let primary = Label::new(clamp(&d.at.file, d.at.span))
-        .with_message(match &d.primary_label {
-            Some(l) => l.as_str(),
-            None if d.message.chars().count() <= 60 => d.message.as_str(),
-            None => "here",
-        })
-        .with_color(match d.severity {
-            Severity::Error => ariadne::Color::Red,
-            Severity::Warning => ariadne::Color::Yellow,
-        });
-    report = report.with_label(primary);
-    for l in &d.labels {
-        report = report.with_label(Label::new(clamp(&l.at.file, l.at.span)).with_message(&l.message));
+    let primary_msg = match &d.primary_label {
+        Some(l) => l.as_str(),
+        None if d.message.chars().count() <= 60 => d.message.as_str(),
+        None => "here",
+    };
+    let color = match d.severity {
+        Severity::Error => ariadne::Color::Red,
+        Severity::Warning => ariadne::Color::Yellow,
+    };
+    // ariadne starts a new source section whenever a label comes before the
+    // previous one; give the labels their source order so one file is one section.
+    let mut labels: Vec<(&str, crate::Span, &str, bool)> = vec![(&d.at.file, d.at.span, primary_msg, true)];
+    labels.extend(d.labels.iter().map(|l| (&*l.at.file, l.at.span, l.message.as_str(), false)));
+    labels.sort_by_key(|(f, sp, _, _)| (*f != &*d.at.file, *f, sp.start));
+    for (order, (f, sp, msg, primary)) in labels.into_iter().enumerate() {
+        let mut label = Label::new(clamp(f, sp)).with_message(msg).with_order(order as i32);
+        if primary {
+            label = label.with_color(color);
+        }
+        report = report.with_label(label);
     }
     if let Some(h) = &d.help {
         report = report.with_help(h);

@@ -411,6 +411,8 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
         (Ty::Memory, Value::Memory(b)) => {
             if b < 0 {
                 ev.err(m, "E0207", span, format!("memory cannot be negative ({b} bytes)"))
+            } else if b > u64::MAX as i128 {
+                ev.err(m, "E0207", span, format!("{} is too large for a Memory (at most 16Ei)", format_memory(b)))
             } else {
                 Ok(Value::Memory(b))
             }
@@ -433,7 +435,9 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             .or_else(|_| ev.err(m, "E0207", span, "CPU quantity too large")),
         (Ty::Cpu, Value::Float(f)) => {
             let milli = f * 1000.0;
-            if milli.fract().abs() > 1e-9 {
+            if !milli.is_finite() || milli.abs() > 9.0e15 {
+                ev.err(m, "E0207", span, format!("`{f}` cores is too large"))
+            } else if milli.fract().abs() > 1e-9 {
                 ev.err(m, "E0203", span, format!("`{f}` cores is not a whole number of millicores"))
             } else {
                 Ok(Value::Cpu(milli.round() as i64))

@@ -126,9 +126,18 @@ pub(crate) struct Evaluator<'h> {
     depth: Cell<u32>,
     /// Functions and templates being called: calling one again is recursion.
     calls: RefCell<Vec<(ModuleId, usize)>>,
+    /// Envs whose final value is being computed (their layer ids, their name).
+    finalizing: RefCell<Vec<(Vec<LayerId>, String)>>,
+    /// Evaluation steps taken, against [`MAX_STEPS`].
+    steps: Cell<u64>,
 }
 
 const MAX_DEPTH: u32 = 150;
+/// Evaluation steps one module may take: far above any real program, low
+/// enough that exponential programs stop in about a second.
+const MAX_STEPS: u64 = 20_000_000;
+/// The largest string (bytes) or list (elements) a program may build.
+pub(crate) const MAX_SIZE: usize = 1 << 24;
 
 impl<'h> Evaluator<'h> {
     fn new(host: &'h dyn Host, m: ModuleId) -> Self {
@@ -149,6 +158,8 @@ impl<'h> Evaluator<'h> {
             finals: RefCell::new(HashMap::new()),
             depth: Cell::new(0),
             calls: RefCell::new(Vec::new()),
+            finalizing: RefCell::new(Vec::new()),
+            steps: Cell::new(0),
         }
     }
 
@@ -479,6 +490,18 @@ impl<'h> Evaluator<'h> {
         if d > MAX_DEPTH {
             return self.err(cx.module, "E0306", e.span, "evaluation is nested too deeply (recursion?)");
         }
+        let steps = self.steps.get() + 1;
+        self.steps.set(steps);
+        if steps > MAX_STEPS {
+            if steps == MAX_STEPS + 1 {
+                self.report(
+                    cx.module,
+                    Diagnostic::error("E0316", e.span, format!("evaluation took more than {MAX_STEPS} steps"))
+                        .with_help("the program grows exponentially (a value doubled in a chain of lets or functions?)"),
+                );
+            }
+            return Err(Reported);
+        }
         self.depth.set(d + 1);
         // A record literal with a schema type was checked field by field as
         // it was built; only its required fields remain to be checked.
@@ -495,6 +518,7 @@ impl<'h> Evaluator<'h> {
         };
         match &e.kind {
             ExprKind::Int(i) => Ok(Value::Int(*i)),
+            ExprKind::Float(f) if !f.is_finite() => self.err(cx.module, "E0005", e.span, "this number is too large"),
             ExprKind::Float(f) => Ok(Value::Float(*f)),
             ExprKind::Bool(b) => Ok(Value::Bool(*b)),
             ExprKind::Str(parts) => {
@@ -508,6 +532,9 @@ impl<'h> Evaluator<'h> {
                                 return Ok(Value::Pending);
                             }
                             s.push_str(&self.interpolate(cx.module, &v, x.span)?);
+                            if s.len() > MAX_SIZE {
+                                return self.too_large(cx.module, e.span, "string");
+                            }
                         }
                     }
                 }
@@ -638,10 +665,16 @@ impl<'h> Evaluator<'h> {
                 match (op, v) {
                     (_, Value::Pending) => Ok(Value::Pending),
                     (UnaryOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
-                    (UnaryOp::Neg, Value::Int(i)) => Ok(Value::Int(-i)),
+                    (UnaryOp::Neg, Value::Int(i)) => match i.checked_neg() {
+                        Some(n) => Ok(Value::Int(n)),
+                        None => self.err(cx.module, "E0207", e.span, "arithmetic overflow"),
+                    },
                     (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
                     (UnaryOp::Neg, Value::Memory(b)) => Ok(Value::Memory(-b)),
-                    (UnaryOp::Neg, Value::Cpu(c)) => Ok(Value::Cpu(-c)),
+                    (UnaryOp::Neg, Value::Cpu(c)) => match c.checked_neg() {
+                        Some(n) => Ok(Value::Cpu(n)),
+                        None => self.err(cx.module, "E0207", e.span, "arithmetic overflow"),
+                    },
                     (op, v) => self.err(
                         cx.module,
                         "E0211",
@@ -685,6 +718,14 @@ impl<'h> Evaluator<'h> {
             locals: Arc::new(cx.locals.to_vec()),
             ancestors,
         })
+    }
+
+    pub fn too_large<T>(&self, m: ModuleId, span: Span, what: &str) -> R<T> {
+        Err(self.report(
+            m,
+            Diagnostic::error("E0316", span, format!("this {what} is larger than {MAX_SIZE} (bytes or elements)"))
+                .with_help("the program grows exponentially (a value doubled in a chain of lets or functions?)"),
+        ))
     }
 
     /// Text of a value inside a string (`"${x}"`).
@@ -780,7 +821,7 @@ impl<'h> Evaluator<'h> {
             (BinaryOp::Div, Int(_), Int(0)) | (BinaryOp::Div, Memory(_), Int(0)) | (BinaryOp::Div, Cpu(_), Int(0)) => {
                 return self.err(cx.module, "E0211", span, "division by zero")
             }
-            (BinaryOp::Div, Int(p), Int(q)) => Some(Int(p / q)),
+            (BinaryOp::Div, Int(p), Int(q)) => p.checked_div(*q).map(Int),
             (op, Int(_) | Float(_), Int(_) | Float(_)) => {
                 let p = as_f64(&x);
                 let q = as_f64(&y);
@@ -791,8 +832,18 @@ impl<'h> Evaluator<'h> {
                     _ => p / q,
                 }))
             }
-            (BinaryOp::Add, Str(p), Str(q)) => Some(Value::str(format!("{p}{q}"))),
-            (BinaryOp::Add, List(p), List(q)) => Some(List(Arc::new(p.iter().chain(q.iter()).cloned().collect()))),
+            (BinaryOp::Add, Str(p), Str(q)) => {
+                if p.len() + q.len() > MAX_SIZE {
+                    return self.too_large(cx.module, span, "string");
+                }
+                Some(Value::str(format!("{p}{q}")))
+            }
+            (BinaryOp::Add, List(p), List(q)) => {
+                if p.len() + q.len() > MAX_SIZE {
+                    return self.too_large(cx.module, span, "list");
+                }
+                Some(List(Arc::new(p.iter().chain(q.iter()).cloned().collect())))
+            }
             (BinaryOp::Add, Memory(p), Memory(q)) => p.checked_add(*q).map(Memory),
             (BinaryOp::Sub, Memory(p), Memory(q)) => p.checked_sub(*q).map(Memory),
             (BinaryOp::Add, Cpu(p), Cpu(q)) => p.checked_add(*q).map(Cpu),
@@ -808,15 +859,23 @@ impl<'h> Evaluator<'h> {
             }
             (BinaryOp::Mul, Cpu(p), Float(q)) | (BinaryOp::Mul, Float(q), Cpu(p)) => Some(Cpu((*p as f64 * q).round() as i64)),
             (BinaryOp::Div, Memory(p), Int(q)) => {
-                if p % (*q as i128) != 0 {
+                if p.checked_rem(*q as i128).is_none_or(|r| r != 0) {
                     return self.err(cx.module, "E0207", span, format!("{} / {q} is not a whole number of bytes", format_memory(*p)));
                 }
                 Some(Memory(p / *q as i128))
             }
-            (BinaryOp::Div, Cpu(p), Int(q)) => Some(Cpu(p / q)),
+            (BinaryOp::Div, Cpu(p), Int(q)) => {
+                if p % q != 0 {
+                    return self.err(cx.module, "E0207", span, format!("{} / {q} is not a whole number of millicores", format_cpu(*p)));
+                }
+                p.checked_div(*q).map(Cpu)
+            }
             _ => return bad(self),
         };
         match r {
+            Some(Float(f)) if !f.is_finite() => {
+                self.err(cx.module, "E0207", span, format!("`{}` gives {f}, which is not a finite number", op.as_str()))
+            }
             Some(v) => Ok(v),
             None => overflow(self),
         }
@@ -1048,7 +1107,22 @@ impl<'h> Evaluator<'h> {
                 return r.clone();
             }
         }
+        // An env whose value needs its own final value (a service that is the
+        // env itself, two envs reading each other's fields) has none.
+        let ids: Vec<LayerId> = env.layers.iter().map(|l| l.id.clone()).collect();
+        if let Some(pos) = self.finalizing.borrow().iter().position(|(x, _)| *x == ids) {
+            let chain: Vec<String> = self.finalizing.borrow()[pos..].iter().map(|(_, n)| format!("`{n}`")).collect();
+            let d = Diagnostic::error(
+                "E0301",
+                env.extends_span,
+                format!("`{}` needs its own final value: {} → `{}`", env.name, chain.join(" → "), env.name),
+            )
+            .with_help("an env cannot contain itself as a service or read its own fields through another env");
+            return Err(self.report(env.module, d));
+        }
+        self.finalizing.borrow_mut().push((ids, env.name.clone()));
         let r = self.compute_final(env);
+        self.finalizing.borrow_mut().pop();
         if is_named {
             self.finals.borrow_mut().insert(key.unwrap(), r.clone());
         }
@@ -1062,7 +1136,8 @@ impl<'h> Evaluator<'h> {
         let mut last: Option<(Arc<Record>, Builder)> = None;
         for round in 0..6 {
             let before = self.diags.borrow().len();
-            let selfcx = SelfCx { snapshot: snapshot.clone(), used: Cell::new(false), first_use: Cell::new(None) };
+            let view = snapshot.as_ref().map(|r| Arc::new(normalize::self_view(r)));
+            let selfcx = SelfCx { snapshot: view, used: Cell::new(false), first_use: Cell::new(None) };
             let mut b = Builder::new(true);
             let mut failed = false;
             for (i, layer) in env.layers.iter().enumerate() {
@@ -1120,61 +1195,70 @@ impl<'h> Evaluator<'h> {
         Ok(Arc::new(FinalEnv { record, origins, spec: Some(Arc::new(spec)) }))
     }
 
+    /// The diamond rule: two writes of the same path (or of a path and a
+    /// field below it) by envs that are not ancestors of each other, with
+    /// different values, are an error unless an env that inherits both (or
+    /// the env itself) writes the path again.
     fn check_conflicts(&self, env: &Arc<EnvValue>, b: &Builder) -> R<()> {
+        // A single chain of inheritance has no unrelated layers.
+        if env.layers.iter().enumerate().all(|(i, l)| l.ancestors.len() == i) {
+            return Ok(());
+        }
         let is_anc = |x: usize, y: usize| -> bool {
             // is layer x an ancestor of layer y?
             let xid = &env.layers[x].id;
             env.layers[y].ancestors.iter().any(|a| a == xid)
         };
-        let mut failed = false;
-        for (path, writes) in &b.writes {
-            if writes.len() < 2 {
-                continue;
-            }
-            'pairs: for i in 0..writes.len() {
-                for j in i + 1..writes.len() {
-                    let (wi, wj) = (&writes[i], &writes[j]);
-                    if wi.layer == wj.layer || is_anc(wi.layer, wj.layer) || is_anc(wj.layer, wi.layer) {
-                        continue;
-                    }
-                    if values_equal(&wi.value, &wj.value) {
-                        continue;
-                    }
-                    // Resolved by a later write in an env that has both as ancestors?
-                    let resolved = writes.iter().any(|wz| {
-                        (wz.layer == env.layers.len() - 1 || (is_anc(wi.layer, wz.layer) && is_anc(wj.layer, wz.layer)))
-                            && wz.layer != wi.layer
-                            && wz.layer != wj.layer
-                    });
-                    if resolved {
-                        continue;
-                    }
-                    let li = &env.layers[wi.layer];
-                    let lj = &env.layers[wj.layer];
-                    let me = env.layers.last().unwrap();
-                    let d = Diagnostic::error(
-                        "E0302",
-                        env.extends_span,
-                        format!(
-                            "`{}` inherits conflicting values for `{path}`: {} from `{}` and {} from `{}`",
-                            me.name, wi.value, li.name, wj.value, lj.name
-                        ),
-                    )
-                    .with_primary_label("both parents are inherited here")
-                    .with_label(self.host.display_path(li.id.module), wi.span, format!("`{}` sets {path} = {}", li.name, wi.value))
-                    .with_label(self.host.display_path(lj.id.module), wj.span, format!("`{}` sets {path} = {}", lj.name, wj.value))
-                    .with_help(format!("set `{path}` in `{}` itself to choose one", me.name));
-                    self.report(env.module, d);
-                    failed = true;
-                    break 'pairs;
+        let last = env.layers.len() - 1;
+        let all: Vec<(&String, &Write)> = b.writes.iter().flat_map(|(p, ws)| ws.iter().map(move |w| (p, w))).collect();
+        for (i, (pi, wi)) in all.iter().enumerate() {
+            for (pj, wj) in all.iter().skip(i + 1) {
+                // Order the pair so that `p` is a prefix of (or equal to) `q`.
+                let ((p, wp), (q, wq)) = if pj.len() < pi.len() { ((pj, wj), (pi, wi)) } else { ((pi, wi), (pj, wj)) };
+                let same = p == q;
+                if !same && !(q.starts_with(p.as_str()) && q.as_bytes().get(p.len()) == Some(&b'.')) {
+                    continue;
                 }
+                if wp.layer == wq.layer || is_anc(wp.layer, wq.layer) || is_anc(wq.layer, wp.layer) {
+                    continue;
+                }
+                let sub = if same { Some(wp.value.clone()) } else { sub_value(&wp.value, &q[p.len() + 1..]) };
+                if sub.as_ref().is_some_and(|v| values_equal(v, &wq.value)) {
+                    continue;
+                }
+                // Resolved by a later write of `q` or an enclosing path in an env that has both as ancestors?
+                let resolved = all.iter().any(|(pz, wz)| {
+                    (q.as_str() == pz.as_str() || (q.starts_with(pz.as_str()) && q.as_bytes().get(pz.len()) == Some(&b'.')))
+                        && wz.layer != wp.layer
+                        && wz.layer != wq.layer
+                        && (wz.layer == last || (is_anc(wp.layer, wz.layer) && is_anc(wq.layer, wz.layer)))
+                });
+                if resolved {
+                    continue;
+                }
+                let (lp, lq) = (&env.layers[wp.layer], &env.layers[wq.layer]);
+                let me = env.layers.last().unwrap();
+                let shown = |v: Option<&Value>| v.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into());
+                let d = Diagnostic::error(
+                    "E0302",
+                    env.extends_span,
+                    format!(
+                        "`{}` inherits conflicting values for `{q}`: {} from `{}` and {} from `{}`",
+                        me.name,
+                        shown(sub.as_ref()),
+                        lp.name,
+                        wq.value,
+                        lq.name
+                    ),
+                )
+                .with_primary_label("both parents are inherited here")
+                .with_label(self.host.display_path(lp.id.module), wp.span, format!("`{}` sets {p} = {}", lp.name, wp.value))
+                .with_label(self.host.display_path(lq.id.module), wq.span, format!("`{}` sets {q} = {}", lq.name, wq.value))
+                .with_help(format!("set `{q}` in `{}` itself to choose one", me.name));
+                return Err(self.report(env.module, d));
             }
         }
-        if failed {
-            Err(Reported)
-        } else {
-            Ok(())
-        }
+        Ok(())
     }
 
     /// A record literal as a value of type `ty` (a schema record, a map, or untyped).
@@ -1204,9 +1288,25 @@ impl<'h> Evaluator<'h> {
     /// whose type is `ty`.
     pub(crate) fn apply_block(&self, b: &mut Builder, cx: Cx, block: &ast::Block, prefix: &[String], ty: &Ty, layer: &str) -> R<()> {
         let mut seen: HashMap<String, Span> = HashMap::new();
+        self.apply_items(b, cx, block, prefix, ty, layer, &mut seen)
+    }
+
+    /// Applies a block's items; `seen` holds the paths set so far in the
+    /// enclosing body (nested blocks share it), for the set-twice check.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_items(
+        &self,
+        b: &mut Builder,
+        cx: Cx,
+        block: &ast::Block,
+        prefix: &[String],
+        ty: &Ty,
+        layer: &str,
+        seen: &mut HashMap<String, Span>,
+    ) -> R<()> {
         let mut failed = false;
         for item in block.items.iter() {
-            if self.apply_item(b, cx, item, prefix, ty, layer, &mut seen).is_err() {
+            if self.apply_item(b, cx, item, prefix, ty, layer, seen).is_err() {
                 failed = true;
             }
         }
@@ -1256,17 +1356,22 @@ impl<'h> Evaluator<'h> {
                     }
                 }
                 b.ensure_record(&full);
-                self.apply_block(b, cx, body, &full, &fty, layer)
+                self.apply_items(b, cx, body, &full, &fty, layer, seen)
             }
             ItemKind::Assign { path, op, op_span: _, value } => {
                 let (full, fty) = self.walk_path(cx.module, prefix, ty, path)?;
                 let key = full.join(".");
                 if *op == AssignOp::Set {
-                    if let Some(prev) = seen.get(&key) {
+                    let overlaps = |k: &String| {
+                        *k == key
+                            || (key.starts_with(k.as_str()) && key.as_bytes().get(k.len()) == Some(&b'.'))
+                            || (k.starts_with(key.as_str()) && k.as_bytes().get(key.len()) == Some(&b'.'))
+                    };
+                    if let Some(prev) = seen.iter().filter(|(k, _)| overlaps(k)).map(|(_, s)| *s).min_by_key(|s| s.start) {
                         return Err(self.report(
                             cx.module,
                             Diagnostic::error("E0305", path.span, format!("`{key}` is set twice in this block"))
-                                .with_label(Arc::from(""), *prev, "first set here")
+                                .with_label(Arc::from(""), prev, "first set here")
                                 .with_help("remove one of the two items"),
                         ));
                     }
@@ -1522,12 +1627,24 @@ pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Enum { variant: x, .. }, Value::Enum { variant: y, .. }) => x == y,
         (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => (*x as f64) == *y,
-        (Value::List(x), Value::List(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q)),
+        (Value::List(x), Value::List(y)) => Arc::ptr_eq(x, y) || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q))),
         (Value::Record(x), Value::Record(y)) => {
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|((k1, v1), (k2, v2))| k1 == k2 && values_equal(v1, v2))
+            Arc::ptr_eq(x, y) || x.len() == y.len() && x.iter().zip(y.iter()).all(|((k1, v1), (k2, v2))| k1 == k2 && values_equal(v1, v2))
         }
         _ => a == b,
     }
+}
+
+/// The value at a dotted path inside a record value.
+fn sub_value(v: &Value, path: &str) -> Option<Value> {
+    let mut cur = v.clone();
+    for seg in path.split('.') {
+        cur = match &cur {
+            Value::Record(r) => r.get(seg)?.clone(),
+            _ => return None,
+        };
+    }
+    Some(cur)
 }
 
 fn keys_list(r: &Record) -> String {

@@ -404,3 +404,67 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
         Ok(spec)
     }
 }
+
+/// The record `self` reads: the env's record with the defaults that
+/// normalization fills in (`workdir`, `user`, the inferred `system.manager`,
+/// `python.manager`, `distributed` defaults), and unset lists and maps as
+/// empty, so that `self.workdir` or `len(self.ports)` see what the IR will say.
+pub(crate) fn self_view(r: &Record) -> Record {
+    use crate::ty::{RecordTy, Ty};
+    let mut r = r.clone();
+    let enum_v = |ty: &str, v: &str| Value::Enum { ty: Some(ty.into()), variant: v.into() };
+    for (name, ty, _) in RecordTy::Env.fields() {
+        match ty {
+            Ty::List(_) => {
+                r.entry(name.to_string()).or_insert_with(|| Value::List(Arc::new(Vec::new())));
+            }
+            Ty::Map(_) => {
+                r.entry(name.to_string()).or_insert_with(|| Value::Record(Arc::new(Record::new())));
+            }
+            _ => {}
+        }
+    }
+    r.entry("workdir".into()).or_insert_with(|| Value::str("/workspace"));
+    let mut fill = |key: &str, defaults: Vec<(&str, Value)>| {
+        let entry = r.entry(key.to_string()).or_insert_with(|| Value::Record(Arc::new(Record::new())));
+        if let Value::Record(rec) = entry {
+            let rec = Arc::make_mut(rec);
+            for (k, v) in defaults {
+                rec.entry(k.to_string()).or_insert(v);
+            }
+        }
+    };
+    fill("user", vec![("name", Value::str("app")), ("uid", Value::Int(1000))]);
+    let base = match r.get("base") {
+        Some(Value::Image { reference, .. }) => Some(reference.to_string()),
+        _ => None,
+    };
+    if let Some(b) = base {
+        let m = match infer_manager(&b) {
+            SystemManager::Apt => "apt",
+            SystemManager::Apk => "apk",
+            SystemManager::Dnf => "dnf",
+        };
+        let mut fill = |key: &str, defaults: Vec<(&str, Value)>| {
+            let entry = r.entry(key.to_string()).or_insert_with(|| Value::Record(Arc::new(Record::new())));
+            if let Value::Record(rec) = entry {
+                let rec = Arc::make_mut(rec);
+                for (k, v) in defaults {
+                    rec.entry(k.to_string()).or_insert(v);
+                }
+            }
+        };
+        fill("system", vec![("manager", enum_v("SystemManager", m)), ("packages", Value::List(Arc::new(Vec::new())))]);
+    }
+    if let Some(Value::Record(p)) = r.get_mut("python") {
+        Arc::make_mut(p).entry("manager".into()).or_insert_with(|| enum_v("PythonManager", "pip"));
+    }
+    if let Some(Value::Record(d)) = r.get_mut("distributed") {
+        let d = Arc::make_mut(d);
+        d.entry("backend".into()).or_insert_with(|| enum_v("Backend", "nccl"));
+        d.entry("launcher".into()).or_insert_with(|| enum_v("Launcher", "torchrun"));
+        d.entry("nodes".into()).or_insert(Value::Int(1));
+        d.entry("procs_per_node".into()).or_insert(Value::Int(1));
+    }
+    r
+}
