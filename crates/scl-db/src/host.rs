@@ -27,6 +27,12 @@ fn resolve_local(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf, Fi
     if !p.starts_with(root) {
         return Err(FileError::OutsideWorkspace(p.display().to_string()));
     }
+    // A symlink must not lead out of the workspace either.
+    if let (Ok(real), Ok(real_root)) = (p.canonicalize(), root.canonicalize()) {
+        if !real.starts_with(&real_root) {
+            return Err(FileError::OutsideWorkspace(format!("{} (a link to {})", p.display(), real.display())));
+        }
+    }
     Ok(p)
 }
 

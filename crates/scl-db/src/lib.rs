@@ -279,10 +279,24 @@ fn display_path(db: &dyn Db, file: SourceFile) -> Arc<str> {
 /// Parses a file (never fails; a missing file parses as empty).
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
-    let text = file.contents(db).as_deref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+    let bytes = file.contents(db).clone().unwrap_or_else(|| Arc::from(&b""[..]));
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    // A UTF-8 byte order mark is not part of the program; blank it (same length, same spans).
+    if text.starts_with('\u{feff}') {
+        text.replace_range(0..3, "   ");
+    }
     let path = display_path(db, file);
     let mut p = scl_syntax::parse(&text);
     p.errors = p.errors.into_iter().map(|d| d.in_file(&path)).collect();
+    if let Err(e) = std::str::from_utf8(&bytes) {
+        let at = e.valid_up_to();
+        p.errors.insert(
+            0,
+            Diagnostic::error("E0001", scl_diag::Span::new(at, at + 1), format!("the file is not valid UTF-8 (byte {at})"))
+                .with_help("save the file as UTF-8")
+                .in_file(&path),
+        );
+    }
     Arc::new(p)
 }
 

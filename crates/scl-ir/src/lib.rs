@@ -159,7 +159,7 @@ pub struct Conda {
 
 /// A file read at compile time: workspace-relative path (`/`-separated) and
 /// the SHA-256 of its bytes (lowercase hex).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileRef {
     pub path: String,

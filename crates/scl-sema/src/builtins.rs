@@ -110,6 +110,9 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
             let (r, sp) = str_arg(0)?.unwrap();
             check_image_ref(ev, m, &r, sp)?;
             let digest = str_arg(1)?;
+            if let (Some((_, dsp)), true) = (&digest, r.contains('@')) {
+                return ev.err(m, "E0208", *dsp, "the reference already has a digest (`@sha256:…`); give it once");
+            }
             if let Some((d, dsp)) = &digest {
                 let hex = d.strip_prefix("sha256:").unwrap_or("");
                 if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
@@ -143,7 +146,10 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
             Ok(Value::Secret { name: n, key: k })
         }
         "huggingface" => {
-            let (repo, _) = str_arg(0)?.unwrap();
+            let (repo, rsp) = str_arg(0)?.unwrap();
+            if repo.split('/').count() > 2 || repo.is_empty() || repo.contains(char::is_whitespace) {
+                return ev.err(m, "E0208", rsp, format!("{:?} is not a Hugging Face repository id (`owner/name`)", &*repo));
+            }
             let files = list_of_str(1)?;
             let rev = str_arg(2)?.map(|x| x.0).unwrap_or_else(|| "main".into());
             let (to, _) = str_arg(3)?.unwrap();
@@ -275,6 +281,12 @@ fn check_image_ref(ev: &Evaluator, m: ModuleId, r: &str, span: Span) -> R<()> {
     if !ok || after_host.chars().any(|c| c.is_ascii_uppercase()) {
         return ev.err(m, "E0208", span, format!("{r:?} is not a valid image reference"));
     }
+    if let Some((_, d)) = r.split_once('@') {
+        let hex = d.strip_prefix("sha256:").unwrap_or("");
+        if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            return ev.err(m, "E0208", span, format!("{r:?}: the digest must be `sha256:` and 64 hex digits"));
+        }
+    }
     Ok(())
 }
 
@@ -356,7 +368,22 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
         (Ty::Int, v @ Value::Int(_)) => Ok(v),
         (Ty::Float, Value::Int(i)) => Ok(Value::Float(i as f64)),
         (Ty::Float, v @ Value::Float(_)) => Ok(v),
-        (Ty::String | Ty::Path | Ty::Version, v @ Value::Str(_)) => Ok(v),
+        (Ty::String, v @ Value::Str(_)) => Ok(v),
+        (Ty::Version, Value::Str(s)) => {
+            // PEP 440-like: starts with a digit; digits, letters and `. + - _ *` (`3.10`, `12.1`, `2.3.1+cu121`, `23.10`).
+            if s.starts_with(|c: char| c.is_ascii_digit()) && s.chars().all(|c| c.is_ascii_alphanumeric() || ".+-_*".contains(c)) {
+                Ok(Value::Str(s))
+            } else {
+                ev.err(m, "E0208", span, format!("{:?} is not a version (e.g. \"3.10\", \"2.1.2\", \"12.1\")", &*s))
+            }
+        }
+        (Ty::Path, Value::Str(s)) => {
+            if s.starts_with('/') && !s.contains(['\n', '\r', '\0']) {
+                Ok(Value::Str(s))
+            } else {
+                ev.err(m, "E0208", span, format!("{:?} is not an absolute container path", &*s))
+            }
+        }
         (Ty::HostPath, Value::Str(s)) => match ev.host.host_path(m, &s) {
             Ok(p) => Ok(Value::str(p)),
             Err(e) => Err(file_error(ev, m, e, span, &s)),
@@ -451,6 +478,17 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
         (Ty::File, v @ Value::File { .. }) => Ok(v),
         (Ty::RequirementsFile, Value::File { path, sha256, text }) => {
             let mut failed = false;
+            for (i, line) in text.lines().enumerate() {
+                let l = line.trim_start();
+                if ["-r", "-c", "--requirement", "--constraint"].iter().any(|o| l.starts_with(o)) {
+                    ev.report(
+                        m,
+                        Diagnostic::error("E0205", span, format!("{path} line {}: `{}` names another file, which is not copied into the image", i + 1, l.trim()))
+                            .with_help("list every requirements file in `python.requirements` instead"),
+                    );
+                    failed = true;
+                }
+            }
             for (line_no, req) in requirement_lines(&text) {
                 if let Err(e) = pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(&req) {
                     ev.report(

@@ -41,15 +41,10 @@ fn strs(v: Option<&Value>) -> Vec<String> {
     }
 }
 
-/// De-duplicates keeping the first occurrence.
-fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(v.len());
-    for x in v {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
+/// De-duplicates keeping the first occurrence (compared as written).
+fn dedup<T: Eq + std::hash::Hash + Clone>(v: Vec<T>) -> Vec<T> {
+    let mut seen = std::collections::HashSet::with_capacity(v.len());
+    v.into_iter().filter(|x| seen.insert(x.clone())).collect()
 }
 
 fn rec(v: Option<&Value>) -> Option<&Record> {

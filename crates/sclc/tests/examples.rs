@@ -52,7 +52,8 @@ fn examples_lower_to_dockerfiles() {
         }
         walk(out.path(), out.path(), &mut written);
         assert!(!written.iter().any(|w| w.contains(".sclc-tmp")), "temporary folder left behind: {written:?}");
-        for w in &written {
+        assert!(written.iter().any(|w| w.ends_with(".sclc-output")), "env folders carry the sclc marker: {written:?}");
+        for w in written.iter().filter(|w| !w.ends_with(".sclc-output")) {
             let text = std::fs::read_to_string(out.path().join(w)).unwrap();
             insta::assert_snapshot!(format!("docker__{}__{}", snapshot_name(&rel), w.replace(['/', '.'], "_")), text);
         }
@@ -141,4 +142,24 @@ fn example_dockerfiles_pass_hadolint() {
         }
     }
     assert!(linted >= 10, "only {linted} Dockerfiles linted");
+}
+
+/// `build` never replaces a folder it did not write, and rebuilding replaces
+/// its own output.
+#[test]
+fn build_refuses_to_replace_foreign_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("h.env.scl"), "env a { base = image(\"debian:12.5\") }\n").unwrap();
+    std::fs::create_dir(dir.path().join("a")).unwrap();
+    std::fs::write(dir.path().join("a/code.py"), "important").unwrap();
+    let r = sclc(dir.path(), &["build", "h.env.scl", "--target", "docker", "--out", "."]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("was not written by sclc"));
+    assert_eq!(std::fs::read_to_string(dir.path().join("a/code.py")).unwrap(), "important");
+    for _ in 0..2 {
+        let r = sclc(dir.path(), &["build", "h.env.scl", "--target", "docker", "--out", "out"]);
+        assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    let names: Vec<String> = std::fs::read_dir(dir.path().join("out")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into()).collect();
+    assert_eq!(names, ["a"], "no temporary folder is left behind");
 }
