@@ -16,74 +16,79 @@ pub const API_VERSION: &str = "scl.dev/v1alpha1";
 
 /// One environment, normalized. Field names are the Env schema's
 /// (`design/language.md`, "The Env schema").
+///
+/// Fields (here and in every IR struct) are declared in the byte order of
+/// their JSON names, so serializing a struct directly gives the canonical
+/// sorted keys without building a `serde_json::Value` first (a test checks
+/// both routes agree).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct EnvSpec {
     #[serde(rename = "apiVersion", default, skip_serializing_if = "String::is_empty")]
     pub api_version: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    /// Ordered; kept exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assets: Vec<Asset>,
     /// Required for an env that is built; absent for a services-only env.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<ImageRef>,
+    /// Exec form, kept exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system: Option<System>,
+    pub conda: Option<Conda>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distributed: Option<Distributed>,
+    /// Exec form, kept exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entrypoint: Vec<String>,
+    /// Ordered; kept exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<Copy>,
+    /// Globs kept out of the build context (`.dockerignore`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<Python>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conda: Option<Conda>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<Resources>,
-    /// Ordered; kept exactly.
+    /// Multi-service environments: each entry a full EnvSpec (without its own apiVersion).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub services: BTreeMap<String, EnvSpec>,
+    /// Build-time shell steps, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub volumes: Vec<Volume>,
+    pub setup: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<System>,
+    /// Defaults to `{ name = "app", uid = 1000 }` for a built env.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<User>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub vars: BTreeMap<String, VarValue>,
     /// Ordered; kept exactly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub assets: Vec<Asset>,
-    /// Ordered; kept exactly.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<Copy>,
-    /// Build-time shell steps, in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub setup: Vec<String>,
+    pub volumes: Vec<Volume>,
     /// Defaults to `/workspace` for a built env.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workdir: Option<String>,
-    /// Defaults to `{ name = "app", uid = 1000 }` for a built env.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user: Option<User>,
-    /// Exec form, kept exactly.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub entrypoint: Vec<String>,
-    /// Exec form, kept exactly.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub command: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ports: Vec<u16>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub distributed: Option<Distributed>,
-    /// Multi-service environments: each entry a full EnvSpec (without its own apiVersion).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub services: BTreeMap<String, EnvSpec>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub depends_on: Vec<String>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub labels: BTreeMap<String, String>,
-    /// Globs kept out of the build context (`.dockerignore`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ignore: Vec<String>,
 }
 
 /// An image reference: `{"ref": "<as written>", "digest": "sha256:…"?}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ImageRef {
-    #[serde(rename = "ref")]
-    pub reference: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+    #[serde(rename = "ref")]
+    pub reference: String,
 }
 
 impl ImageRef {
@@ -100,11 +105,11 @@ impl ImageRef {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct System {
+    /// Set, or inferred from the base image (alpine → apk; fedora/rocky/ubi/centos/almalinux → dnf; else apt).
+    pub manager: SystemManager,
     /// Set-like: de-duplicated, first occurrence kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub packages: Vec<String>,
-    /// Set, or inferred from the base image (alpine → apk; fedora/rocky/ubi/centos/almalinux → dnf; else apt).
-    pub manager: SystemManager,
 }
 
 /// The base image's package manager.
@@ -120,9 +125,10 @@ pub enum SystemManager {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Python {
-    /// As written (`"3.10"` stays `"3.10"`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_index_urls: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
+    pub index_url: Option<String>,
     pub manager: PythonManager,
     /// PEP 508 requirements, as written, de-duplicated.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -130,10 +136,9 @@ pub struct Python {
     /// Requirements files, de-duplicated.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requirements: Vec<FileRef>,
+    /// As written (`"3.10"` stays `"3.10"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index_url: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extra_index_urls: Vec<String>,
+    pub version: Option<String>,
 }
 
 /// `python.manager`.
@@ -171,9 +176,9 @@ pub struct FileRef {
 #[serde(deny_unknown_fields)]
 pub struct Resources {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requests: Option<ResourceList>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<ResourceList>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<ResourceList>,
 }
 
 /// Requests or limits.
@@ -183,11 +188,11 @@ pub struct ResourceList {
     /// Millicores (`4` cores → 4000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<Gpu>,
     /// Bytes (`32Gi` → 34359738368).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<Gpu>,
 }
 
 /// GPUs: a count, optionally a type (`nvidia-a100`) and a per-GPU memory in bytes.
@@ -195,22 +200,22 @@ pub struct ResourceList {
 #[serde(deny_unknown_fields)]
 pub struct Gpu {
     pub count: u32,
-    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<u64>,
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
 }
 
 /// A data volume mounted at run time (never baked into an image).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Volume {
+    pub mode: VolumeMode,
+    /// Container path.
+    pub mount: String,
     pub name: String,
     /// `s3://…`, `pvc://NAME`, `nfs://HOST/PATH`, or `host:PATH` (workspace-relative).
     pub source: String,
-    /// Container path.
-    pub mount: String,
-    pub mode: VolumeMode,
 }
 
 impl Volume {
@@ -260,29 +265,57 @@ pub enum VarValue {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SecretRef {
-    pub secret: String,
     pub key: String,
+    pub secret: String,
 }
 
-/// A model or data file fetched at build time.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A model or data file fetched at build time. Serialized with a `kind` field
+/// (`"huggingface"` or `"url"`) and its arguments, keys sorted.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Asset {
     /// `huggingface(REPO, files = [...], revision = "main", to = PATH)`.
     Huggingface {
-        repo: String,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default)]
         files: Vec<String>,
+        repo: String,
         revision: String,
         to: String,
     },
     /// `url(URL, sha256 = "...", to = PATH)`.
     Url {
-        url: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(default)]
         sha256: Option<String>,
         to: String,
+        url: String,
     },
+}
+
+impl Serialize for Asset {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = ser.serialize_map(None)?;
+        match self {
+            Asset::Huggingface { files, repo, revision, to } => {
+                if !files.is_empty() {
+                    m.serialize_entry("files", files)?;
+                }
+                m.serialize_entry("kind", "huggingface")?;
+                m.serialize_entry("repo", repo)?;
+                m.serialize_entry("revision", revision)?;
+                m.serialize_entry("to", to)?;
+            }
+            Asset::Url { sha256, to, url } => {
+                m.serialize_entry("kind", "url")?;
+                if let Some(h) = sha256 {
+                    m.serialize_entry("sha256", h)?;
+                }
+                m.serialize_entry("to", to)?;
+                m.serialize_entry("url", url)?;
+            }
+        }
+        m.end()
+    }
 }
 
 /// A local path (workspace-relative) copied into the image.
@@ -313,11 +346,11 @@ impl User {
 #[serde(deny_unknown_fields)]
 pub struct Distributed {
     pub backend: Backend,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elastic: Option<Elastic>,
     pub launcher: Launcher,
     pub nodes: u32,
     pub procs_per_node: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub elastic: Option<Elastic>,
 }
 
 impl Distributed {
@@ -350,15 +383,17 @@ pub enum Launcher {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Elastic {
-    pub min_nodes: u32,
     pub max_nodes: u32,
     pub max_restarts: u32,
+    pub min_nodes: u32,
 }
 
 impl EnvSpec {
     /// The canonical JSON bytes: sorted keys, two-space indent, trailing newline.
     pub fn to_canonical_json(&self) -> String {
-        canonical_json(&serde_json::to_value(self).expect("EnvSpec serializes"))
+        let mut s = serde_json::to_string_pretty(self).expect("EnvSpec serializes");
+        s.push('\n');
+        s
     }
     /// SHA-256 (lowercase hex) of the canonical bytes: the content hash used
     /// for image labels, tags and locks.
@@ -423,9 +458,62 @@ mod tests {
         );
         assert_eq!(spec.content_hash().len(), 64);
     }
+    /// Direct serialization (declaration order) equals the sorted-keys route
+    /// through `serde_json::Value`, for an IR with every field set.
+    #[test]
+    fn direct_serialization_is_canonical() {
+        let list = ResourceList { cpu: Some(500), memory: Some(1 << 30), gpu: Some(Gpu { count: 2, kind: Some("a100".into()), memory: Some(1) }) };
+        let full = EnvSpec {
+            api_version: API_VERSION.into(),
+            description: Some("d".into()),
+            base: Some(ImageRef { reference: "debian:12.5".into(), digest: Some("sha256:00".into()) }),
+            system: Some(System { packages: vec!["git".into()], manager: SystemManager::Apt }),
+            python: Some(Python {
+                version: Some("3.10".into()),
+                manager: PythonManager::Uv,
+                packages: vec!["numpy".into()],
+                requirements: vec![FileRef { path: "r.txt".into(), sha256: "ab".into() }],
+                index_url: Some("https://i".into()),
+                extra_index_urls: vec!["https://e".into()],
+            }),
+            conda: Some(Conda { channels: vec!["c".into()], packages: vec!["p".into()] }),
+            resources: Some(Resources { requests: Some(list.clone()), limits: Some(list) }),
+            volumes: vec![Volume { name: "n".into(), source: "pvc://n".into(), mount: "/n".into(), mode: VolumeMode::ReadWriteMany }],
+            vars: [("A".to_string(), VarValue::Plain("1".into())), ("B".to_string(), VarValue::Secret(SecretRef { secret: "s".into(), key: "k".into() }))].into(),
+            assets: vec![
+                Asset::Huggingface { repo: "o/r".into(), files: vec!["f".into()], revision: "main".into(), to: "/m".into() },
+                Asset::Url { url: "https://u".into(), sha256: Some("ff".into()), to: "/u".into() },
+            ],
+            files: vec![Copy { from: "a".into(), to: "/a".into() }],
+            setup: vec!["true".into()],
+            workdir: Some("/w".into()),
+            user: Some(User { name: "app".into(), uid: 1000 }),
+            entrypoint: vec!["e".into()],
+            command: vec!["c".into()],
+            ports: vec![80],
+            distributed: Some(Distributed {
+                backend: Backend::Nccl,
+                launcher: Launcher::Torchrun,
+                nodes: 2,
+                procs_per_node: 4,
+                elastic: Some(Elastic { min_nodes: 1, max_nodes: 2, max_restarts: 3 }),
+            }),
+            services: BTreeMap::new(),
+            depends_on: vec!["x".into()],
+            labels: [("l".to_string(), "v".to_string())].into(),
+            ignore: vec![".git".into()],
+        };
+        let mut with_service = full.clone();
+        with_service.services.insert("svc".into(), full.clone());
+        for spec in [full, with_service] {
+            let via_value = canonical_json(&serde_json::to_value(&spec).unwrap());
+            assert_eq!(spec.to_canonical_json(), via_value);
+        }
+    }
+
     #[test]
     fn secret_vars_serialize_as_references() {
         let v = VarValue::Secret(SecretRef { secret: "s".into(), key: "k".into() });
-        assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"secret":"s","key":"k"}"#);
+        assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"key":"k","secret":"s"}"#);
     }
 }

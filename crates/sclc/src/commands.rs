@@ -344,22 +344,37 @@ fn ir(file: &Path, env: Option<&str>, set: &[String], provenance: bool, fmt: Mes
     if diags.iter().any(Diagnostic::is_error) {
         return 1;
     }
-    let mut all = serde_json::Map::new();
+    let mut specs: BTreeMap<&str, &scl_ir::EnvSpec> = BTreeMap::new();
     for name in &envs {
-        let Some(fin) = values.final_env(name) else { return 1 };
-        let Some(spec) = &fin.spec else { return 1 };
-        let mut v = serde_json::to_value(&**spec).expect("IR serializes");
-        if provenance {
-            v.as_object_mut().unwrap().insert("provenance".into(), provenance_json(&db, fin));
-        }
-        all.insert(name.clone(), v);
+        let Some(spec) = values.final_env(name).and_then(|f| f.spec.as_deref()) else { return 1 };
+        specs.insert(name, spec);
     }
-    let out = if env.is_some() {
-        all.into_iter().next().map(|(_, v)| v).unwrap_or(serde_json::Value::Null)
+    let text = if provenance {
+        // With provenance: through a JSON value (sorted keys) to add the table.
+        let mut all = serde_json::Map::new();
+        for name in &envs {
+            let fin = values.final_env(name).expect("checked above");
+            let mut v = serde_json::to_value(specs[name.as_str()]).expect("IR serializes");
+            v.as_object_mut().unwrap().insert("provenance".into(), provenance_json(&db, fin));
+            all.insert(name.clone(), v);
+        }
+        let out = if env.is_some() { all.into_iter().next().map(|(_, v)| v).unwrap_or_default() } else { serde_json::Value::Object(all) };
+        scl_ir::canonical_json(&out)
     } else {
-        serde_json::Value::Object(all)
+        // The IR structs serialize with sorted keys directly (see scl-ir).
+        let mut s = match env {
+            Some(_) => serde_json::to_string_pretty(specs.values().next().expect("one env")),
+            None => serde_json::to_string_pretty(&specs),
+        }
+        .expect("IR serializes");
+        s.push('\n');
+        s
     };
-    print!("{}", scl_ir::canonical_json(&out));
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush());
+    // The process ends here: freeing the database would only cost time.
+    std::mem::forget(values);
+    std::mem::forget(db);
     0
 }
 
