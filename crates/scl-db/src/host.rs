@@ -27,8 +27,15 @@ fn resolve_local(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf, Fi
     if !p.starts_with(root) {
         return Err(FileError::OutsideWorkspace(p.display().to_string()));
     }
-    // A symlink must not lead out of the workspace either.
-    if let (Ok(real), Ok(real_root)) = (p.canonicalize(), root.canonicalize()) {
+    // A symlink must not lead out of the workspace either. Folders are
+    // resolved once (cached); the file itself only when it is a link.
+    let real_root = db.canonical_dir(root);
+    let real = match (p.symlink_metadata(), p.parent().and_then(|d| db.canonical_dir(d))) {
+        (Ok(m), _) if m.file_type().is_symlink() => p.canonicalize().ok(),
+        (_, Some(dir)) => p.file_name().map(|n| dir.join(n)),
+        _ => None,
+    };
+    if let (Some(real), Some(real_root)) = (real, real_root) {
         if !real.starts_with(&real_root) {
             return Err(FileError::OutsideWorkspace(format!("{} (a link to {})", p.display(), real.display())));
         }

@@ -62,6 +62,9 @@ pub trait Db: salsa::Database {
     fn module_file(&self, id: ModuleId) -> SourceFile;
     /// The stdlib folder given with `--stdlib`, if any.
     fn stdlib_dir(&self) -> Option<PathBuf>;
+    /// The canonical form of a folder (symlinks resolved), cached; `None`
+    /// when it does not exist.
+    fn canonical_dir(&self, dir: &Path) -> Option<PathBuf>;
 }
 
 #[derive(Default)]
@@ -77,6 +80,7 @@ struct Registry {
 pub struct Database {
     storage: salsa::Storage<Self>,
     registry: Arc<Mutex<Registry>>,
+    canonical: Arc<Mutex<HashMap<PathBuf, Option<PathBuf>>>>,
     workspace: Option<Workspace>,
     stdlib_dir: Option<PathBuf>,
 }
@@ -118,6 +122,10 @@ impl Db for Database {
     fn stdlib_dir(&self) -> Option<PathBuf> {
         self.stdlib_dir.clone()
     }
+    fn canonical_dir(&self, dir: &Path) -> Option<PathBuf> {
+        let mut cache = self.canonical.lock().unwrap();
+        cache.entry(dir.to_path_buf()).or_insert_with(|| dir.canonicalize().ok()).clone()
+    }
 }
 
 fn read_source(path: &Path) -> Option<Arc<[u8]>> {
@@ -141,6 +149,7 @@ impl Database {
         let mut db = Database {
             storage,
             registry: Arc::default(),
+            canonical: Arc::default(),
             workspace: None,
             stdlib_dir: stdlib_dir.map(|d| absolute(&d)),
         };

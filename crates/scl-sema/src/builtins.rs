@@ -607,7 +607,7 @@ fn coerce_record(ev: &Evaluator, m: ModuleId, rt: RecordTy, r: &Record, span: Sp
             }
         }
     }
-    for (n, _, req) in &fields {
+    for (n, _, req) in fields {
         if *req && !out.contains_key(*n) && !r.contains_key(*n) {
             ev.report(m, Diagnostic::error("E0209", span, format!("{} needs the field `{n}`", rt.name())));
             failed = true;

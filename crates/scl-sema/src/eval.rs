@@ -617,6 +617,7 @@ impl<'h> Evaluator<'h> {
                         extends_span: block.span,
                         module: cx.module,
                         final_env: None,
+                        parent: None,
                     })))
                 }
                 _ => self.record_value(cx, block, ty),
@@ -704,6 +705,7 @@ impl<'h> Evaluator<'h> {
                     extends_span: e.span,
                     module: cx.module,
                     final_env: None,
+                    parent: Some(env.clone()),
                 })))
             }
             ExprKind::Error => Err(Reported),
@@ -1037,6 +1039,7 @@ impl<'h> Evaluator<'h> {
         let Decl::Env(ed) = &parse.module.decls[decl] else { return Err(Reported) };
         let cx = Cx { module: m, locals: &args, selfcx: None };
         let mut lin: Vec<Arc<Layer>> = Vec::new();
+        let mut parents: Vec<Arc<EnvValue>> = Vec::new();
         let mut failed = false;
         for p in &ed.extends {
             let v = match self.eval(cx, p, &Ty::Any) {
@@ -1069,10 +1072,15 @@ impl<'h> Evaluator<'h> {
                     lin.push(l.clone());
                 }
             }
+            parents.push(env);
         }
         if failed {
             return Err(Reported);
         }
+        let parent = match &parents[..] {
+            [p] if p.layers.len() == lin.len() => Some(p.clone()),
+            _ => None,
+        };
         let ancestors = lin.iter().map(|l| l.id.clone()).collect();
         lin.push(Arc::new(Layer {
             id: LayerId { module: m, decl: Some(decl), span: ed.name.span, args: args.clone() },
@@ -1087,6 +1095,7 @@ impl<'h> Evaluator<'h> {
             extends_span: ed.extends_span.unwrap_or(ed.name.span),
             module: m,
             final_env: None,
+            parent,
         }))
     }
 
@@ -1132,15 +1141,31 @@ impl<'h> Evaluator<'h> {
     fn compute_final(&self, env: &Arc<EnvValue>) -> R<Arc<FinalEnv>> {
         // The `self` fixpoint: round 1 reads `self` as pending; later rounds
         // read the previous round's record, until two rounds agree.
+        // A single parent whose layers were already applied: start from its
+        // state and apply only this env's own layer.
+        let reuse = env.parent.as_ref().and_then(|p| {
+            let f = match &p.final_env {
+                Some(f) => Some(f.clone()),
+                None => {
+                    let last = p.layers.last()?;
+                    let key = if last.id.module == self.root && last.id.args.is_empty() { last.id.decl } else { None };
+                    key.and_then(|k| self.finals.borrow().get(&k).and_then(|r| r.clone().ok()))
+                }
+            }?;
+            f.applied.clone().map(|a| (p.layers.len(), a))
+        });
         let mut snapshot: Option<Arc<Record>> = None;
-        let mut last: Option<(Arc<Record>, Builder)> = None;
+        let mut last: Option<(Arc<Record>, Builder, bool)> = None;
         for round in 0..6 {
             let before = self.diags.borrow().len();
             let view = snapshot.as_ref().map(|r| Arc::new(normalize::self_view(r)));
             let selfcx = SelfCx { snapshot: view, used: Cell::new(false), first_use: Cell::new(None) };
-            let mut b = Builder::new(true);
+            let (start, mut b) = match &reuse {
+                Some((n, applied)) => (*n, Builder::from_applied(applied)),
+                None => (0, Builder::new(true)),
+            };
             let mut failed = false;
-            for (i, layer) in env.layers.iter().enumerate() {
+            for (i, layer) in env.layers.iter().enumerate().skip(start) {
                 b.layer = i;
                 let cx = Cx { module: layer.id.module, locals: &layer.locals, selfcx: Some(&selfcx) };
                 if self.apply_block(&mut b, cx, &layer.block, &[], &Ty::Record(RecordTy::Env), &layer.name).is_err() {
@@ -1152,7 +1177,7 @@ impl<'h> Evaluator<'h> {
                 if failed {
                     return Err(Reported);
                 }
-                last = Some((record, b));
+                last = Some((record, b, !selfcx.used.get()));
                 break;
             }
             let converged = snapshot.as_ref().is_some_and(|s| **s == *record);
@@ -1165,14 +1190,14 @@ impl<'h> Evaluator<'h> {
                             .with_help("compute the value from a `let` or a `param` instead"),
                     ));
                 }
-                last = Some((record, b));
+                last = Some((record, b, false));
                 break;
             }
             // Drop this round's diagnostics: the next round redoes them.
             self.diags.borrow_mut().truncate(before);
             snapshot = Some(record);
         }
-        let (record, b) = last.ok_or(Reported)?;
+        let (record, b, reusable) = last.ok_or(Reported)?;
         self.check_conflicts(env, &b)?;
         let origins: BTreeMap<String, Origin> = b
             .origins
@@ -1192,7 +1217,8 @@ impl<'h> Evaluator<'h> {
             .collect();
         let origins = Arc::new(origins);
         let spec = normalize::normalize(self, env, &record, &origins)?;
-        Ok(Arc::new(FinalEnv { record, origins, spec: Some(Arc::new(spec)) }))
+        let applied = reusable.then(|| Arc::new(b.into_applied(&record)));
+        Ok(Arc::new(FinalEnv { record, origins, spec: Some(Arc::new(spec)), applied }))
     }
 
     /// The diamond rule: two writes of the same path (or of a path and a
@@ -1267,7 +1293,7 @@ impl<'h> Evaluator<'h> {
         self.apply_block(&mut b, cx, block, &[], ty, "")?;
         if let Ty::Record(rt) = ty {
             let mut failed = false;
-            for (n, _, req) in rt.fields() {
+            for &(n, _, req) in rt.fields() {
                 if req && !b.record.contains_key(n) {
                     self.report(
                         cx.module,
@@ -1473,15 +1499,33 @@ pub(crate) struct Builder {
     pub origins: BTreeMap<String, (usize, Span, Option<usize>)>,
 }
 
+#[derive(Clone, Debug)]
 pub(crate) struct Write {
     pub layer: usize,
     pub value: Value,
     pub span: Span,
 }
 
+/// The state of a [`Builder`] after applying some layers, kept in a
+/// [`FinalEnv`] for the envs that extend it.
+#[derive(Debug)]
+pub(crate) struct Applied {
+    record: Record,
+    writes: BTreeMap<String, Vec<Write>>,
+    origins: BTreeMap<String, (usize, Span, Option<usize>)>,
+}
+
 impl Builder {
     fn new(track: bool) -> Builder {
         Builder { record: Record::new(), track, layer: 0, writes: BTreeMap::new(), origins: BTreeMap::new() }
+    }
+
+    fn from_applied(a: &Applied) -> Builder {
+        Builder { record: a.record.clone(), track: true, layer: 0, writes: a.writes.clone(), origins: a.origins.clone() }
+    }
+
+    fn into_applied(self, record: &Arc<Record>) -> Applied {
+        Applied { record: (**record).clone(), writes: self.writes, origins: self.origins }
     }
 
     fn slot<'a>(rec: &'a mut Record, path: &[String]) -> &'a mut Record {

@@ -408,7 +408,7 @@ pub(crate) fn self_view(r: &Record) -> Record {
     use crate::ty::{RecordTy, Ty};
     let mut r = r.clone();
     let enum_v = |ty: &str, v: &str| Value::Enum { ty: Some(ty.into()), variant: v.into() };
-    for (name, ty, _) in RecordTy::Env.fields() {
+    for (name, ty, _) in RecordTy::Env.fields().iter() {
         match ty {
             Ty::List(_) => {
                 r.entry(name.to_string()).or_insert_with(|| Value::List(Arc::new(Vec::new())));

@@ -97,8 +97,29 @@ impl RecordTy {
         }
     }
 
-    /// The fields: name, type, and whether a value must be given.
-    pub fn fields(self) -> Vec<(&'static str, Ty, bool)> {
+    /// The fields: name, type, and whether a value must be given (built once).
+    pub fn fields(self) -> &'static [(&'static str, Ty, bool)] {
+        static TABLE: std::sync::OnceLock<Vec<Vec<(&'static str, Ty, bool)>>> = std::sync::OnceLock::new();
+        let table = TABLE.get_or_init(|| RecordTy::ALL.iter().map(|r| r.build_fields()).collect());
+        &table[self as usize]
+    }
+
+    const ALL: [RecordTy; 12] = [
+        RecordTy::Env,
+        RecordTy::System,
+        RecordTy::Python,
+        RecordTy::Conda,
+        RecordTy::Resources,
+        RecordTy::ResourceList,
+        RecordTy::Gpu,
+        RecordTy::Volume,
+        RecordTy::Copy,
+        RecordTy::User,
+        RecordTy::Distributed,
+        RecordTy::Elastic,
+    ];
+
+    fn build_fields(self) -> Vec<(&'static str, Ty, bool)> {
         use Ty::*;
         let list = |t: Ty| List(Box::new(t));
         let map = |t: Ty| Map(Box::new(t));
@@ -169,7 +190,12 @@ impl RecordTy {
 
     /// The type of field `name`, if the record has it.
     pub fn field(self, name: &str) -> Option<Ty> {
-        self.fields().into_iter().find(|(n, _, _)| *n == name).map(|(_, t, _)| t)
+        self.field_ref(name).cloned()
+    }
+
+    /// Like [`RecordTy::field`], without cloning the type.
+    pub fn field_ref(self, name: &str) -> Option<&'static Ty> {
+        self.fields().iter().find(|(n, _, _)| *n == name).map(|(_, t, _)| t)
     }
 }
 

@@ -189,6 +189,9 @@ pub struct EnvValue {
     pub module: ModuleId,
     /// Set by the defining module for named envs.
     pub final_env: Option<Arc<FinalEnv>>,
+    /// The one parent of a single `extends`: its layers are this env's
+    /// layers but the last, so its applied state can be reused.
+    pub parent: Option<Arc<EnvValue>>,
 }
 
 impl PartialEq for EnvValue {
@@ -212,9 +215,20 @@ pub struct Origin {
 
 /// An env after inheritance: the record, the provenance of every written
 /// path, and the normalized IR (`None` if normalization reported errors).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct FinalEnv {
     pub record: Arc<Record>,
     pub origins: Arc<BTreeMap<String, Origin>>,
     pub spec: Option<Arc<scl_ir::EnvSpec>>,
+    /// The state after applying every layer, when no layer read `self`: an
+    /// env extending this one starts from it and applies only its own items.
+    pub(crate) applied: Option<Arc<crate::eval::Applied>>,
+}
+
+impl PartialEq for FinalEnv {
+    fn eq(&self, other: &Self) -> bool {
+        (Arc::ptr_eq(&self.record, &other.record) || self.record == other.record)
+            && (Arc::ptr_eq(&self.origins, &other.origins) || self.origins == other.origins)
+            && self.spec == other.spec
+    }
 }
