@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The IR's `apiVersion`.
 pub const API_VERSION: &str = "scl.dev/v1alpha1";
@@ -24,6 +25,9 @@ pub const API_VERSION: &str = "scl.dev/v1alpha1";
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct EnvSpec {
+    /// `scl.dev/v1alpha1` on a top-level IR; empty (and not serialized) on
+    /// the specs the compiler keeps and on services. [`EnvSpec::versioned`]
+    /// and [`EnvSpec::to_canonical_json`] add it.
     #[serde(rename = "apiVersion", default, skip_serializing_if = "String::is_empty")]
     pub api_version: String,
     /// Ordered; kept exactly.
@@ -62,7 +66,7 @@ pub struct EnvSpec {
     pub resources: Option<Resources>,
     /// Multi-service environments: each entry a full EnvSpec (without its own apiVersion).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub services: BTreeMap<String, EnvSpec>,
+    pub services: BTreeMap<String, Arc<EnvSpec>>,
     /// Build-time shell steps, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup: Vec<String>,
@@ -389,9 +393,23 @@ pub struct Elastic {
 }
 
 impl EnvSpec {
-    /// The canonical JSON bytes: sorted keys, two-space indent, trailing newline.
+    /// The spec as a top-level IR: with `apiVersion` set (a shallow copy:
+    /// services are shared).
+    pub fn versioned(&self) -> EnvSpec {
+        let mut s = self.clone();
+        s.api_version = API_VERSION.into();
+        s
+    }
+
+    /// The canonical JSON bytes of the top-level IR: `apiVersion`, sorted
+    /// keys, two-space indent, trailing newline.
     pub fn to_canonical_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("EnvSpec serializes");
+        let mut s = if self.api_version.is_empty() {
+            serde_json::to_string_pretty(&self.versioned())
+        } else {
+            serde_json::to_string_pretty(self)
+        }
+        .expect("EnvSpec serializes");
         s.push('\n');
         s
     }
@@ -504,7 +522,9 @@ mod tests {
             ignore: vec![".git".into()],
         };
         let mut with_service = full.clone();
-        with_service.services.insert("svc".into(), full.clone());
+        let mut nested = full.clone();
+        nested.api_version.clear();
+        with_service.services.insert("svc".into(), Arc::new(nested));
         for spec in [full, with_service] {
             let via_value = canonical_json(&serde_json::to_value(&spec).unwrap());
             assert_eq!(spec.to_canonical_json(), via_value);

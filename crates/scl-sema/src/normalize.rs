@@ -91,7 +91,9 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
             }
         }
     };
-    let mut spec = EnvSpec { api_version: API_VERSION.into(), ..Default::default() };
+    // Kept without `apiVersion` (it is added on output), so that an env used
+    // as a service is shared, not copied.
+    let mut spec = EnvSpec::default();
     spec.description = get(r, "description").map(s);
     if let Some(Value::Image { reference, digest }) = get(r, "base") {
         spec.base = Some(ImageRef { reference: reference.to_string(), digest: digest.as_ref().map(|d| d.to_string()) });
@@ -103,9 +105,7 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
             match ev.final_of(e) {
                 Ok(f) => match &f.spec {
                     Some(sp) => {
-                        let mut sp = (**sp).clone();
-                        sp.api_version.clear();
-                        spec.services.insert(name.clone(), sp);
+                        spec.services.insert(name.clone(), sp.clone());
                     }
                     None => failed = true,
                 },

@@ -344,17 +344,17 @@ fn ir(file: &Path, env: Option<&str>, set: &[String], provenance: bool, fmt: Mes
     if diags.iter().any(Diagnostic::is_error) {
         return 1;
     }
-    let mut specs: BTreeMap<&str, &scl_ir::EnvSpec> = BTreeMap::new();
+    let mut specs: BTreeMap<&str, scl_ir::EnvSpec> = BTreeMap::new();
     for name in &envs {
         let Some(spec) = values.final_env(name).and_then(|f| f.spec.as_deref()) else { return 1 };
-        specs.insert(name, spec);
+        specs.insert(name, spec.versioned());
     }
     let text = if provenance {
         // With provenance: through a JSON value (sorted keys) to add the table.
         let mut all = serde_json::Map::new();
         for name in &envs {
             let fin = values.final_env(name).expect("checked above");
-            let mut v = serde_json::to_value(specs[name.as_str()]).expect("IR serializes");
+            let mut v = serde_json::to_value(&specs[name.as_str()]).expect("IR serializes");
             v.as_object_mut().unwrap().insert("provenance".into(), provenance_json(&db, fin));
             all.insert(name.clone(), v);
         }
