@@ -1,6 +1,6 @@
 //! The evaluator's view of the database (`scl_sema::Host`), and import resolution.
 
-use crate::{display_path, imports, module_values, normalize_path, parse, Db, Imports, SourceFile, STDLIB, STD_PREFIX};
+use crate::{display_path, file_exists, imports, module_values, normalize_path, parse, Db, Imports, SourceFile, STDLIB, STD_PREFIX};
 use scl_diag::{did_you_mean, Diagnostic};
 use scl_sema::{FileError, FileInfo, ModuleId, ModuleValues, Override};
 use scl_syntax::ast::Decl;
@@ -113,7 +113,7 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
                 None => PathBuf::from(format!("{STD_PREFIX}{name}.env.scl")),
             };
             let f = db.input(&path);
-            if f.contents(db).is_none() {
+            if !file_exists(db, f) {
                 let names: Vec<String> = match db.stdlib_dir() {
                     Some(dir) => std::fs::read_dir(dir)
                         .map(|rd| {
@@ -151,7 +151,7 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
                 Err(FileError::NotFound(_)) => None,
                 Ok(p) => {
                     let f = db.input(&p);
-                    if f.contents(db).is_none() {
+                    if !file_exists(db, f) {
                         let mut d = Diagnostic::error("E0102", imp.path_span, format!("cannot find module {:?}", imp.path))
                             .with_note(format!("looked for {}", p.display()));
                         if let Some(dir) = p.parent() {

@@ -319,6 +319,13 @@ pub struct Imports {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Whether a file exists (has contents). A query of its own, so that a module
+/// importing `file` does not depend on its text, only on its existence.
+#[salsa::tracked]
+pub fn file_exists(db: &dyn Db, file: SourceFile) -> bool {
+    file.contents(db).is_some()
+}
+
 /// Resolves every `import` of `file`: `std/NAME` from the stdlib, other paths
 /// relative to the file's folder and inside the workspace root.
 #[salsa::tracked(returns(ref))]

@@ -1313,7 +1313,7 @@ impl<'h> Evaluator<'h> {
     /// Applies the items of `block` at `prefix` (a path into `b.record`)
     /// whose type is `ty`.
     pub(crate) fn apply_block(&self, b: &mut Builder, cx: Cx, block: &ast::Block, prefix: &[String], ty: &Ty, layer: &str) -> R<()> {
-        let mut seen: HashMap<String, Span> = HashMap::new();
+        let mut seen = Seen::default();
         self.apply_items(b, cx, block, prefix, ty, layer, &mut seen)
     }
 
@@ -1328,7 +1328,7 @@ impl<'h> Evaluator<'h> {
         prefix: &[String],
         ty: &Ty,
         layer: &str,
-        seen: &mut HashMap<String, Span>,
+        seen: &mut Seen,
     ) -> R<()> {
         let mut failed = false;
         for item in block.items.iter() {
@@ -1352,7 +1352,7 @@ impl<'h> Evaluator<'h> {
         prefix: &[String],
         ty: &Ty,
         layer: &str,
-        seen: &mut HashMap<String, Span>,
+        seen: &mut Seen,
     ) -> R<()> {
         match &item.kind {
             ItemKind::Error => Err(Reported),
@@ -1367,9 +1367,6 @@ impl<'h> Evaluator<'h> {
             ItemKind::Nested { path, body } => {
                 let (full, fty) = self.walk_path(cx.module, prefix, ty, path)?;
                 let key = full.join(".");
-                if let Some(prev) = seen.get(&format!("={key}")) {
-                    let _ = prev;
-                }
                 match &fty {
                     Ty::Record(_) | Ty::Map(_) | Ty::Any => {}
                     other => {
@@ -1388,12 +1385,7 @@ impl<'h> Evaluator<'h> {
                 let (full, fty) = self.walk_path(cx.module, prefix, ty, path)?;
                 let key = full.join(".");
                 if *op == AssignOp::Set {
-                    let overlaps = |k: &String| {
-                        *k == key
-                            || (key.starts_with(k.as_str()) && key.as_bytes().get(k.len()) == Some(&b'.'))
-                            || (k.starts_with(key.as_str()) && k.as_bytes().get(key.len()) == Some(&b'.'))
-                    };
-                    if let Some(prev) = seen.iter().filter(|(k, _)| overlaps(k)).map(|(_, s)| *s).min_by_key(|s| s.start) {
+                    if let Some(prev) = seen.overlapping(&key) {
                         return Err(self.report(
                             cx.module,
                             Diagnostic::error("E0305", path.span, format!("`{key}` is set twice in this block"))
@@ -1401,7 +1393,7 @@ impl<'h> Evaluator<'h> {
                                 .with_help("remove one of the two items"),
                         ));
                     }
-                    seen.insert(key.clone(), path.span);
+                    seen.insert(&key, path.span);
                 }
                 let vty = match (op, &fty) {
                     (AssignOp::Set, t) => t.clone(),
@@ -1475,6 +1467,38 @@ impl<'h> Evaluator<'h> {
     /// string to an Image, …). Errors are reported at `span`.
     pub fn coerce(&self, m: ModuleId, v: Value, ty: &Ty, span: Span) -> R<Value> {
         crate::builtins::coerce(self, m, v, ty, span)
+    }
+}
+
+/// The paths set so far in one env body (nested blocks included), for the
+/// set-twice check: a path conflicts with itself, with a path above it and
+/// with a path below it. Lookups cost the path's depth, not the body's size.
+#[derive(Default)]
+pub(crate) struct Seen {
+    set: HashMap<String, Span>,
+    /// Every proper prefix of a set path → where the first such path was set.
+    under: HashMap<String, Span>,
+}
+
+impl Seen {
+    fn prefixes(key: &str) -> impl Iterator<Item = &str> {
+        key.match_indices('.').map(move |(i, _)| &key[..i])
+    }
+
+    /// Where a path overlapping `key` was set, if any.
+    fn overlapping(&self, key: &str) -> Option<Span> {
+        self.set
+            .get(key)
+            .or_else(|| Seen::prefixes(key).find_map(|p| self.set.get(p)))
+            .or_else(|| self.under.get(key))
+            .copied()
+    }
+
+    fn insert(&mut self, key: &str, span: Span) {
+        for p in Seen::prefixes(key) {
+            self.under.entry(p.to_string()).or_insert(span);
+        }
+        self.set.insert(key.to_string(), span);
     }
 }
 
@@ -1552,7 +1576,10 @@ impl Builder {
         let prev = self.origins.get(&key).map(|o| o.0).filter(|l| *l != self.layer);
         // A write replaces what was below it.
         let below = format!("{key}.");
-        self.origins.retain(|k, _| !k.starts_with(&below));
+        let stale: Vec<String> = self.origins.range(below.clone()..).take_while(|(k, _)| k.starts_with(&below)).map(|(k, _)| k.clone()).collect();
+        for k in stale {
+            self.origins.remove(&k);
+        }
         self.origins.insert(key.clone(), (self.layer, span, prev));
         self.writes.entry(key).or_default().push(Write { layer: self.layer, value: value.clone(), span });
     }

@@ -5,6 +5,10 @@
 mod bench;
 mod workload;
 
+// The same allocator as `sclc`, so in-process figures match the binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match args.first().map(String::as_str) {
