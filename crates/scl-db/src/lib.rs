@@ -243,6 +243,10 @@ impl Database {
         }
         order.push(file);
         let imps = imports(self, file);
+        let todo: Vec<SourceFile> = imps.targets.iter().flatten().filter(|t| !seen.contains(*t)).copied().collect();
+        if todo.len() >= PREFETCH_MIN {
+            self.prefetch(&todo);
+        }
         for (decl, target) in imps.targets.iter().enumerate() {
             let Some(t) = target else { continue };
             if let Some(pos) = stack.iter().position(|(f, _)| *f == *t).or(if *t == file { Some(usize::MAX) } else { None }) {
@@ -265,6 +269,32 @@ impl Database {
             self.walk(*t, stack, seen, order, cycles);
             stack.pop();
         }
+    }
+}
+
+/// How many imports a module needs before they are parsed in parallel.
+const PREFETCH_MIN: usize = 16;
+
+impl Database {
+    /// Parses and resolves the imports of `files` on every core, each thread
+    /// with its own handle on the same database; the results are memoized,
+    /// so the walk that follows finds them ready.
+    fn prefetch(&self, files: &[SourceFile]) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        if threads < 2 {
+            return;
+        }
+        let chunk = files.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            for part in files.chunks(chunk) {
+                let db = self.clone();
+                s.spawn(move || {
+                    for f in part {
+                        let _ = imports(&db, *f);
+                    }
+                });
+            }
+        });
     }
 }
 
