@@ -96,7 +96,10 @@ impl Db for Database {
             return *f;
         }
         let contents = read_source(path);
-        let f = SourceFile::new(self, path.to_path_buf(), contents);
+        // Files read from disk (and the stdlib) change rarely: HIGH
+        // durability lets salsa skip re-verifying what depends only on them
+        // after an edit; `set_text` marks an edited file LOW.
+        let f = SourceFile::builder(path.to_path_buf(), contents).durability(salsa::Durability::HIGH).new(self);
         reg.by_path.insert(path.to_path_buf(), f);
         let id = ModuleId(reg.ids.len() as u32);
         reg.ids.push(f);
@@ -153,14 +156,14 @@ impl Database {
             workspace: None,
             stdlib_dir: stdlib_dir.map(|d| absolute(&d)),
         };
-        db.workspace = Some(Workspace::new(&db, root, Arc::new(BTreeMap::new())));
+        db.workspace = Some(Workspace::builder(root, Arc::new(BTreeMap::new())).durability(salsa::Durability::HIGH).new(&db));
         db
     }
 
     /// Sets the `--set` values (by absolute module path).
     pub fn set_overrides(&mut self, overrides: BTreeMap<PathBuf, Vec<Override>>) {
         let ws = self.workspace();
-        ws.set_overrides(self).to(Arc::new(overrides));
+        ws.set_overrides(self).with_durability(salsa::Durability::HIGH).to(Arc::new(overrides));
     }
 
     /// The workspace root.
@@ -175,7 +178,7 @@ impl Database {
 
     /// Replaces a file's text (an editor buffer, or a benchmark edit).
     pub fn set_text(&mut self, file: SourceFile, text: &str) {
-        file.set_contents(self).to(Some(Arc::from(text.as_bytes())));
+        file.set_contents(self).with_durability(salsa::Durability::LOW).to(Some(Arc::from(text.as_bytes())));
     }
 
     /// The display path of a file: workspace-relative, or `std/NAME.env.scl`.

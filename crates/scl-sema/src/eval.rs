@@ -1162,7 +1162,13 @@ impl<'h> Evaluator<'h> {
             let selfcx = SelfCx { snapshot: view, used: Cell::new(false), first_use: Cell::new(None) };
             let (start, mut b) = match &reuse {
                 Some((n, applied)) => (*n, Builder::from_applied(applied)),
-                None => (0, Builder::new(true)),
+                None => {
+                    let mut b = Builder::new(true);
+                    // Writes are needed only for the diamond rule, which a
+                    // single chain of inheritance cannot break.
+                    b.track_writes = !is_chain(env);
+                    (0, b)
+                }
             };
             let mut failed = false;
             for (i, layer) in env.layers.iter().enumerate().skip(start) {
@@ -1227,7 +1233,7 @@ impl<'h> Evaluator<'h> {
     /// the env itself) writes the path again.
     fn check_conflicts(&self, env: &Arc<EnvValue>, b: &Builder) -> R<()> {
         // A single chain of inheritance has no unrelated layers.
-        if env.layers.iter().enumerate().all(|(i, l)| l.ancestors.len() == i) {
+        if is_chain(env) {
             return Ok(());
         }
         let is_anc = |x: usize, y: usize| -> bool {
@@ -1518,6 +1524,8 @@ impl Drop for CallGuard<'_> {
 pub(crate) struct Builder {
     pub record: Record,
     track: bool,
+    /// Record writes for the diamond rule (not needed for a single chain).
+    track_writes: bool,
     pub layer: usize,
     pub writes: BTreeMap<String, Vec<Write>>,
     pub origins: BTreeMap<String, (usize, Span, Option<usize>)>,
@@ -1535,21 +1543,29 @@ pub(crate) struct Write {
 #[derive(Debug)]
 pub(crate) struct Applied {
     record: Record,
+    track_writes: bool,
     writes: BTreeMap<String, Vec<Write>>,
     origins: BTreeMap<String, (usize, Span, Option<usize>)>,
 }
 
 impl Builder {
     fn new(track: bool) -> Builder {
-        Builder { record: Record::new(), track, layer: 0, writes: BTreeMap::new(), origins: BTreeMap::new() }
+        Builder { record: Record::new(), track, track_writes: track, layer: 0, writes: BTreeMap::new(), origins: BTreeMap::new() }
     }
 
     fn from_applied(a: &Applied) -> Builder {
-        Builder { record: a.record.clone(), track: true, layer: 0, writes: a.writes.clone(), origins: a.origins.clone() }
+        Builder {
+            record: a.record.clone(),
+            track: true,
+            track_writes: a.track_writes,
+            layer: 0,
+            writes: a.writes.clone(),
+            origins: a.origins.clone(),
+        }
     }
 
     fn into_applied(self, record: &Arc<Record>) -> Applied {
-        Applied { record: (**record).clone(), writes: self.writes, origins: self.origins }
+        Applied { record: (**record).clone(), track_writes: self.track_writes, writes: self.writes, origins: self.origins }
     }
 
     fn slot<'a>(rec: &'a mut Record, path: &[String]) -> &'a mut Record {
@@ -1581,7 +1597,9 @@ impl Builder {
             self.origins.remove(&k);
         }
         self.origins.insert(key.clone(), (self.layer, span, prev));
-        self.writes.entry(key).or_default().push(Write { layer: self.layer, value: value.clone(), span });
+        if self.track_writes {
+            self.writes.entry(key).or_default().push(Write { layer: self.layer, value: value.clone(), span });
+        }
     }
 
     /// `+=`/`-=` on a list: the last env to change it, but nothing was replaced.
@@ -1704,6 +1722,12 @@ pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
         }
         _ => a == b,
     }
+}
+
+/// True when every layer inherits from all the layers before it (a single
+/// chain of `extends`), so no two layers are unrelated.
+fn is_chain(env: &EnvValue) -> bool {
+    env.layers.iter().enumerate().all(|(i, l)| l.ancestors.len() == i)
 }
 
 /// The value at a dotted path inside a record value.

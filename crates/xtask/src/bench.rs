@@ -373,7 +373,29 @@ pub fn recheck_loop_main(args: &[String]) -> i32 {
     0
 }
 
+/// `xtask cold-loop DIR RUNS`: only in-process cold checks of `DIR/top.env.scl`
+/// (a fresh database each time), for profiling with `perf record`.
+pub fn cold_loop_main(args: &[String]) -> i32 {
+    let (Some(dir), Some(runs)) = (args.first(), args.get(1).and_then(|s| s.parse::<usize>().ok())) else {
+        eprintln!("usage: xtask cold-loop DIR RUNS");
+        return 2;
+    };
+    let dir = Path::new(dir);
+    let t = Instant::now();
+    for _ in 0..runs {
+        let db = Database::new(dir, None);
+        let top = db.open(&dir.join("top.env.scl"));
+        let _ = db.check(top);
+        std::mem::forget(db);
+    }
+    println!("{runs} cold checks: {:.3} ms each", t.elapsed().as_secs_f64() * 1e3 / runs as f64);
+    0
+}
+
 pub fn main(args: &[String]) -> i32 {
+    if args.first().map(String::as_str) == Some("cold-loop") {
+        return cold_loop_main(&args[1..]);
+    }
     if args.first().map(String::as_str) == Some("rss") {
         return rss_main(&args[1..]);
     }
