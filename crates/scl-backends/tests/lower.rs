@@ -272,9 +272,15 @@ fn services_and_missing_base() {
     let mut svc = built("debian:12.5");
     svc.api_version.clear();
     svc.ignore = vec![".git".into()];
-    stack.services.insert("web".into(), std::sync::Arc::new(svc.clone()));
-    stack.services.insert("../evil".into(), std::sync::Arc::new(svc.clone()));
-    stack.services.insert("nobase".into(), std::sync::Arc::new(EnvSpec::default()));
+    stack
+        .services
+        .insert("web".into(), std::sync::Arc::new(svc.clone()));
+    stack
+        .services
+        .insert("../evil".into(), std::sync::Arc::new(svc.clone()));
+    stack
+        .services
+        .insert("nobase".into(), std::sync::Arc::new(EnvSpec::default()));
     let out = lower(&stack, "t");
     let paths: Vec<&str> = out.artifacts.iter().map(|a| a.path.as_str()).collect();
     assert_eq!(

@@ -1,6 +1,9 @@
 //! The evaluator's view of the database (`scl_sema::Host`), and import resolution.
 
-use crate::{display_path, file_exists, imports, module_values, normalize_path, parse, Db, Imports, SourceFile, STDLIB, STD_PREFIX};
+use crate::{
+    display_path, file_exists, imports, module_values, normalize_path, parse, Db, Imports,
+    SourceFile, STDLIB, STD_PREFIX,
+};
 use scl_diag::{did_you_mean, Diagnostic};
 use scl_sema::{FileError, FileInfo, ModuleId, ModuleValues, Override};
 use scl_syntax::ast::Decl;
@@ -30,14 +33,21 @@ fn resolve_local(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf, Fi
     // A symlink must not lead out of the workspace either. Folders are
     // resolved once (cached); the file itself only when it is a link.
     let real_root = db.canonical_dir(root);
-    let real = match (p.symlink_metadata(), p.parent().and_then(|d| db.canonical_dir(d))) {
+    let real = match (
+        p.symlink_metadata(),
+        p.parent().and_then(|d| db.canonical_dir(d)),
+    ) {
         (Ok(m), _) if m.file_type().is_symlink() => p.canonicalize().ok(),
         (_, Some(dir)) => p.file_name().map(|n| dir.join(n)),
         _ => None,
     };
     if let (Some(real), Some(real_root)) = (real, real_root) {
         if !real.starts_with(&real_root) {
-            return Err(FileError::OutsideWorkspace(format!("{} (a link to {})", p.display(), real.display())));
+            return Err(FileError::OutsideWorkspace(format!(
+                "{} (a link to {})",
+                p.display(),
+                real.display()
+            )));
         }
     }
     Ok(p)
@@ -45,7 +55,11 @@ fn resolve_local(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf, Fi
 
 fn ws_relative(db: &dyn Db, p: &Path) -> String {
     let root = db.workspace().root(db);
-    let rel = p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/");
+    let rel = p
+        .strip_prefix(root)
+        .unwrap_or(p)
+        .to_string_lossy()
+        .replace('\\', "/");
     if rel.is_empty() {
         ".".into()
     } else {
@@ -59,14 +73,24 @@ impl scl_sema::Host for DbHost<'_> {
     }
     fn text(&self, m: ModuleId) -> Arc<str> {
         let f = self.db.module_file(m);
-        Arc::from(f.contents(self.db).as_deref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default())
+        Arc::from(
+            f.contents(self.db)
+                .as_deref()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default(),
+        )
     }
     fn display_path(&self, m: ModuleId) -> Arc<str> {
         display_path(self.db, self.db.module_file(m))
     }
     fn import(&self, m: ModuleId, decl: usize) -> Option<ModuleId> {
         let f = self.db.module_file(m);
-        imports(self.db, f).targets.get(decl).copied().flatten().map(|t| self.db.module_id(t))
+        imports(self.db, f)
+            .targets
+            .get(decl)
+            .copied()
+            .flatten()
+            .map(|t| self.db.module_id(t))
     }
     fn module_values(&self, m: ModuleId) -> Arc<ModuleValues> {
         module_values(self.db, self.db.module_file(m)).clone()
@@ -94,14 +118,23 @@ impl scl_sema::Host for DbHost<'_> {
     }
     fn overrides(&self, m: ModuleId) -> Vec<Override> {
         let f = self.db.module_file(m);
-        self.db.workspace().overrides(self.db).get(f.path(self.db)).cloned().unwrap_or_default()
+        self.db
+            .workspace()
+            .overrides(self.db)
+            .get(f.path(self.db))
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
 pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
     let parse = parse(db, file);
     let n = parse.module.decls.len();
-    let mut out = Imports { targets: vec![None; n], spans: vec![Default::default(); n], diagnostics: Vec::new() };
+    let mut out = Imports {
+        targets: vec![None; n],
+        spans: vec![Default::default(); n],
+        diagnostics: Vec::new(),
+    };
     let here = display_path(db, file);
     for (i, d) in parse.module.decls.iter().enumerate() {
         let Decl::Import(imp) = d else { continue };
@@ -118,18 +151,31 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
                     Some(dir) => std::fs::read_dir(dir)
                         .map(|rd| {
                             rd.flatten()
-                                .filter_map(|e| e.file_name().to_str()?.strip_suffix(".env.scl").map(String::from))
+                                .filter_map(|e| {
+                                    e.file_name()
+                                        .to_str()?
+                                        .strip_suffix(".env.scl")
+                                        .map(String::from)
+                                })
                                 .collect()
                         })
                         .unwrap_or_default(),
                     None => STDLIB.iter().map(|(n, _)| n.to_string()).collect(),
                 };
-                let mut d = Diagnostic::error("E0102", imp.path_span, format!("the standard library has no module `{name}`"));
+                let mut d = Diagnostic::error(
+                    "E0102",
+                    imp.path_span,
+                    format!("the standard library has no module `{name}`"),
+                );
                 d = match did_you_mean(name, names.iter().map(|s| s.as_str())) {
                     Some(s) => d.with_help(format!("did you mean `std/{s}`?")),
                     None => d.with_help(format!(
                         "std modules: {}",
-                        names.iter().map(|n| format!("std/{n}")).collect::<Vec<_>>().join(", ")
+                        names
+                            .iter()
+                            .map(|n| format!("std/{n}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )),
                 };
                 out.diagnostics.push(d.in_file(&here));
@@ -152,12 +198,21 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
                 Ok(p) => {
                     let f = db.input(&p);
                     if !file_exists(db, f) {
-                        let mut d = Diagnostic::error("E0102", imp.path_span, format!("cannot find module {:?}", imp.path))
-                            .with_note(format!("looked for {}", p.display()));
+                        let mut d = Diagnostic::error(
+                            "E0102",
+                            imp.path_span,
+                            format!("cannot find module {:?}", imp.path),
+                        )
+                        .with_note(format!("looked for {}", p.display()));
                         if let Some(dir) = p.parent() {
                             let fname = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
                             let sibs: Vec<String> = std::fs::read_dir(dir)
-                                .map(|rd| rd.flatten().filter_map(|e| e.file_name().to_str().map(String::from)).filter(|n| n.ends_with(".env.scl")).collect())
+                                .map(|rd| {
+                                    rd.flatten()
+                                        .filter_map(|e| e.file_name().to_str().map(String::from))
+                                        .filter(|n| n.ends_with(".env.scl"))
+                                        .collect()
+                                })
                                 .unwrap_or_default();
                             if let Some(s) = did_you_mean(fname, sibs.iter().map(|s| s.as_str())) {
                                 d = d.with_help(format!("did you mean `{s}`?"));

@@ -99,7 +99,9 @@ impl Db for Database {
         // Files read from disk (and the stdlib) change rarely: HIGH
         // durability lets salsa skip re-verifying what depends only on them
         // after an edit; `set_text` marks an edited file LOW.
-        let f = SourceFile::builder(path.to_path_buf(), contents).durability(salsa::Durability::HIGH).new(self);
+        let f = SourceFile::builder(path.to_path_buf(), contents)
+            .durability(salsa::Durability::HIGH)
+            .new(self);
         reg.by_path.insert(path.to_path_buf(), f);
         let id = ModuleId(reg.ids.len() as u32);
         reg.ids.push(f);
@@ -107,7 +109,8 @@ impl Db for Database {
         f
     }
     fn workspace(&self) -> Workspace {
-        self.workspace.expect("the workspace input is created in Database::new")
+        self.workspace
+            .expect("the workspace input is created in Database::new")
     }
     fn module_id(&self, file: SourceFile) -> ModuleId {
         let mut reg = self.registry.lock().unwrap();
@@ -127,7 +130,10 @@ impl Db for Database {
     }
     fn canonical_dir(&self, dir: &Path) -> Option<PathBuf> {
         let mut cache = self.canonical.lock().unwrap();
-        cache.entry(dir.to_path_buf()).or_insert_with(|| dir.canonicalize().ok()).clone()
+        cache
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| dir.canonicalize().ok())
+            .clone()
     }
 }
 
@@ -135,7 +141,10 @@ fn read_source(path: &Path) -> Option<Arc<[u8]>> {
     let s = path.to_str().unwrap_or("");
     if let Some(name) = s.strip_prefix(STD_PREFIX) {
         let name = name.strip_suffix(".env.scl").unwrap_or(name);
-        return STDLIB.iter().find(|(n, _)| *n == name).map(|(_, src)| Arc::from(src.as_bytes()));
+        return STDLIB
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, src)| Arc::from(src.as_bytes()));
     }
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => std::fs::read(path).ok().map(Arc::from),
@@ -156,14 +165,20 @@ impl Database {
             workspace: None,
             stdlib_dir: stdlib_dir.map(|d| absolute(&d)),
         };
-        db.workspace = Some(Workspace::builder(root, Arc::new(BTreeMap::new())).durability(salsa::Durability::HIGH).new(&db));
+        db.workspace = Some(
+            Workspace::builder(root, Arc::new(BTreeMap::new()))
+                .durability(salsa::Durability::HIGH)
+                .new(&db),
+        );
         db
     }
 
     /// Sets the `--set` values (by absolute module path).
     pub fn set_overrides(&mut self, overrides: BTreeMap<PathBuf, Vec<Override>>) {
         let ws = self.workspace();
-        ws.set_overrides(self).with_durability(salsa::Durability::HIGH).to(Arc::new(overrides));
+        ws.set_overrides(self)
+            .with_durability(salsa::Durability::HIGH)
+            .to(Arc::new(overrides));
     }
 
     /// The workspace root.
@@ -178,7 +193,9 @@ impl Database {
 
     /// Replaces a file's text (an editor buffer, or a benchmark edit).
     pub fn set_text(&mut self, file: SourceFile, text: &str) {
-        file.set_contents(self).with_durability(salsa::Durability::LOW).to(Some(Arc::from(text.as_bytes())));
+        file.set_contents(self)
+            .with_durability(salsa::Durability::LOW)
+            .to(Some(Arc::from(text.as_bytes())));
     }
 
     /// The display path of a file: workspace-relative, or `std/NAME.env.scl`.
@@ -193,13 +210,19 @@ impl Database {
 
     /// The text of a file (lossy UTF-8; empty when missing).
     pub fn text(&self, file: SourceFile) -> String {
-        file.contents(self).as_deref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default()
+        file.contents(self)
+            .as_deref()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default()
     }
 
     /// Every file read so far, by display path → text (for rendering diagnostics).
     pub fn sources(&self) -> HashMap<String, String> {
         let files: Vec<SourceFile> = self.registry.lock().unwrap().ids.clone();
-        files.into_iter().map(|f| (display_path(self, f).to_string(), self.text(f))).collect()
+        files
+            .into_iter()
+            .map(|f| (display_path(self, f).to_string(), self.text(f)))
+            .collect()
     }
 
     /// The file of a module id.
@@ -228,7 +251,12 @@ impl Database {
         let mut seen = HashSet::new();
         out.retain(|d| seen.insert((d.code, d.at.clone(), d.message.clone())));
         out.sort_by(|a, b| {
-            ((*a.at.file != *root), &a.at.file, a.at.span.start, a.code).cmp(&((*b.at.file != *root), &b.at.file, b.at.span.start, b.code))
+            ((*a.at.file != *root), &a.at.file, a.at.span.start, a.code).cmp(&(
+                (*b.at.file != *root),
+                &b.at.file,
+                b.at.span.start,
+                b.code,
+            ))
         });
         out
     }
@@ -246,25 +274,42 @@ impl Database {
         }
         order.push(file);
         let imps = imports(self, file);
-        let todo: Vec<SourceFile> = imps.targets.iter().flatten().filter(|t| !seen.contains(*t)).copied().collect();
+        let todo: Vec<SourceFile> = imps
+            .targets
+            .iter()
+            .flatten()
+            .filter(|t| !seen.contains(*t))
+            .copied()
+            .collect();
         if todo.len() >= PREFETCH_MIN {
             self.prefetch(&todo);
         }
         for (decl, target) in imps.targets.iter().enumerate() {
             let Some(t) = target else { continue };
-            if let Some(pos) = stack.iter().position(|(f, _)| *f == *t).or(if *t == file { Some(usize::MAX) } else { None }) {
+            if let Some(pos) = stack.iter().position(|(f, _)| *f == *t).or(if *t == file {
+                Some(usize::MAX)
+            } else {
+                None
+            }) {
                 let mut chain: Vec<String> = if pos == usize::MAX {
                     vec![]
                 } else {
-                    stack[pos..].iter().map(|(f, _)| display_path(self, *f).to_string()).collect()
+                    stack[pos..]
+                        .iter()
+                        .map(|(f, _)| display_path(self, *f).to_string())
+                        .collect()
                 };
                 chain.push(display_path(self, file).to_string());
                 chain.push(display_path(self, *t).to_string());
                 let span = imps.spans[decl];
                 cycles.push(
-                    Diagnostic::error("E0103", span, format!("import cycle: {}", chain.join(" → ")))
-                        .in_file(&display_path(self, file))
-                        .with_help("move what both modules need into a third module that both import"),
+                    Diagnostic::error(
+                        "E0103",
+                        span,
+                        format!("import cycle: {}", chain.join(" → ")),
+                    )
+                    .in_file(&display_path(self, file))
+                    .with_help("move what both modules need into a third module that both import"),
                 );
                 continue;
             }
@@ -283,7 +328,9 @@ impl Database {
     /// with its own handle on the same database; the results are memoized,
     /// so the walk that follows finds them ready.
     fn prefetch(&self, files: &[SourceFile]) {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
         if threads < 2 {
             return;
         }
@@ -302,7 +349,11 @@ impl Database {
 }
 
 fn absolute(p: &Path) -> PathBuf {
-    let p = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) };
+    let p = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(p)
+    };
     normalize_path(&p)
 }
 
@@ -321,7 +372,10 @@ fn display_path(db: &dyn Db, file: SourceFile) -> Arc<str> {
 /// Parses a file (never fails; a missing file parses as empty).
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
-    let bytes = file.contents(db).clone().unwrap_or_else(|| Arc::from(&b""[..]));
+    let bytes = file
+        .contents(db)
+        .clone()
+        .unwrap_or_else(|| Arc::from(&b""[..]));
     let mut text = String::from_utf8_lossy(&bytes).into_owned();
     // A UTF-8 byte order mark is not part of the program; blank it (same length, same spans).
     if text.starts_with('\u{feff}') {
@@ -334,9 +388,13 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
         let at = e.valid_up_to();
         p.errors.insert(
             0,
-            Diagnostic::error("E0001", scl_diag::Span::new(at, at + 1), format!("the file is not valid UTF-8 (byte {at})"))
-                .with_help("save the file as UTF-8")
-                .in_file(&path),
+            Diagnostic::error(
+                "E0001",
+                scl_diag::Span::new(at, at + 1),
+                format!("the file is not valid UTF-8 (byte {at})"),
+            )
+            .with_help("save the file as UTF-8")
+            .in_file(&path),
         );
     }
     Arc::new(p)
@@ -370,7 +428,12 @@ pub fn imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
 #[salsa::tracked(returns(ref))]
 pub fn static_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
     let path = display_path(db, file);
-    Arc::new(scl_sema::check_module(&parse(db, file).module).into_iter().map(|d| d.in_file(&path)).collect())
+    Arc::new(
+        scl_sema::check_module(&parse(db, file).module)
+            .into_iter()
+            .map(|d| d.in_file(&path))
+            .collect(),
+    )
 }
 
 /// Evaluates a module: its values (envs with their final IR) and evaluation
@@ -396,9 +459,24 @@ pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
     // (`4GB` is E0005; "memory needs a unit" on it would be noise): drop it.
     let here = display_path(db, file);
     let cascade = |d: &Diagnostic| {
-        *d.at.file == *here && syntax.iter().any(|e| e.at.span.start < d.at.span.end.max(d.at.span.start + 1) && d.at.span.start < e.at.span.end.max(e.at.span.start + 1))
+        *d.at.file == *here
+            && syntax.iter().any(|e| {
+                e.at.span.start < d.at.span.end.max(d.at.span.start + 1)
+                    && d.at.span.start < e.at.span.end.max(e.at.span.start + 1)
+            })
     };
-    out.extend(static_diagnostics(db, file).iter().filter(|d| !cascade(d)).cloned());
-    out.extend(module_values(db, file).diagnostics.iter().filter(|d| !cascade(d)).cloned());
+    out.extend(
+        static_diagnostics(db, file)
+            .iter()
+            .filter(|d| !cascade(d))
+            .cloned(),
+    );
+    out.extend(
+        module_values(db, file)
+            .diagnostics
+            .iter()
+            .filter(|d| !cascade(d))
+            .cloned(),
+    );
     Arc::new(out)
 }

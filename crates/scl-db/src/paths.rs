@@ -23,9 +23,17 @@ pub fn normalize_path(p: &Path) -> PathBuf {
 /// ancestor folder holding `scl.toml`, else the file's folder
 /// (`design/language.md`, "Design principles").
 pub fn find_workspace_root(file: &Path) -> PathBuf {
-    let abs = if file.is_absolute() { file.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(file) };
+    let abs = if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(file)
+    };
     let abs = normalize_path(&abs);
-    let start = if abs.is_dir() { abs.clone() } else { abs.parent().map(Path::to_path_buf).unwrap_or_default() };
+    let start = if abs.is_dir() {
+        abs.clone()
+    } else {
+        abs.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
     let mut cur = Some(start.as_path());
     while let Some(d) = cur {
         if d.join("scl.toml").is_file() {

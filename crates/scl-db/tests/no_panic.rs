@@ -7,7 +7,11 @@ use scl_db::Database;
 use std::path::{Path, PathBuf};
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut es: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+    let mut es: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     es.sort();
     for p in es {
         if p.is_dir() {
@@ -20,16 +24,26 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn every_prefix_checks_without_panic() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
     let mut all = Vec::new();
-    for d in ["examples", "tests/conformance/cases", "tests/diagnostics", "stdlib"] {
+    for d in [
+        "examples",
+        "tests/conformance/cases",
+        "tests/diagnostics",
+        "stdlib",
+    ] {
         files(&repo.join(d), &mut all);
     }
     assert!(all.len() > 60, "{}", all.len());
     let mut checked = 0usize;
     for path in all {
         let text = std::fs::read_to_string(&path).unwrap();
-        if std::env::var_os("SCL_TRACE").is_some() { eprintln!("{}", path.display()); }
+        if std::env::var_os("SCL_TRACE").is_some() {
+            eprintln!("{}", path.display());
+        }
         let root = path.parent().unwrap();
         let mut db = Database::new(root, None);
         let f = db.open(&path);

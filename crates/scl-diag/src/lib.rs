@@ -29,11 +29,17 @@ pub struct Span {
 impl Span {
     /// A span from `start` to `end` (bytes).
     pub fn new(start: usize, end: usize) -> Span {
-        Span { start: start as u32, end: end.max(start) as u32 }
+        Span {
+            start: start as u32,
+            end: end.max(start) as u32,
+        }
     }
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
     /// As a `usize` range, for slicing.
     pub fn range(self) -> std::ops::Range<usize> {
@@ -92,13 +98,24 @@ impl Diagnostic {
     pub fn warning(code: &'static str, span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(code, Severity::Warning, span, message)
     }
-    fn new(code: &'static str, severity: Severity, span: Span, message: impl Into<String>) -> Diagnostic {
-        debug_assert!(lookup(code).is_some(), "unregistered diagnostic code {code}");
+    fn new(
+        code: &'static str,
+        severity: Severity,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Diagnostic {
+        debug_assert!(
+            lookup(code).is_some(),
+            "unregistered diagnostic code {code}"
+        );
         Diagnostic {
             code,
             severity,
             message: message.into(),
-            at: Location { file: Arc::from(""), span },
+            at: Location {
+                file: Arc::from(""),
+                span,
+            },
             primary_label: None,
             labels: Vec::new(),
             help: None,
@@ -123,8 +140,16 @@ impl Diagnostic {
         self
     }
     /// Adds a secondary label (file may be empty: same file as the primary).
-    pub fn with_label(mut self, file: Arc<str>, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.labels.push(Label { at: Location { file, span }, message: message.into() });
+    pub fn with_label(
+        mut self,
+        file: Arc<str>,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Diagnostic {
+        self.labels.push(Label {
+            at: Location { file, span },
+            message: message.into(),
+        });
         self
     }
     /// Sets the help text.
@@ -146,7 +171,10 @@ impl Diagnostic {
 /// The closest candidate to `name` by edit distance, for "did you mean" hints.
 /// Returns `None` when nothing is close (distance above a third of the length,
 /// at least 1, at most 3).
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let limit = (name.chars().count() / 3).clamp(1, 3);
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
@@ -176,7 +204,9 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     for i in 1..=n {
         for j in 1..=m {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
             }
@@ -190,8 +220,14 @@ mod tests {
     use super::*;
     #[test]
     fn suggestions() {
-        assert_eq!(did_you_mean("memroy", ["memory", "cpu", "gpu"]), Some("memory"));
-        assert_eq!(did_you_mean("gpu_cuont", ["gpu_count", "nodes"]), Some("gpu_count"));
+        assert_eq!(
+            did_you_mean("memroy", ["memory", "cpu", "gpu"]),
+            Some("memory")
+        );
+        assert_eq!(
+            did_you_mean("gpu_cuont", ["gpu_count", "nodes"]),
+            Some("gpu_count")
+        );
         assert_eq!(did_you_mean("zzz", ["memory"]), None);
     }
 }

@@ -100,7 +100,15 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
     }
     if files.iter().any(|f| sources.source(f).is_none()) {
         let (line, col) = position(sources, &d.at.file, d.at.span.start);
-        let mut s = format!("{}[{}]: {}\n  --> {}:{}:{}\n", sev(d.severity), d.code, d.message, d.at.file, line, col);
+        let mut s = format!(
+            "{}[{}]: {}\n  --> {}:{}:{}\n",
+            sev(d.severity),
+            d.code,
+            d.message,
+            d.at.file,
+            line,
+            col
+        );
         if let Some(h) = &d.help {
             s.push_str(&format!("  help: {h}\n"));
         }
@@ -115,7 +123,11 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
     let mut report = Report::build(kind, clamp(&d.at.file, d.at.span))
         .with_code(d.code)
         .with_message(&d.message)
-        .with_config(Config::default().with_index_type(IndexType::Byte).with_color(color));
+        .with_config(
+            Config::default()
+                .with_index_type(IndexType::Byte)
+                .with_color(color),
+        );
     // ariadne draws a label only with a message; default to the diagnostic's.
     let primary_msg = match &d.primary_label {
         Some(l) => l.as_str(),
@@ -128,11 +140,18 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
     };
     // ariadne starts a new source section whenever a label comes before the
     // previous one; give the labels their source order so one file is one section.
-    let mut labels: Vec<(&str, crate::Span, &str, bool)> = vec![(&d.at.file, d.at.span, primary_msg, true)];
-    labels.extend(d.labels.iter().map(|l| (&*l.at.file, l.at.span, l.message.as_str(), false)));
+    let mut labels: Vec<(&str, crate::Span, &str, bool)> =
+        vec![(&d.at.file, d.at.span, primary_msg, true)];
+    labels.extend(
+        d.labels
+            .iter()
+            .map(|l| (&*l.at.file, l.at.span, l.message.as_str(), false)),
+    );
     labels.sort_by_key(|(f, sp, _, _)| (*f != &*d.at.file, *f, sp.start));
     for (order, (f, sp, msg, primary)) in labels.into_iter().enumerate() {
-        let mut label = Label::new(clamp(f, sp)).with_message(msg).with_order(order as i32);
+        let mut label = Label::new(clamp(f, sp))
+            .with_message(msg)
+            .with_order(order as i32);
         if primary {
             label = label.with_color(color);
         }
@@ -144,10 +163,16 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
     for n in &d.notes {
         report = report.with_note(n);
     }
-    let srcs: Vec<(String, String)> =
-        files.iter().map(|f| (f.clone(), sources.source(f).unwrap_or("").to_string())).collect();
+    let srcs: Vec<(String, String)> = files
+        .iter()
+        .map(|f| (f.clone(), sources.source(f).unwrap_or("").to_string()))
+        .collect();
     let mut out = Vec::new();
-    if report.finish().write(ariadne::sources(srcs), &mut out).is_err() {
+    if report
+        .finish()
+        .write(ariadne::sources(srcs), &mut out)
+        .is_err()
+    {
         return format!("{}[{}]: {}\n", sev(d.severity), d.code, d.message);
     }
     String::from_utf8_lossy(&out).into_owned()

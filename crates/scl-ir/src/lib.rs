@@ -28,7 +28,11 @@ pub struct EnvSpec {
     /// `scl.dev/v1alpha1` on a top-level IR; empty (and not serialized) on
     /// the specs the compiler keeps and on services. [`EnvSpec::versioned`]
     /// and [`EnvSpec::to_canonical_json`] add it.
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "apiVersion",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub api_version: String,
     /// Ordered; kept exactly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -300,7 +304,12 @@ impl Serialize for Asset {
         use serde::ser::SerializeMap;
         let mut m = ser.serialize_map(None)?;
         match self {
-            Asset::Huggingface { files, repo, revision, to } => {
+            Asset::Huggingface {
+                files,
+                repo,
+                revision,
+                to,
+            } => {
                 if !files.is_empty() {
                     m.serialize_entry("files", files)?;
                 }
@@ -466,7 +475,10 @@ mod tests {
     fn canonical_json_sorts_and_omits_empty() {
         let spec = EnvSpec {
             api_version: API_VERSION.into(),
-            base: Some(ImageRef { reference: "debian:12.5".into(), digest: None }),
+            base: Some(ImageRef {
+                reference: "debian:12.5".into(),
+                digest: None,
+            }),
             workdir: Some("/workspace".into()),
             ..Default::default()
         };
@@ -480,32 +492,85 @@ mod tests {
     /// through `serde_json::Value`, for an IR with every field set.
     #[test]
     fn direct_serialization_is_canonical() {
-        let list = ResourceList { cpu: Some(500), memory: Some(1 << 30), gpu: Some(Gpu { count: 2, kind: Some("a100".into()), memory: Some(1) }) };
+        let list = ResourceList {
+            cpu: Some(500),
+            memory: Some(1 << 30),
+            gpu: Some(Gpu {
+                count: 2,
+                kind: Some("a100".into()),
+                memory: Some(1),
+            }),
+        };
         let full = EnvSpec {
             api_version: API_VERSION.into(),
             description: Some("d".into()),
-            base: Some(ImageRef { reference: "debian:12.5".into(), digest: Some("sha256:00".into()) }),
-            system: Some(System { packages: vec!["git".into()], manager: SystemManager::Apt }),
+            base: Some(ImageRef {
+                reference: "debian:12.5".into(),
+                digest: Some("sha256:00".into()),
+            }),
+            system: Some(System {
+                packages: vec!["git".into()],
+                manager: SystemManager::Apt,
+            }),
             python: Some(Python {
                 version: Some("3.10".into()),
                 manager: PythonManager::Uv,
                 packages: vec!["numpy".into()],
-                requirements: vec![FileRef { path: "r.txt".into(), sha256: "ab".into() }],
+                requirements: vec![FileRef {
+                    path: "r.txt".into(),
+                    sha256: "ab".into(),
+                }],
                 index_url: Some("https://i".into()),
                 extra_index_urls: vec!["https://e".into()],
             }),
-            conda: Some(Conda { channels: vec!["c".into()], packages: vec!["p".into()] }),
-            resources: Some(Resources { requests: Some(list.clone()), limits: Some(list) }),
-            volumes: vec![Volume { name: "n".into(), source: "pvc://n".into(), mount: "/n".into(), mode: VolumeMode::ReadWriteMany }],
-            vars: [("A".to_string(), VarValue::Plain("1".into())), ("B".to_string(), VarValue::Secret(SecretRef { secret: "s".into(), key: "k".into() }))].into(),
+            conda: Some(Conda {
+                channels: vec!["c".into()],
+                packages: vec!["p".into()],
+            }),
+            resources: Some(Resources {
+                requests: Some(list.clone()),
+                limits: Some(list),
+            }),
+            volumes: vec![Volume {
+                name: "n".into(),
+                source: "pvc://n".into(),
+                mount: "/n".into(),
+                mode: VolumeMode::ReadWriteMany,
+            }],
+            vars: [
+                ("A".to_string(), VarValue::Plain("1".into())),
+                (
+                    "B".to_string(),
+                    VarValue::Secret(SecretRef {
+                        secret: "s".into(),
+                        key: "k".into(),
+                    }),
+                ),
+            ]
+            .into(),
             assets: vec![
-                Asset::Huggingface { repo: "o/r".into(), files: vec!["f".into()], revision: "main".into(), to: "/m".into() },
-                Asset::Url { url: "https://u".into(), sha256: Some("ff".into()), to: "/u".into() },
+                Asset::Huggingface {
+                    repo: "o/r".into(),
+                    files: vec!["f".into()],
+                    revision: "main".into(),
+                    to: "/m".into(),
+                },
+                Asset::Url {
+                    url: "https://u".into(),
+                    sha256: Some("ff".into()),
+                    to: "/u".into(),
+                },
             ],
-            files: vec![Copy { from: "a".into(), to: "/a".into() }],
+            files: vec![Copy {
+                from: "a".into(),
+                to: "/a".into(),
+            }],
             setup: vec!["true".into()],
             workdir: Some("/w".into()),
-            user: Some(User { name: "app".into(), uid: 1000 }),
+            user: Some(User {
+                name: "app".into(),
+                uid: 1000,
+            }),
             entrypoint: vec!["e".into()],
             command: vec!["c".into()],
             ports: vec![80],
@@ -514,7 +579,11 @@ mod tests {
                 launcher: Launcher::Torchrun,
                 nodes: 2,
                 procs_per_node: 4,
-                elastic: Some(Elastic { min_nodes: 1, max_nodes: 2, max_restarts: 3 }),
+                elastic: Some(Elastic {
+                    min_nodes: 1,
+                    max_nodes: 2,
+                    max_restarts: 3,
+                }),
             }),
             services: BTreeMap::new(),
             depends_on: vec!["x".into()],
@@ -533,7 +602,13 @@ mod tests {
 
     #[test]
     fn secret_vars_serialize_as_references() {
-        let v = VarValue::Secret(SecretRef { secret: "s".into(), key: "k".into() });
-        assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"key":"k","secret":"s"}"#);
+        let v = VarValue::Secret(SecretRef {
+            secret: "s".into(),
+            key: "k".into(),
+        });
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"key":"k","secret":"s"}"#
+        );
     }
 }

@@ -11,7 +11,18 @@ use std::sync::Arc;
 
 /// The names of the builtins.
 pub const NAMES: &[&str] = &[
-    "image", "file", "secret", "huggingface", "url", "len", "join", "split", "replace", "lower", "upper", "contains",
+    "image",
+    "file",
+    "secret",
+    "huggingface",
+    "url",
+    "len",
+    "join",
+    "split",
+    "replace",
+    "lower",
+    "upper",
+    "contains",
     "keys",
 ];
 
@@ -29,7 +40,12 @@ fn sig(name: &str) -> Sig {
         "image" => &[("ref", true), ("digest", false)],
         "file" => &[("path", true)],
         "secret" => &[("name", true), ("key", true)],
-        "huggingface" => &[("repo", true), ("files", false), ("revision", false), ("to", true)],
+        "huggingface" => &[
+            ("repo", true),
+            ("files", false),
+            ("revision", false),
+            ("to", true),
+        ],
         "url" => &[("url", true), ("sha256", false), ("to", true)],
         "len" | "lower" | "upper" | "keys" => &[("value", true)],
         "join" => &[("list", true), ("sep", true)],
@@ -42,7 +58,14 @@ fn sig(name: &str) -> Sig {
 }
 
 /// Calls builtin `name` with `args` (evaluated in `cx`).
-pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: Span, _ty: &Ty) -> R<Value> {
+pub(crate) fn call(
+    ev: &Evaluator,
+    cx: Cx,
+    name: &str,
+    args: &[ast::Arg],
+    span: Span,
+    _ty: &Ty,
+) -> R<Value> {
     let m = cx.module;
     let s = sig(name);
     let mut vals: Vec<Option<(Value, Span)>> = vec![None; s.params.len()];
@@ -52,19 +75,32 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
             None => {
                 pos += 1;
                 if pos > s.params.len() {
-                    return ev.err(m, "E0308", a.span, format!("`{name}` takes at most {} argument(s)", s.params.len()));
+                    return ev.err(
+                        m,
+                        "E0308",
+                        a.span,
+                        format!("`{name}` takes at most {} argument(s)", s.params.len()),
+                    );
                 }
                 pos - 1
             }
             Some(n) => match s.params.iter().position(|(p, _)| *p == n.name) {
                 Some(i) => i,
                 None => {
-                    let mut d = Diagnostic::error("E0308", n.span, format!("`{name}` has no argument `{}`", n.name));
+                    let mut d = Diagnostic::error(
+                        "E0308",
+                        n.span,
+                        format!("`{name}` has no argument `{}`", n.name),
+                    );
                     d = match did_you_mean(&n.name, s.params.iter().map(|(p, _)| *p)) {
                         Some(x) => d.with_help(format!("did you mean `{x}`?")),
                         None => d.with_help(format!(
                             "arguments: {}",
-                            s.params.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(", ")
+                            s.params
+                                .iter()
+                                .map(|(p, _)| *p)
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         )),
                     };
                     return Err(ev.report(m, d));
@@ -81,7 +117,8 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
         if *req && vals[i].is_none() {
             return Err(ev.report(
                 m,
-                Diagnostic::error("E0309", span, format!("`{name}` needs the argument `{p}`")).with_help(format!("pass `{p} = …`")),
+                Diagnostic::error("E0309", span, format!("`{name}` needs the argument `{p}`"))
+                    .with_help(format!("pass `{p} = …`")),
             ));
         }
     }
@@ -89,7 +126,16 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
         match &vals[i] {
             None => Ok(None),
             Some((Value::Str(s), sp)) => Ok(Some((s.clone(), *sp))),
-            Some((v, sp)) => ev.err(m, "E0201", *sp, format!("`{name}` expects a String for `{}`, found {}", s.params[i].0, v.type_name())),
+            Some((v, sp)) => ev.err(
+                m,
+                "E0201",
+                *sp,
+                format!(
+                    "`{name}` expects a String for `{}`, found {}",
+                    s.params[i].0,
+                    v.type_name()
+                ),
+            ),
         }
     };
     let list_of_str = |i: usize| -> R<Vec<Arc<str>>> {
@@ -99,10 +145,23 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
                 .iter()
                 .map(|x| match x {
                     Value::Str(s) => Ok(s.clone()),
-                    other => ev.err(m, "E0201", *sp, format!("`{name}` expects a list of strings, found {}", other.type_name())),
+                    other => ev.err(
+                        m,
+                        "E0201",
+                        *sp,
+                        format!(
+                            "`{name}` expects a list of strings, found {}",
+                            other.type_name()
+                        ),
+                    ),
                 })
                 .collect(),
-            Some((v, sp)) => ev.err(m, "E0201", *sp, format!("`{name}` expects a list, found {}", v.type_name())),
+            Some((v, sp)) => ev.err(
+                m,
+                "E0201",
+                *sp,
+                format!("`{name}` expects a list, found {}", v.type_name()),
+            ),
         }
     };
     match name {
@@ -111,12 +170,25 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
             check_image_ref(ev, m, &r, sp)?;
             let digest = str_arg(1)?;
             if let (Some((_, dsp)), true) = (&digest, r.contains('@')) {
-                return ev.err(m, "E0208", *dsp, "the reference already has a digest (`@sha256:…`); give it once");
+                return ev.err(
+                    m,
+                    "E0208",
+                    *dsp,
+                    "the reference already has a digest (`@sha256:…`); give it once",
+                );
             }
             if let Some((d, dsp)) = &digest {
                 let hex = d.strip_prefix("sha256:").unwrap_or("");
                 if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-                    return ev.err(m, "E0208", *dsp, format!("{:?} is not an image digest (`sha256:` and 64 hex digits)", &**d));
+                    return ev.err(
+                        m,
+                        "E0208",
+                        *dsp,
+                        format!(
+                            "{:?} is not an image digest (`sha256:` and 64 hex digits)",
+                            &**d
+                        ),
+                    );
                 }
             } else {
                 let last = r.rsplit('/').next().unwrap_or("");
@@ -126,17 +198,27 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
                         m,
                         "W0003",
                         sp,
-                        format!("image {:?} has no pinned tag, so the build can change from day to day", &*r),
+                        format!(
+                            "image {:?} has no pinned tag, so the build can change from day to day",
+                            &*r
+                        ),
                         "pin a tag (`debian:12.5`) or a digest (`digest = \"sha256:…\"`)",
                     );
                 }
             }
-            Ok(Value::Image { reference: r, digest: digest.map(|d| d.0) })
+            Ok(Value::Image {
+                reference: r,
+                digest: digest.map(|d| d.0),
+            })
         }
         "file" => {
             let (p, sp) = str_arg(0)?.unwrap();
             match ev.host.read_file(m, &p) {
-                Ok(f) => Ok(Value::File { path: f.path.into(), sha256: f.sha256.into(), text: f.text }),
+                Ok(f) => Ok(Value::File {
+                    path: f.path.into(),
+                    sha256: f.sha256.into(),
+                    text: f.text,
+                }),
                 Err(e) => Err(file_error(ev, m, e, sp, &p)),
             }
         }
@@ -147,8 +229,17 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
         }
         "huggingface" => {
             let (repo, rsp) = str_arg(0)?.unwrap();
-            if repo.split('/').count() > 2 || repo.is_empty() || repo.contains(char::is_whitespace) {
-                return ev.err(m, "E0208", rsp, format!("{:?} is not a Hugging Face repository id (`owner/name`)", &*repo));
+            if repo.split('/').count() > 2 || repo.is_empty() || repo.contains(char::is_whitespace)
+            {
+                return ev.err(
+                    m,
+                    "E0208",
+                    rsp,
+                    format!(
+                        "{:?} is not a Hugging Face repository id (`owner/name`)",
+                        &*repo
+                    ),
+                );
             }
             let files = list_of_str(1)?;
             let rev = str_arg(2)?.map(|x| x.0).unwrap_or_else(|| "main".into());
@@ -156,7 +247,10 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
             let mut r = Record::new();
             r.insert("kind".into(), Value::str("huggingface"));
             r.insert("repo".into(), Value::Str(repo));
-            r.insert("files".into(), Value::List(Arc::new(files.into_iter().map(Value::Str).collect())));
+            r.insert(
+                "files".into(),
+                Value::List(Arc::new(files.into_iter().map(Value::Str).collect())),
+            );
             r.insert("revision".into(), Value::Str(rev));
             r.insert("to".into(), Value::Str(to));
             Ok(Value::Record(Arc::new(r)))
@@ -194,7 +288,12 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
             Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
             Value::List(l) => Ok(Value::Int(l.len() as i64)),
             Value::Record(r) => Ok(Value::Int(r.len() as i64)),
-            v => ev.err(m, "E0201", vals[0].as_ref().unwrap().1, format!("`len` needs a string, list or map, found {}", v.type_name())),
+            v => ev.err(
+                m,
+                "E0201",
+                vals[0].as_ref().unwrap().1,
+                format!("`len` needs a string, list or map, found {}", v.type_name()),
+            ),
         },
         "join" => {
             let (sep, _) = str_arg(1)?.unwrap();
@@ -204,7 +303,12 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
                     parts.push(ev.interpolate(m, x, *sp)?);
                 }
             } else {
-                return ev.err(m, "E0201", vals[0].as_ref().unwrap().1, "`join` needs a list");
+                return ev.err(
+                    m,
+                    "E0201",
+                    vals[0].as_ref().unwrap().1,
+                    "`join` needs a list",
+                );
             }
             Ok(Value::str(parts.join(&sep)))
         }
@@ -214,7 +318,9 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
             if sep.is_empty() {
                 return ev.err(m, "E0208", sp, "`split` needs a non-empty separator");
             }
-            Ok(Value::List(Arc::new(s.split(&*sep).map(Value::str).collect())))
+            Ok(Value::List(Arc::new(
+                s.split(&*sep).map(Value::str).collect(),
+            )))
         }
         "replace" => {
             let (s, _) = str_arg(0)?.unwrap();
@@ -231,16 +337,34 @@ pub(crate) fn call(ev: &Evaluator, cx: Cx, name: &str, args: &[ast::Arg], span: 
             let item = &vals[1].as_ref().unwrap().0;
             match (&vals[0].as_ref().unwrap().0, item) {
                 (Value::Str(s), Value::Str(x)) => Ok(Value::Bool(s.contains(&**x))),
-                (Value::List(l), x) => Ok(Value::Bool(l.iter().any(|y| crate::eval::values_equal(x, y)))),
+                (Value::List(l), x) => Ok(Value::Bool(
+                    l.iter().any(|y| crate::eval::values_equal(x, y)),
+                )),
                 (Value::Record(r), Value::Str(k)) => Ok(Value::Bool(r.contains_key(&**k))),
-                (c, _) => ev.err(m, "E0201", vals[0].as_ref().unwrap().1, format!("`contains` needs a string, list or map, found {}", c.type_name())),
+                (c, _) => ev.err(
+                    m,
+                    "E0201",
+                    vals[0].as_ref().unwrap().1,
+                    format!(
+                        "`contains` needs a string, list or map, found {}",
+                        c.type_name()
+                    ),
+                ),
             }
         }
         "keys" => match &vals[0].as_ref().unwrap().0 {
             Value::Record(r) => Ok(Value::List(Arc::new(
-                r.keys().filter(|k| k.as_str() != TYPE_KEY).map(|k| Value::str(k.as_str())).collect(),
+                r.keys()
+                    .filter(|k| k.as_str() != TYPE_KEY)
+                    .map(|k| Value::str(k.as_str()))
+                    .collect(),
             ))),
-            v => ev.err(m, "E0201", vals[0].as_ref().unwrap().1, format!("`keys` needs a map, found {}", v.type_name())),
+            v => ev.err(
+                m,
+                "E0201",
+                vals[0].as_ref().unwrap().1,
+                format!("`keys` needs a map, found {}", v.type_name()),
+            ),
         },
         _ => Err(Reported),
     }
@@ -265,7 +389,9 @@ fn file_error(ev: &Evaluator, m: ModuleId, e: FileError, span: Span, written: &s
 
 fn check_image_ref(ev: &Evaluator, m: ModuleId, r: &str, span: Span) -> R<()> {
     let ok = !r.is_empty()
-        && !r.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\'')
+        && !r
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\'')
         && !r.starts_with(['/', ':', '@', '-', '.'])
         && !r.ends_with([':', '/', '@']);
     let repo = r.split(['@']).next().unwrap_or("");
@@ -279,12 +405,22 @@ fn check_image_ref(ev: &Evaluator, m: ModuleId, r: &str, span: Span) -> R<()> {
         _ => path,
     };
     if !ok || after_host.chars().any(|c| c.is_ascii_uppercase()) {
-        return ev.err(m, "E0208", span, format!("{r:?} is not a valid image reference"));
+        return ev.err(
+            m,
+            "E0208",
+            span,
+            format!("{r:?} is not a valid image reference"),
+        );
     }
     if let Some((_, d)) = r.split_once('@') {
         let hex = d.strip_prefix("sha256:").unwrap_or("");
         if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-            return ev.err(m, "E0208", span, format!("{r:?}: the digest must be `sha256:` and 64 hex digits"));
+            return ev.err(
+                m,
+                "E0208",
+                span,
+                format!("{r:?}: the digest must be `sha256:` and 64 hex digits"),
+            );
         }
     }
     Ok(())
@@ -292,7 +428,13 @@ fn check_image_ref(ev: &Evaluator, m: ModuleId, r: &str, span: Span) -> R<()> {
 
 /// Evaluates a quantity literal: binary and decimal suffixes give Memory in
 /// bytes (which must be whole), `m` gives Cpu in millicores.
-pub(crate) fn quantity(ev: &Evaluator, m: ModuleId, number: &str, suffix: QuantitySuffix, span: Span) -> R<Value> {
+pub(crate) fn quantity(
+    ev: &Evaluator,
+    m: ModuleId,
+    number: &str,
+    suffix: QuantitySuffix,
+    span: Span,
+) -> R<Value> {
     // number = digits[.digits][e[+-]digits], exact as a fraction p / 10^q.
     let (mant, exp) = match number.split_once('e') {
         Some((a, b)) => (a, b.parse::<i32>().unwrap_or(0)),
@@ -301,7 +443,12 @@ pub(crate) fn quantity(ev: &Evaluator, m: ModuleId, number: &str, suffix: Quanti
     let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
     let digits = format!("{int}{frac}");
     let Ok(mut p) = digits.parse::<i128>() else {
-        return ev.err(m, "E0005", span, format!("`{number}{}` is too large", suffix.as_str()));
+        return ev.err(
+            m,
+            "E0005",
+            span,
+            format!("`{number}{}` is too large", suffix.as_str()),
+        );
     };
     let mut q: i32 = frac.len() as i32 - exp;
     let mul: i128 = match suffix {
@@ -314,13 +461,28 @@ pub(crate) fn quantity(ev: &Evaluator, m: ModuleId, number: &str, suffix: Quanti
         None => return ev.err(m, "E0005", span, "quantity too large"),
     };
     while q < 0 {
-        p = p.checked_mul(10).ok_or(Reported).or_else(|_| ev.err(m, "E0005", span, "quantity too large"))?;
+        p = p
+            .checked_mul(10)
+            .ok_or(Reported)
+            .or_else(|_| ev.err(m, "E0005", span, "quantity too large"))?;
         q += 1;
     }
     let div = 10i128.checked_pow(q as u32).unwrap_or(i128::MAX);
     if p % div != 0 {
-        let what = if suffix == QuantitySuffix::Milli { "millicores" } else { "bytes" };
-        return ev.err(m, "E0203", span, format!("`{number}{}` is not a whole number of {what}", suffix.as_str()));
+        let what = if suffix == QuantitySuffix::Milli {
+            "millicores"
+        } else {
+            "bytes"
+        };
+        return ev.err(
+            m,
+            "E0203",
+            span,
+            format!(
+                "`{number}{}` is not a whole number of {what}",
+                suffix.as_str()
+            ),
+        );
     }
     let v = p / div;
     Ok(match suffix {
@@ -344,12 +506,22 @@ fn shape_hint(v: &Value, ty: &Ty) -> Option<String> {
 
 fn mismatch(ev: &Evaluator, m: ModuleId, v: &Value, ty: &Ty, span: Span) -> Reported {
     let shown = match v {
-        Value::Str(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Memory(_) | Value::Cpu(_) | Value::Enum { .. } => {
+        Value::Str(_)
+        | Value::Int(_)
+        | Value::Float(_)
+        | Value::Bool(_)
+        | Value::Memory(_)
+        | Value::Cpu(_)
+        | Value::Enum { .. } => {
             format!(" {v}")
         }
         _ => String::new(),
     };
-    let mut d = Diagnostic::error("E0201", span, format!("expected {ty}, found {}{shown}", v.type_name()));
+    let mut d = Diagnostic::error(
+        "E0201",
+        span,
+        format!("expected {ty}, found {}{shown}", v.type_name()),
+    );
     if let Some(h) = shape_hint(v, ty) {
         d = d.with_help(h);
     }
@@ -371,17 +543,33 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
         (Ty::String, v @ Value::Str(_)) => Ok(v),
         (Ty::Version, Value::Str(s)) => {
             // PEP 440-like: starts with a digit; digits, letters and `. + - _ *` (`3.10`, `12.1`, `2.3.1+cu121`, `23.10`).
-            if s.starts_with(|c: char| c.is_ascii_digit()) && s.chars().all(|c| c.is_ascii_alphanumeric() || ".+-_*".contains(c)) {
+            if s.starts_with(|c: char| c.is_ascii_digit())
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ".+-_*".contains(c))
+            {
                 Ok(Value::Str(s))
             } else {
-                ev.err(m, "E0208", span, format!("{:?} is not a version (e.g. \"3.10\", \"2.1.2\", \"12.1\")", &*s))
+                ev.err(
+                    m,
+                    "E0208",
+                    span,
+                    format!(
+                        "{:?} is not a version (e.g. \"3.10\", \"2.1.2\", \"12.1\")",
+                        &*s
+                    ),
+                )
             }
         }
         (Ty::Path, Value::Str(s)) => {
             if s.starts_with('/') && !s.contains(['\n', '\r', '\0']) {
                 Ok(Value::Str(s))
             } else {
-                ev.err(m, "E0208", span, format!("{:?} is not an absolute container path", &*s))
+                ev.err(
+                    m,
+                    "E0208",
+                    span,
+                    format!("{:?} is not an absolute container path", &*s),
+                )
             }
         }
         (Ty::HostPath, Value::Str(s)) => match ev.host.host_path(m, &s) {
@@ -395,7 +583,10 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                     Err(e) => Err(file_error(ev, m, e, span, rel)),
                 };
             }
-            if ["s3://", "pvc://", "nfs://"].iter().any(|p| s.starts_with(p) && s.len() > p.len()) {
+            if ["s3://", "pvc://", "nfs://"]
+                .iter()
+                .any(|p| s.starts_with(p) && s.len() > p.len())
+            {
                 Ok(Value::Str(s))
             } else {
                 Err(ev.report(
@@ -409,50 +600,92 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             if s.contains("://") && !s.contains(char::is_whitespace) {
                 Ok(Value::Str(s))
             } else {
-                ev.err(m, "E0208", span, format!("{:?} is not a URL (`scheme://…`)", &*s))
+                ev.err(
+                    m,
+                    "E0208",
+                    span,
+                    format!("{:?} is not a URL (`scheme://…`)", &*s),
+                )
             }
         }
-        (Ty::Requirement, Value::Str(s)) => match pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(&s) {
-            Ok(_) => Ok(Value::Str(s)),
-            Err(e) => {
-                let msg = e.message.to_string();
-                Err(ev.report(
-                    m,
-                    Diagnostic::error("E0205", span, format!("{:?} is not a valid PEP 508 requirement: {msg}", &*s))
-                        .with_help("write `name`, `name==1.2.3`, `name>=1.2,<2` or `name[extra]>=1.0`"),
-                ))
+        (Ty::Requirement, Value::Str(s)) => {
+            match pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(&s) {
+                Ok(_) => Ok(Value::Str(s)),
+                Err(e) => {
+                    let msg = e.message.to_string();
+                    Err(ev.report(
+                        m,
+                        Diagnostic::error(
+                            "E0205",
+                            span,
+                            format!("{:?} is not a valid PEP 508 requirement: {msg}", &*s),
+                        )
+                        .with_help(
+                            "write `name`, `name==1.2.3`, `name>=1.2,<2` or `name[extra]>=1.0`",
+                        ),
+                    ))
+                }
             }
-        },
+        }
         (Ty::MatchSpec, Value::Str(s)) => {
             if s.trim().is_empty() || s.starts_with(['=', '<', '>', '!']) {
-                ev.err(m, "E0205", span, format!("{:?} is not a conda match spec", &*s))
+                ev.err(
+                    m,
+                    "E0205",
+                    span,
+                    format!("{:?} is not a conda match spec", &*s),
+                )
             } else {
                 Ok(Value::Str(s))
             }
         }
         (Ty::Image, Value::Str(s)) => {
             check_image_ref(ev, m, &s, span)?;
-            Ok(Value::Image { reference: s, digest: None })
+            Ok(Value::Image {
+                reference: s,
+                digest: None,
+            })
         }
         (Ty::Image, v @ Value::Image { .. }) => Ok(v),
         (Ty::Memory, Value::Memory(b)) => {
             if b < 0 {
-                ev.err(m, "E0207", span, format!("memory cannot be negative ({b} bytes)"))
+                ev.err(
+                    m,
+                    "E0207",
+                    span,
+                    format!("memory cannot be negative ({b} bytes)"),
+                )
             } else if b > u64::MAX as i128 {
-                ev.err(m, "E0207", span, format!("{} is too large for a Memory (at most 16Ei)", format_memory(b)))
+                ev.err(
+                    m,
+                    "E0207",
+                    span,
+                    format!(
+                        "{} is too large for a Memory (at most 16Ei)",
+                        format_memory(b)
+                    ),
+                )
             } else {
                 Ok(Value::Memory(b))
             }
         }
         (Ty::Memory, v @ (Value::Int(_) | Value::Float(_))) => Err(ev.report(
             m,
-            Diagnostic::error("E0203", span, format!("memory needs a unit: `{v}` alone is not a Memory"))
-                .with_help(format!("write `{v}Gi` (binary, ×2^30 bytes) or `{v}Mi`")),
+            Diagnostic::error(
+                "E0203",
+                span,
+                format!("memory needs a unit: `{v}` alone is not a Memory"),
+            )
+            .with_help(format!("write `{v}Gi` (binary, ×2^30 bytes) or `{v}Mi`")),
         )),
         (Ty::Memory, v @ Value::Cpu(_)) => Err(ev.report(
             m,
-            Diagnostic::error("E0203", span, format!("`{v}` is a CPU quantity (milli), not a Memory"))
-                .with_help("memory takes `Ki Mi Gi Ti Pi Ei` or `k M G T P E`"),
+            Diagnostic::error(
+                "E0203",
+                span,
+                format!("`{v}` is a CPU quantity (milli), not a Memory"),
+            )
+            .with_help("memory takes `Ki Mi Gi Ti Pi Ei` or `k M G T P E`"),
         )),
         (Ty::Cpu, Value::Cpu(c)) => Ok(Value::Cpu(c)),
         (Ty::Cpu, Value::Int(i)) => i
@@ -465,22 +698,34 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             if !milli.is_finite() || milli.abs() > 9.0e15 {
                 ev.err(m, "E0207", span, format!("`{f}` cores is too large"))
             } else if milli.fract().abs() > 1e-9 {
-                ev.err(m, "E0203", span, format!("`{f}` cores is not a whole number of millicores"))
+                ev.err(
+                    m,
+                    "E0203",
+                    span,
+                    format!("`{f}` cores is not a whole number of millicores"),
+                )
             } else {
                 Ok(Value::Cpu(milli.round() as i64))
             }
         }
         (Ty::Cpu, v @ Value::Memory(_)) => Err(ev.report(
             m,
-            Diagnostic::error("E0203", span, format!("`{v}` is a memory size, not a CPU quantity"))
-                .with_help("CPU is a number of cores (`4`, `0.5`) or millicores (`500m`)"),
+            Diagnostic::error(
+                "E0203",
+                span,
+                format!("`{v}` is a memory size, not a CPU quantity"),
+            )
+            .with_help("CPU is a number of cores (`4`, `0.5`) or millicores (`500m`)"),
         )),
         (Ty::File, v @ Value::File { .. }) => Ok(v),
         (Ty::RequirementsFile, Value::File { path, sha256, text }) => {
             let mut failed = false;
             for (i, line) in text.lines().enumerate() {
                 let l = line.trim_start();
-                if ["-r", "-c", "--requirement", "--constraint"].iter().any(|o| l.starts_with(o)) {
+                if ["-r", "-c", "--requirement", "--constraint"]
+                    .iter()
+                    .any(|o| l.starts_with(o))
+                {
                     ev.report(
                         m,
                         Diagnostic::error("E0205", span, format!("{path} line {}: `{}` names another file, which is not copied into the image", i + 1, l.trim()))
@@ -518,15 +763,35 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
         (Ty::StrOrSecret, v @ (Value::Str(_) | Value::Secret { .. })) => Ok(v),
         (Ty::Enum(def), Value::Enum { ty, variant }) => {
             if ty.as_deref().is_some_and(|t| t != def.name) {
-                return ev.err(m, "E0201", span, format!("expected {}, found {} .{variant}", def.name, ty.unwrap()));
+                return ev.err(
+                    m,
+                    "E0201",
+                    span,
+                    format!("expected {}, found {} .{variant}", def.name, ty.unwrap()),
+                );
             }
             if def.variants.iter().any(|x| **x == *variant) {
-                Ok(Value::Enum { ty: Some(def.name.as_str().into()), variant })
+                Ok(Value::Enum {
+                    ty: Some(def.name.as_str().into()),
+                    variant,
+                })
             } else {
-                let list = def.variants.iter().map(|x| format!(".{x}")).collect::<Vec<_>>().join(", ");
-                let mut d = Diagnostic::error("E0204", span, format!("`.{variant}` is not a variant of {}", def.name));
+                let list = def
+                    .variants
+                    .iter()
+                    .map(|x| format!(".{x}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let mut d = Diagnostic::error(
+                    "E0204",
+                    span,
+                    format!("`.{variant}` is not a variant of {}", def.name),
+                );
                 d = match did_you_mean(&variant, def.variants.iter().map(|s| s.as_str())) {
-                    Some(s) => d.with_help(format!("did you mean `.{s}`? ({} is one of {list})", def.name)),
+                    Some(s) => d.with_help(format!(
+                        "did you mean `.{s}`? ({} is one of {list})",
+                        def.name
+                    )),
                     None => d.with_help(format!("{} is one of {list}", def.name)),
                 };
                 Err(ev.report(m, d))
@@ -571,7 +836,12 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
         (Ty::Env, v @ Value::Env(_)) => Ok(v),
         (Ty::Env, Value::Template { module, decl }) => {
             let _ = (module, decl);
-            ev.err(m, "E0314", span, "a template must be instantiated with its arguments here")
+            ev.err(
+                m,
+                "E0314",
+                span,
+                "a template must be instantiated with its arguments here",
+            )
         }
         (Ty::Asset, Value::Record(r)) if r.contains_key("kind") => Ok(Value::Record(r)),
         (ty, v) => Err(mismatch(ev, m, &v, ty, span)),
@@ -597,10 +867,21 @@ fn coerce_record(ev: &Evaluator, m: ModuleId, rt: RecordTy, r: &Record, span: Sp
                 Err(_) => failed = true,
             },
             None => {
-                let mut d = Diagnostic::error("E0202", span, format!("unknown field `{k}` in {}", rt.name()));
+                let mut d = Diagnostic::error(
+                    "E0202",
+                    span,
+                    format!("unknown field `{k}` in {}", rt.name()),
+                );
                 d = match did_you_mean(k, fields.iter().map(|(n, _, _)| *n)) {
                     Some(s) => d.with_help(format!("did you mean `{s}`?")),
-                    None => d.with_help(format!("fields: {}", fields.iter().map(|(n, _, _)| *n).collect::<Vec<_>>().join(", "))),
+                    None => d.with_help(format!(
+                        "fields: {}",
+                        fields
+                            .iter()
+                            .map(|(n, _, _)| *n)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
                 };
                 ev.report(m, d);
                 failed = true;
@@ -609,7 +890,14 @@ fn coerce_record(ev: &Evaluator, m: ModuleId, rt: RecordTy, r: &Record, span: Sp
     }
     for (n, _, req) in fields {
         if *req && !out.contains_key(*n) && !r.contains_key(*n) {
-            ev.report(m, Diagnostic::error("E0209", span, format!("{} needs the field `{n}`", rt.name())));
+            ev.report(
+                m,
+                Diagnostic::error(
+                    "E0209",
+                    span,
+                    format!("{} needs the field `{n}`", rt.name()),
+                ),
+            );
             failed = true;
         }
     }

@@ -62,7 +62,12 @@ pub fn evaluate_module(host: &dyn Host, m: ModuleId) -> ModuleValues {
             let mut d = Diagnostic::error(
                 "E0312",
                 Span::new(o.offset as usize, o.offset as usize + o.value.len()),
-                format!("`--set {}`: module `{}` has no parameter `{}`", o.name, host.display_path(m), o.name),
+                format!(
+                    "`--set {}`: module `{}` has no parameter `{}`",
+                    o.name,
+                    host.display_path(m),
+                    o.name
+                ),
             );
             d.at.file = o.file.clone();
             d = match did_you_mean(&o.name, params.iter().copied()) {
@@ -165,16 +170,33 @@ impl<'h> Evaluator<'h> {
 
     /// Records a diagnostic located in module `m` and returns `Reported`.
     pub fn report(&self, m: ModuleId, d: Diagnostic) -> Reported {
-        let d = if m == self.root { d } else { d.in_file(&self.host.display_path(m)) };
+        let d = if m == self.root {
+            d
+        } else {
+            d.in_file(&self.host.display_path(m))
+        };
         self.diags.borrow_mut().push(d);
         Reported
     }
 
-    pub fn err<T>(&self, m: ModuleId, code: &'static str, span: Span, msg: impl Into<String>) -> R<T> {
+    pub fn err<T>(
+        &self,
+        m: ModuleId,
+        code: &'static str,
+        span: Span,
+        msg: impl Into<String>,
+    ) -> R<T> {
         Err(self.report(m, Diagnostic::error(code, span, msg)))
     }
 
-    pub fn warn(&self, m: ModuleId, code: &'static str, span: Span, msg: impl Into<String>, help: &str) {
+    pub fn warn(
+        &self,
+        m: ModuleId,
+        code: &'static str,
+        span: Span,
+        msg: impl Into<String>,
+        help: &str,
+    ) {
         let mut d = Diagnostic::warning(code, span, msg);
         if !help.is_empty() {
             d = d.with_help(help);
@@ -216,13 +238,20 @@ impl<'h> Evaluator<'h> {
             Decl::Env(e) => {
                 let stack = self.env_stack.borrow();
                 let start = stack.iter().position(|n| *n == e.name.name).unwrap_or(0);
-                let mut cycle: Vec<String> = stack[start..].iter().map(|n| format!("`{n}`")).collect();
+                let mut cycle: Vec<String> =
+                    stack[start..].iter().map(|n| format!("`{n}`")).collect();
                 cycle.push(format!("`{}`", e.name.name));
                 let span = e.extends_span.unwrap_or(e.name.span);
                 self.report(
                     self.root,
-                    Diagnostic::error("E0301", span, format!("extends cycle: {}", cycle.join(" extends ")))
-                        .with_help("an env cannot inherit from itself; make both extend a common base instead"),
+                    Diagnostic::error(
+                        "E0301",
+                        span,
+                        format!("extends cycle: {}", cycle.join(" extends ")),
+                    )
+                    .with_help(
+                        "an env cannot inherit from itself; make both extend a common base instead",
+                    ),
                 )
             }
             other => self.report(
@@ -230,14 +259,21 @@ impl<'h> Evaluator<'h> {
                 Diagnostic::error(
                     "E0306",
                     other.name().span,
-                    format!("`{}` depends on its own value (recursion is not allowed)", other.name().name),
+                    format!(
+                        "`{}` depends on its own value (recursion is not allowed)",
+                        other.name().name
+                    ),
                 ),
             ),
         }
     }
 
     fn eval_decl(&self, i: usize, decl: &Decl) -> R<Value> {
-        let cx = Cx { module: self.root, locals: &[], selfcx: None };
+        let cx = Cx {
+            module: self.root,
+            locals: &[],
+            selfcx: None,
+        };
         match decl {
             Decl::Import(_) => match self.host.import(self.root, i) {
                 Some(m) => Ok(Value::Module(m)),
@@ -248,8 +284,14 @@ impl<'h> Evaluator<'h> {
                 name: e.name.name.clone(),
                 variants: e.variants.iter().map(|v| v.name.clone()).collect(),
             }))),
-            Decl::Fn(_) => Ok(Value::Func { module: self.root, decl: i }),
-            Decl::Env(e) if e.params.is_some() => Ok(Value::Template { module: self.root, decl: i }),
+            Decl::Fn(_) => Ok(Value::Func {
+                module: self.root,
+                decl: i,
+            }),
+            Decl::Env(e) if e.params.is_some() => Ok(Value::Template {
+                module: self.root,
+                decl: i,
+            }),
             Decl::Env(e) => {
                 self.env_stack.borrow_mut().push(e.name.name.clone());
                 let r = self.env_value(self.root, i, Vec::new(), e.name.name.clone());
@@ -261,21 +303,36 @@ impl<'h> Evaluator<'h> {
     }
 
     fn eval_param(&self, p: &ast::ParamDecl) -> R<Value> {
-        let cx = Cx { module: self.root, locals: &[], selfcx: None };
+        let cx = Cx {
+            module: self.root,
+            locals: &[],
+            selfcx: None,
+        };
         let ty = self.resolve_type(self.root, &p.ty)?;
-        let over = self.host.overrides(self.root).into_iter().find(|o| o.name == p.name.name);
+        let over = self
+            .host
+            .overrides(self.root)
+            .into_iter()
+            .find(|o| o.name == p.name.name);
         let (value, from_cli) = match &over {
             Some(o) => (self.eval_override(o, &ty)?, true),
             None => (self.eval(cx, &p.default, &ty)?, false),
         };
         if let Some(pred) = &p.where_ {
             let locals = vec![(p.name.name.clone(), value.clone())];
-            let pcx = Cx { module: self.root, locals: &locals, selfcx: None };
+            let pcx = Cx {
+                module: self.root,
+                locals: &locals,
+                selfcx: None,
+            };
             match self.eval(pcx, pred, &Ty::Bool)? {
                 Value::Bool(true) => {}
                 Value::Bool(false) => {
                     let text = self.snippet(self.root, pred.span);
-                    let msg = format!("parameter `{}` = {} violates `where {}`", p.name.name, value, text);
+                    let msg = format!(
+                        "parameter `{}` = {} violates `where {}`",
+                        p.name.name, value, text
+                    );
                     let d = match &over {
                         Some(o) => {
                             let mut d = Diagnostic::error(
@@ -283,7 +340,11 @@ impl<'h> Evaluator<'h> {
                                 Span::new(o.offset as usize, o.offset as usize + o.value.len()),
                                 msg,
                             )
-                            .with_label(self.host.display_path(self.root), pred.span, "the constraint");
+                            .with_label(
+                                self.host.display_path(self.root),
+                                pred.span,
+                                "the constraint",
+                            );
                             d.at.file = o.file.clone();
                             d
                         }
@@ -292,7 +353,10 @@ impl<'h> Evaluator<'h> {
                             .with_label(Arc::from(""), pred.span, "the constraint"),
                     };
                     let _ = from_cli;
-                    return Err(self.report(self.root, d.with_help("choose a value that satisfies the constraint")));
+                    return Err(self.report(
+                        self.root,
+                        d.with_help("choose a value that satisfies the constraint"),
+                    ));
                 }
                 other => {
                     return self.err(
@@ -315,7 +379,9 @@ impl<'h> Evaluator<'h> {
             d
         };
         if ty.is_string_like() {
-            return self.coerce(self.root, Value::str(o.value.as_str()), ty, span).map_err(|_| Reported);
+            return self
+                .coerce(self.root, Value::str(o.value.as_str()), ty, span)
+                .map_err(|_| Reported);
         }
         // Parse the value as an SCL expression: `let __set = VALUE`.
         let prefix = "let __set = ";
@@ -325,7 +391,10 @@ impl<'h> Evaluator<'h> {
             _ => {
                 return Err(self.report(
                     self.root,
-                    mk("E0201", format!("`--set {}={}`: not a valid {} value", o.name, o.value, ty)),
+                    mk(
+                        "E0201",
+                        format!("`--set {}={}`: not a valid {} value", o.name, o.value, ty),
+                    ),
                 ))
             }
         };
@@ -339,7 +408,11 @@ impl<'h> Evaluator<'h> {
             }
         }
         let before = self.diags.borrow().len();
-        let cx = Cx { module: self.root, locals: &[], selfcx: None };
+        let cx = Cx {
+            module: self.root,
+            locals: &[],
+            selfcx: None,
+        };
         let r = self.eval(cx, &expr, ty);
         // Re-point diagnostics from the pseudo-source to the command line.
         let shift = o.offset as i64 - prefix.len() as i64;
@@ -356,7 +429,9 @@ impl<'h> Evaluator<'h> {
     /// The text of a span of module `m`'s source, for messages.
     fn snippet(&self, m: ModuleId, span: Span) -> String {
         let text = self.host.text(m);
-        text.get(span.range()).map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default()
+        text.get(span.range())
+            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
     }
 
     // ----- types ---------------------------------------------------------
@@ -375,12 +450,23 @@ impl<'h> Evaluator<'h> {
                     }
                 }
                 if segs.len() == 1 {
-                    let known = if m == self.root { self.index.contains_key(&segs[0].name) } else { self.host.module_values(m).values.contains_key(&segs[0].name) };
+                    let known = if m == self.root {
+                        self.index.contains_key(&segs[0].name)
+                    } else {
+                        self.host
+                            .module_values(m)
+                            .values
+                            .contains_key(&segs[0].name)
+                    };
                     if !known {
                         return Err(Reported); // E0206, from the static pass
                     }
                 }
-                let cx = Cx { module: m, locals: &[], selfcx: None };
+                let cx = Cx {
+                    module: m,
+                    locals: &[],
+                    selfcx: None,
+                };
                 let mut v = self.lookup(cx, &segs[0].name, segs[0].span)?;
                 for s in &segs[1..] {
                     v = self.member(m, &v, &s.name, s.span)?;
@@ -388,7 +474,19 @@ impl<'h> Evaluator<'h> {
                 match v {
                     Value::EnumType(def) => Ty::Enum(def),
                     other => {
-                        return self.err(m, "E0206", t.span, format!("`{}` is a {}, not a type", segs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join("."), other.type_name()))
+                        return self.err(
+                            m,
+                            "E0206",
+                            t.span,
+                            format!(
+                                "`{}` is a {}, not a type",
+                                segs.iter()
+                                    .map(|s| s.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join("."),
+                                other.type_name()
+                            ),
+                        )
                     }
                 }
             }
@@ -443,7 +541,10 @@ impl<'h> Evaluator<'h> {
                 let mut d = Diagnostic::error(
                     "E0106",
                     span,
-                    format!("module `{}` has no declaration `{name}`", self.host.display_path(*id)),
+                    format!(
+                        "module `{}` has no declaration `{name}`",
+                        self.host.display_path(*id)
+                    ),
                 );
                 if let Some(s) = did_you_mean(name, mv.values.keys().map(|k| k.as_str())) {
                     d = d.with_help(format!("did you mean `{s}`?"));
@@ -453,7 +554,11 @@ impl<'h> Evaluator<'h> {
             Value::Record(r) => match r.get(name) {
                 Some(v) => Ok(v.clone()),
                 None => {
-                    let mut d = Diagnostic::error("E0311", span, format!("the record has no field `{name}`"));
+                    let mut d = Diagnostic::error(
+                        "E0311",
+                        span,
+                        format!("the record has no field `{name}`"),
+                    );
                     d = match did_you_mean(name, r.keys().map(|k| k.as_str())) {
                         Some(s) => d.with_help(format!("did you mean `{s}`?")),
                         None => d.with_help(format!("fields: {}", keys_list(r))),
@@ -468,16 +573,37 @@ impl<'h> Evaluator<'h> {
             Value::Image { reference, digest } => match name {
                 "ref" => Ok(Value::Str(reference.clone())),
                 "digest" => Ok(digest.clone().map(Value::Str).unwrap_or(Value::str(""))),
-                _ => self.err(m, "E0311", span, format!("an Image has the fields `ref` and `digest`, not `{name}`")),
+                _ => self.err(
+                    m,
+                    "E0311",
+                    span,
+                    format!("an Image has the fields `ref` and `digest`, not `{name}`"),
+                ),
             },
             Value::EnumType(def) => {
                 if def.variants.iter().any(|v| v == name) {
-                    Ok(Value::Enum { ty: Some(def.name.as_str().into()), variant: name.into() })
+                    Ok(Value::Enum {
+                        ty: Some(def.name.as_str().into()),
+                        variant: name.into(),
+                    })
                 } else {
-                    self.err(m, "E0204", span, format!("enum `{}` has no variant `{name}`", def.name))
+                    self.err(
+                        m,
+                        "E0204",
+                        span,
+                        format!("enum `{}` has no variant `{name}`", def.name),
+                    )
                 }
             }
-            other => self.err(m, "E0211", span, format!("a {} has no fields (reading `.{name}`)", other.type_name())),
+            other => self.err(
+                m,
+                "E0211",
+                span,
+                format!(
+                    "{} has no fields (reading `.{name}`)",
+                    a_type(&other.type_name())
+                ),
+            ),
         }
     }
 
@@ -488,7 +614,12 @@ impl<'h> Evaluator<'h> {
     pub fn eval(&self, cx: Cx, e: &ast::Expr, ty: &Ty) -> R<Value> {
         let d = self.depth.get();
         if d > MAX_DEPTH {
-            return self.err(cx.module, "E0306", e.span, "evaluation is nested too deeply (recursion?)");
+            return self.err(
+                cx.module,
+                "E0306",
+                e.span,
+                "evaluation is nested too deeply (recursion?)",
+            );
         }
         let steps = self.steps.get() + 1;
         self.steps.set(steps);
@@ -505,8 +636,15 @@ impl<'h> Evaluator<'h> {
         self.depth.set(d + 1);
         // A record literal with a schema type was checked field by field as
         // it was built; only its required fields remain to be checked.
-        let built = matches!(e.kind, ExprKind::Record(_)) && matches!(ty, Ty::Record(_) | Ty::Map(_) | Ty::Env);
-        let r = self.eval_inner(cx, e, ty).and_then(|v| if built { Ok(v) } else { self.coerce(cx.module, v, ty, e.span) });
+        let built = matches!(e.kind, ExprKind::Record(_))
+            && matches!(ty, Ty::Record(_) | Ty::Map(_) | Ty::Env);
+        let r = self.eval_inner(cx, e, ty).and_then(|v| {
+            if built {
+                Ok(v)
+            } else {
+                self.coerce(cx.module, v, ty, e.span)
+            }
+        });
         self.depth.set(d);
         r
     }
@@ -518,7 +656,9 @@ impl<'h> Evaluator<'h> {
         };
         match &e.kind {
             ExprKind::Int(i) => Ok(Value::Int(*i)),
-            ExprKind::Float(f) if !f.is_finite() => self.err(cx.module, "E0005", e.span, "this number is too large"),
+            ExprKind::Float(f) if !f.is_finite() => {
+                self.err(cx.module, "E0005", e.span, "this number is too large")
+            }
             ExprKind::Float(f) => Ok(Value::Float(*f)),
             ExprKind::Bool(b) => Ok(Value::Bool(*b)),
             ExprKind::Str(parts) => {
@@ -540,10 +680,18 @@ impl<'h> Evaluator<'h> {
                 }
                 Ok(Value::str(s))
             }
-            ExprKind::Quantity { number, suffix } => builtins::quantity(self, cx.module, number, *suffix, e.span),
+            ExprKind::Quantity { number, suffix } => {
+                builtins::quantity(self, cx.module, number, *suffix, e.span)
+            }
             ExprKind::EnumLit(v) => match ty {
-                Ty::Enum(def) => Ok(Value::Enum { ty: Some(def.name.as_str().into()), variant: v.as_str().into() }),
-                _ => Ok(Value::Enum { ty: None, variant: v.as_str().into() }),
+                Ty::Enum(def) => Ok(Value::Enum {
+                    ty: Some(def.name.as_str().into()),
+                    variant: v.as_str().into(),
+                }),
+                _ => Ok(Value::Enum {
+                    ty: None,
+                    variant: v.as_str().into(),
+                }),
             },
             ExprKind::Name(n) => self.lookup(cx, n, e.span),
             ExprKind::SelfRef => match cx.selfcx {
@@ -557,7 +705,12 @@ impl<'h> Evaluator<'h> {
                         None => Value::Pending,
                     })
                 }
-                None => self.err(cx.module, "E0211", e.span, "`self` is only valid inside an env"),
+                None => self.err(
+                    cx.module,
+                    "E0211",
+                    e.span,
+                    "`self` is only valid inside an env",
+                ),
             },
             ExprKind::List(items) => {
                 let et = match ty {
@@ -578,7 +731,12 @@ impl<'h> Evaluator<'h> {
                     Ok(Value::List(Arc::new(out)))
                 }
             }
-            ExprKind::Comprehension { var, iter, cond, body } => {
+            ExprKind::Comprehension {
+                var,
+                iter,
+                cond,
+                body,
+            } => {
                 let et = match ty {
                     Ty::List(t) => (**t).clone(),
                     _ => Ty::Any,
@@ -589,14 +747,22 @@ impl<'h> Evaluator<'h> {
                     Value::Record(r) => r.keys().map(|k| Value::str(k.as_str())).collect(),
                     Value::Pending => return Ok(Value::Pending),
                     other => {
-                        return self.err(cx.module, "E0201", iter.span, format!("`for` needs a list, found {}", other.type_name()))
+                        return self.err(
+                            cx.module,
+                            "E0201",
+                            iter.span,
+                            format!("`for` needs a list, found {}", other.type_name()),
+                        )
                     }
                 };
                 let mut out = Vec::new();
                 for x in items {
                     let mut locals = cx.locals.to_vec();
                     locals.push((var.name.clone(), x));
-                    let icx = Cx { locals: &locals, ..cx };
+                    let icx = Cx {
+                        locals: &locals,
+                        ..cx
+                    };
                     if let Some(c) = cond {
                         match self.eval(icx, c, &Ty::Bool)? {
                             Value::Bool(true) => {}
@@ -634,8 +800,12 @@ impl<'h> Evaluator<'h> {
                     (Value::Record(r), Value::Str(k)) => match r.get(&**k) {
                         Some(v) => Ok(v.clone()),
                         None => {
-                            let mut d = Diagnostic::error("E0311", idx.span, format!("no key {:?} in this map", &**k))
-                                .with_primary_label("this key");
+                            let mut d = Diagnostic::error(
+                                "E0311",
+                                idx.span,
+                                format!("no key {:?} in this map", &**k),
+                            )
+                            .with_primary_label("this key");
                             d = d.with_help(format!("keys: {}", keys_list(r)));
                             Err(self.report(cx.module, d))
                         }
@@ -644,7 +814,12 @@ impl<'h> Evaluator<'h> {
                         let len = l.len() as i64;
                         let k = if *n < 0 { len + n } else { *n };
                         if k < 0 || k >= len {
-                            self.err(cx.module, "E0311", idx.span, format!("index {n} is out of range for a list of {len}"))
+                            self.err(
+                                cx.module,
+                                "E0311",
+                                idx.span,
+                                format!("index {n} is out of range for a list of {len}"),
+                            )
                         } else {
                             Ok(l[k as usize].clone())
                         }
@@ -680,7 +855,11 @@ impl<'h> Evaluator<'h> {
                         cx.module,
                         "E0211",
                         e.span,
-                        format!("`{}` does not apply to {}", if *op == UnaryOp::Not { "!" } else { "-" }, v.type_name()),
+                        format!(
+                            "`{}` does not apply to {}",
+                            if *op == UnaryOp::Not { "!" } else { "-" },
+                            v.type_name()
+                        ),
                     ),
                 }
             }
@@ -693,10 +872,16 @@ impl<'h> Evaluator<'h> {
             ExprKind::With(base, block) => {
                 let b = self.eval(cx, base, &Ty::Env)?;
                 let Value::Env(env) = b else {
-                    return self.err(cx.module, "E0313", base.span, format!("`with` needs an env, found {}", b.type_name()));
+                    return self.err(
+                        cx.module,
+                        "E0313",
+                        base.span,
+                        format!("`with` needs an env, found {}", b.type_name()),
+                    );
                 };
                 let ancestors = env.layers.iter().map(|l| l.id.clone()).collect();
-                let layer = self.anon_layer(cx, block, ancestors, format!("{} with {{…}}", env.name));
+                let layer =
+                    self.anon_layer(cx, block, ancestors, format!("{} with {{…}}", env.name));
                 let mut layers = env.layers.clone();
                 layers.push(layer);
                 Ok(Value::Env(Arc::new(EnvValue {
@@ -712,9 +897,20 @@ impl<'h> Evaluator<'h> {
         }
     }
 
-    fn anon_layer(&self, cx: Cx, block: &ast::Block, ancestors: Vec<LayerId>, name: String) -> Arc<Layer> {
+    fn anon_layer(
+        &self,
+        cx: Cx,
+        block: &ast::Block,
+        ancestors: Vec<LayerId>,
+        name: String,
+    ) -> Arc<Layer> {
         Arc::new(Layer {
-            id: LayerId { module: cx.module, decl: None, span: block.span, args: cx.locals.to_vec() },
+            id: LayerId {
+                module: cx.module,
+                decl: None,
+                span: block.span,
+                args: cx.locals.to_vec(),
+            },
             name,
             block: block.clone(),
             locals: Arc::new(cx.locals.to_vec()),
@@ -752,14 +948,22 @@ impl<'h> Evaluator<'h> {
             other => {
                 return Err(self.report(
                     m,
-                    Diagnostic::error("E0210", span, format!("a {} cannot be interpolated into a string", other.type_name()))
+                    Diagnostic::error("E0210", span, format!("{} cannot be interpolated into a string", a_type(&other.type_name())))
                         .with_help("interpolate a string, number, boolean, enum or quantity; for lists use `join(list, \",\")`"),
                 ))
             }
         })
     }
 
-    fn binary(&self, cx: Cx, op: BinaryOp, a: &ast::Expr, b: &ast::Expr, span: Span, ty: &Ty) -> R<Value> {
+    fn binary(
+        &self,
+        cx: Cx,
+        op: BinaryOp,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        span: Span,
+        ty: &Ty,
+    ) -> R<Value> {
         use Value::*;
         if matches!(op, BinaryOp::And | BinaryOp::Or) {
             let x = self.eval(cx, a, &Ty::Bool)?;
@@ -768,7 +972,16 @@ impl<'h> Evaluator<'h> {
                 (BinaryOp::And, Bool(false)) => Ok(Bool(false)),
                 (BinaryOp::Or, Bool(true)) => Ok(Bool(true)),
                 (_, Bool(_)) => self.eval(cx, b, &Ty::Bool),
-                (_, other) => self.err(cx.module, "E0201", a.span, format!("`{}` needs Bool operands, found {}", op.as_str(), other.type_name())),
+                (_, other) => self.err(
+                    cx.module,
+                    "E0201",
+                    a.span,
+                    format!(
+                        "`{}` needs Bool operands, found {}",
+                        op.as_str(),
+                        other.type_name()
+                    ),
+                ),
             };
         }
         // Let the expected type flow into arithmetic on quantities, so that
@@ -785,12 +998,26 @@ impl<'h> Evaluator<'h> {
         let bad = |me: &Self| -> R<Value> {
             me.err(
                 cx.module,
-                if matches!((&x, &y), (Memory(_), Int(_) | Float(_)) | (Int(_) | Float(_), Memory(_))) && matches!(op, BinaryOp::Add | BinaryOp::Sub) { "E0207" } else { "E0211" },
+                if matches!(
+                    (&x, &y),
+                    (Memory(_), Int(_) | Float(_)) | (Int(_) | Float(_), Memory(_))
+                ) && matches!(op, BinaryOp::Add | BinaryOp::Sub)
+                {
+                    "E0207"
+                } else {
+                    "E0211"
+                },
                 span,
-                format!("`{}` does not apply to {} and {}", op.as_str(), x.type_name(), y.type_name()),
+                format!(
+                    "`{}` does not apply to {} and {}",
+                    op.as_str(),
+                    x.type_name(),
+                    y.type_name()
+                ),
             )
         };
-        let overflow = |me: &Self| -> R<Value> { me.err(cx.module, "E0207", span, "arithmetic overflow") };
+        let overflow =
+            |me: &Self| -> R<Value> { me.err(cx.module, "E0207", span, "arithmetic overflow") };
         match op {
             BinaryOp::Eq => return Ok(Bool(values_equal(&x, &y))),
             BinaryOp::Ne => return Ok(Bool(!values_equal(&x, &y))),
@@ -820,7 +1047,9 @@ impl<'h> Evaluator<'h> {
             (BinaryOp::Add, Int(p), Int(q)) => p.checked_add(*q).map(Int),
             (BinaryOp::Sub, Int(p), Int(q)) => p.checked_sub(*q).map(Int),
             (BinaryOp::Mul, Int(p), Int(q)) => p.checked_mul(*q).map(Int),
-            (BinaryOp::Div, Int(_), Int(0)) | (BinaryOp::Div, Memory(_), Int(0)) | (BinaryOp::Div, Cpu(_), Int(0)) => {
+            (BinaryOp::Div, Int(_), Int(0))
+            | (BinaryOp::Div, Memory(_), Int(0))
+            | (BinaryOp::Div, Cpu(_), Int(0)) => {
                 return self.err(cx.module, "E0211", span, "division by zero")
             }
             (BinaryOp::Div, Int(p), Int(q)) => p.checked_div(*q).map(Int),
@@ -850,34 +1079,61 @@ impl<'h> Evaluator<'h> {
             (BinaryOp::Sub, Memory(p), Memory(q)) => p.checked_sub(*q).map(Memory),
             (BinaryOp::Add, Cpu(p), Cpu(q)) => p.checked_add(*q).map(Cpu),
             (BinaryOp::Sub, Cpu(p), Cpu(q)) => p.checked_sub(*q).map(Cpu),
-            (BinaryOp::Mul, Memory(p), Int(q)) | (BinaryOp::Mul, Int(q), Memory(p)) => p.checked_mul(*q as i128).map(Memory),
-            (BinaryOp::Mul, Cpu(p), Int(q)) | (BinaryOp::Mul, Int(q), Cpu(p)) => p.checked_mul(*q).map(Cpu),
+            (BinaryOp::Mul, Memory(p), Int(q)) | (BinaryOp::Mul, Int(q), Memory(p)) => {
+                p.checked_mul(*q as i128).map(Memory)
+            }
+            (BinaryOp::Mul, Cpu(p), Int(q)) | (BinaryOp::Mul, Int(q), Cpu(p)) => {
+                p.checked_mul(*q).map(Cpu)
+            }
             (BinaryOp::Mul, Memory(p), Float(q)) | (BinaryOp::Mul, Float(q), Memory(p)) => {
                 let r = *p as f64 * q;
                 if r.fract() != 0.0 {
-                    return self.err(cx.module, "E0207", span, format!("{} × {q} is not a whole number of bytes", format_memory(*p)));
+                    return self.err(
+                        cx.module,
+                        "E0207",
+                        span,
+                        format!("{} × {q} is not a whole number of bytes", format_memory(*p)),
+                    );
                 }
                 Some(Memory(r as i128))
             }
-            (BinaryOp::Mul, Cpu(p), Float(q)) | (BinaryOp::Mul, Float(q), Cpu(p)) => Some(Cpu((*p as f64 * q).round() as i64)),
+            (BinaryOp::Mul, Cpu(p), Float(q)) | (BinaryOp::Mul, Float(q), Cpu(p)) => {
+                Some(Cpu((*p as f64 * q).round() as i64))
+            }
             (BinaryOp::Div, Memory(p), Int(q)) => {
                 if p.checked_rem(*q as i128).is_none_or(|r| r != 0) {
-                    return self.err(cx.module, "E0207", span, format!("{} / {q} is not a whole number of bytes", format_memory(*p)));
+                    return self.err(
+                        cx.module,
+                        "E0207",
+                        span,
+                        format!("{} / {q} is not a whole number of bytes", format_memory(*p)),
+                    );
                 }
                 Some(Memory(p / *q as i128))
             }
             (BinaryOp::Div, Cpu(p), Int(q)) => {
                 if p % q != 0 {
-                    return self.err(cx.module, "E0207", span, format!("{} / {q} is not a whole number of millicores", format_cpu(*p)));
+                    return self.err(
+                        cx.module,
+                        "E0207",
+                        span,
+                        format!(
+                            "{} / {q} is not a whole number of millicores",
+                            format_cpu(*p)
+                        ),
+                    );
                 }
                 p.checked_div(*q).map(Cpu)
             }
             _ => return bad(self),
         };
         match r {
-            Some(Float(f)) if !f.is_finite() => {
-                self.err(cx.module, "E0207", span, format!("`{}` gives {f}, which is not a finite number", op.as_str()))
-            }
+            Some(Float(f)) if !f.is_finite() => self.err(
+                cx.module,
+                "E0207",
+                span,
+                format!("`{}` gives {f}, which is not a finite number", op.as_str()),
+            ),
             Some(v) => Ok(v),
             None => overflow(self),
         }
@@ -887,40 +1143,80 @@ impl<'h> Evaluator<'h> {
 
     /// Pushes a call; calling a function or template that is already being
     /// called is recursion (E0306; usually reported by the static pass).
-    fn enter_call(&self, at: ModuleId, module: ModuleId, decl: usize, span: Span) -> R<CallGuard<'_>> {
+    fn enter_call(
+        &self,
+        at: ModuleId,
+        module: ModuleId,
+        decl: usize,
+        span: Span,
+    ) -> R<CallGuard<'_>> {
         if self.calls.borrow().contains(&(module, decl)) {
             let parse = self.parse_of(module);
             let name = parse.module.decls[decl].name().name.clone();
             return Err(self.report(
                 at,
-                Diagnostic::error("E0306", span, format!("`{name}` is called while it is being evaluated: recursion is not allowed")),
+                Diagnostic::error(
+                    "E0306",
+                    span,
+                    format!(
+                        "`{name}` is called while it is being evaluated: recursion is not allowed"
+                    ),
+                ),
             ));
         }
         self.calls.borrow_mut().push((module, decl));
         Ok(CallGuard { calls: &self.calls })
     }
 
-    fn call(&self, cx: Cx, f: &Value, args: &[ast::Arg], span: Span, callee_span: Span, ty: &Ty) -> R<Value> {
+    fn call(
+        &self,
+        cx: Cx,
+        f: &Value,
+        args: &[ast::Arg],
+        span: Span,
+        callee_span: Span,
+        ty: &Ty,
+    ) -> R<Value> {
         match f {
             Value::Pending => Ok(Value::Pending),
             Value::Builtin(name) => builtins::call(self, cx, name, args, span, ty),
             Value::Func { module, decl } => {
                 let _guard = self.enter_call(cx.module, *module, *decl, span)?;
                 let parse = self.parse_of(*module);
-                let Decl::Fn(fd) = &parse.module.decls[*decl] else { return Err(Reported) };
-                let bound = self.bind_args(cx, *module, &fd.name.name, &fd.params, args, span, "function")?;
+                let Decl::Fn(fd) = &parse.module.decls[*decl] else {
+                    return Err(Reported);
+                };
+                let bound = self.bind_args(
+                    cx,
+                    *module,
+                    &fd.name.name,
+                    &fd.params,
+                    args,
+                    span,
+                    "function",
+                )?;
                 let ret = match &fd.ret {
                     Some(t) => self.resolve_type(*module, t)?,
                     None => Ty::Any,
                 };
-                let fcx = Cx { module: *module, locals: &bound, selfcx: None };
+                let fcx = Cx {
+                    module: *module,
+                    locals: &bound,
+                    selfcx: None,
+                };
                 self.eval(fcx, &fd.body, &ret)
             }
             Value::Template { module, decl } => {
                 let _guard = self.enter_call(cx.module, *module, *decl, span)?;
-                self.instantiate(cx, *module, *decl, args, span).map(Value::Env)
+                self.instantiate(cx, *module, *decl, args, span)
+                    .map(Value::Env)
             }
-            other => self.err(cx.module, "E0211", callee_span, format!("a {} cannot be called", other.type_name())),
+            other => self.err(
+                cx.module,
+                "E0211",
+                callee_span,
+                format!("{} cannot be called", a_type(&other.type_name())),
+            ),
         }
     }
 
@@ -949,7 +1245,10 @@ impl<'h> Evaluator<'h> {
                             Diagnostic::error(
                                 "E0308",
                                 a.span,
-                                format!("{what} `{callee}` takes {} argument(s), this is one too many", params.len()),
+                                format!(
+                                    "{what} `{callee}` takes {} argument(s), this is one too many",
+                                    params.len()
+                                ),
                             ),
                         );
                         failed = true;
@@ -961,7 +1260,14 @@ impl<'h> Evaluator<'h> {
                 Some(n) => match params.iter().position(|p| p.name.name == n.name) {
                     Some(i) if given[i].is_none() => given[i] = Some(a),
                     Some(_) => {
-                        self.report(cx.module, Diagnostic::error("E0305", n.span, format!("argument `{}` is given twice", n.name)));
+                        self.report(
+                            cx.module,
+                            Diagnostic::error(
+                                "E0305",
+                                n.span,
+                                format!("argument `{}` is given twice", n.name),
+                            ),
+                        );
                         failed = true;
                     }
                     None => {
@@ -970,11 +1276,16 @@ impl<'h> Evaluator<'h> {
                             n.span,
                             format!("{what} `{callee}` has no argument `{}`", n.name),
                         );
-                        d = match did_you_mean(&n.name, params.iter().map(|p| p.name.name.as_str())) {
+                        d = match did_you_mean(&n.name, params.iter().map(|p| p.name.name.as_str()))
+                        {
                             Some(s) => d.with_help(format!("did you mean `{s}`?")),
                             None => d.with_help(format!(
                                 "arguments: {}",
-                                params.iter().map(|p| p.name.name.as_str()).collect::<Vec<_>>().join(", ")
+                                params
+                                    .iter()
+                                    .map(|p| p.name.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
                             )),
                         };
                         self.report(cx.module, d);
@@ -995,15 +1306,23 @@ impl<'h> Evaluator<'h> {
             let v = match (g, &p.default) {
                 (Some(a), _) => self.eval(cx, &a.value, &pty),
                 (None, Some(d)) => {
-                    let dcx = Cx { module: callee_module, locals: &bound, selfcx: None };
+                    let dcx = Cx {
+                        module: callee_module,
+                        locals: &bound,
+                        selfcx: None,
+                    };
                     self.eval(dcx, d, &pty)
                 }
                 (None, None) => {
                     if !failed {
                         self.report(
                             cx.module,
-                            Diagnostic::error("E0309", span, format!("{what} `{callee}` needs the argument `{}`", p.name.name))
-                                .with_help(format!("pass it: `{} = …`", p.name.name)),
+                            Diagnostic::error(
+                                "E0309",
+                                span,
+                                format!("{what} `{callee}` needs the argument `{}`", p.name.name),
+                            )
+                            .with_help(format!("pass it: `{} = …`", p.name.name)),
                         );
                     }
                     failed = true;
@@ -1022,9 +1341,18 @@ impl<'h> Evaluator<'h> {
         }
     }
 
-    fn instantiate(&self, cx: Cx, module: ModuleId, decl: usize, args: &[ast::Arg], span: Span) -> R<Arc<EnvValue>> {
+    fn instantiate(
+        &self,
+        cx: Cx,
+        module: ModuleId,
+        decl: usize,
+        args: &[ast::Arg],
+        span: Span,
+    ) -> R<Arc<EnvValue>> {
         let parse = self.parse_of(module);
-        let Decl::Env(ed) = &parse.module.decls[decl] else { return Err(Reported) };
+        let Decl::Env(ed) = &parse.module.decls[decl] else {
+            return Err(Reported);
+        };
         let params = ed.params.clone().unwrap_or_default();
         let bound = self.bind_args(cx, module, &ed.name.name, &params, args, span, "template")?;
         let shown: Vec<String> = bound.iter().map(|(n, v)| format!("{n} = {v}")).collect();
@@ -1034,10 +1362,22 @@ impl<'h> Evaluator<'h> {
 
     /// Builds the linearization of env declaration `decl` of module `m`
     /// (a plain env, or a template with bound arguments).
-    fn env_value(&self, m: ModuleId, decl: usize, args: Vec<(String, Value)>, name: String) -> R<Arc<EnvValue>> {
+    fn env_value(
+        &self,
+        m: ModuleId,
+        decl: usize,
+        args: Vec<(String, Value)>,
+        name: String,
+    ) -> R<Arc<EnvValue>> {
         let parse = self.parse_of(m);
-        let Decl::Env(ed) = &parse.module.decls[decl] else { return Err(Reported) };
-        let cx = Cx { module: m, locals: &args, selfcx: None };
+        let Decl::Env(ed) = &parse.module.decls[decl] else {
+            return Err(Reported);
+        };
+        let cx = Cx {
+            module: m,
+            locals: &args,
+            selfcx: None,
+        };
         let mut lin: Vec<Arc<Layer>> = Vec::new();
         let mut parents: Vec<Arc<EnvValue>> = Vec::new();
         let mut failed = false;
@@ -1062,7 +1402,14 @@ impl<'h> Evaluator<'h> {
                     }
                 },
                 other => {
-                    self.report(m, Diagnostic::error("E0313", p.span, format!("`extends` needs an env, found {}", other.type_name())));
+                    self.report(
+                        m,
+                        Diagnostic::error(
+                            "E0313",
+                            p.span,
+                            format!("`extends` needs an env, found {}", other.type_name()),
+                        ),
+                    );
                     failed = true;
                     continue;
                 }
@@ -1083,7 +1430,12 @@ impl<'h> Evaluator<'h> {
         };
         let ancestors = lin.iter().map(|l| l.id.clone()).collect();
         lin.push(Arc::new(Layer {
-            id: LayerId { module: m, decl: Some(decl), span: ed.name.span, args: args.clone() },
+            id: LayerId {
+                module: m,
+                decl: Some(decl),
+                span: ed.name.span,
+                args: args.clone(),
+            },
             name: name.clone(),
             block: ed.body.clone(),
             locals: Arc::new(args),
@@ -1109,7 +1461,13 @@ impl<'h> Evaluator<'h> {
         }
         // Envs declared in this module (not `with` or record envs, whose last
         // layer has no declaration) are computed once.
-        let key = env.layers.last().and_then(|l| if l.id.module == self.root && l.id.args.is_empty() { l.id.decl } else { None });
+        let key = env.layers.last().and_then(|l| {
+            if l.id.module == self.root && l.id.args.is_empty() {
+                l.id.decl
+            } else {
+                None
+            }
+        });
         let is_named = key.is_some();
         if is_named {
             if let Some(r) = self.finals.borrow().get(&key.unwrap()) {
@@ -1120,7 +1478,10 @@ impl<'h> Evaluator<'h> {
         // env itself, two envs reading each other's fields) has none.
         let ids: Vec<LayerId> = env.layers.iter().map(|l| l.id.clone()).collect();
         if let Some(pos) = self.finalizing.borrow().iter().position(|(x, _)| *x == ids) {
-            let chain: Vec<String> = self.finalizing.borrow()[pos..].iter().map(|(_, n)| format!("`{n}`")).collect();
+            let chain: Vec<String> = self.finalizing.borrow()[pos..]
+                .iter()
+                .map(|(_, n)| format!("`{n}`"))
+                .collect();
             let d = Diagnostic::error(
                 "E0301",
                 env.extends_span,
@@ -1148,7 +1509,11 @@ impl<'h> Evaluator<'h> {
                 Some(f) => Some(f.clone()),
                 None => {
                     let last = p.layers.last()?;
-                    let key = if last.id.module == self.root && last.id.args.is_empty() { last.id.decl } else { None };
+                    let key = if last.id.module == self.root && last.id.args.is_empty() {
+                        last.id.decl
+                    } else {
+                        None
+                    };
                     key.and_then(|k| self.finals.borrow().get(&k).and_then(|r| r.clone().ok()))
                 }
             }?;
@@ -1159,7 +1524,11 @@ impl<'h> Evaluator<'h> {
         for round in 0..6 {
             let before = self.diags.borrow().len();
             let view = snapshot.as_ref().map(|r| Arc::new(normalize::self_view(r)));
-            let selfcx = SelfCx { snapshot: view, used: Cell::new(false), first_use: Cell::new(None) };
+            let selfcx = SelfCx {
+                snapshot: view,
+                used: Cell::new(false),
+                first_use: Cell::new(None),
+            };
             let (start, mut b) = match &reuse {
                 Some((n, applied)) => (*n, Builder::from_applied(applied)),
                 None => {
@@ -1173,8 +1542,22 @@ impl<'h> Evaluator<'h> {
             let mut failed = false;
             for (i, layer) in env.layers.iter().enumerate().skip(start) {
                 b.layer = i;
-                let cx = Cx { module: layer.id.module, locals: &layer.locals, selfcx: Some(&selfcx) };
-                if self.apply_block(&mut b, cx, &layer.block, &[], &Ty::Record(RecordTy::Env), &layer.name).is_err() {
+                let cx = Cx {
+                    module: layer.id.module,
+                    locals: &layer.locals,
+                    selfcx: Some(&selfcx),
+                };
+                if self
+                    .apply_block(
+                        &mut b,
+                        cx,
+                        &layer.block,
+                        &[],
+                        &Ty::Record(RecordTy::Env),
+                        &layer.name,
+                    )
+                    .is_err()
+                {
                     failed = true;
                 }
             }
@@ -1189,11 +1572,21 @@ impl<'h> Evaluator<'h> {
             let converged = snapshot.as_ref().is_some_and(|s| **s == *record);
             if converged || round == 5 {
                 if record.values().any(Value::is_pending) || !converged {
-                    let (m, span) = selfcx.first_use.get().unwrap_or((env.module, env.extends_span));
+                    let (m, span) = selfcx
+                        .first_use
+                        .get()
+                        .unwrap_or((env.module, env.extends_span));
                     return Err(self.report(
                         m,
-                        Diagnostic::error("E0310", span, format!("a field of `{}` depends on its own value through `self`", env.name))
-                            .with_help("compute the value from a `let` or a `param` instead"),
+                        Diagnostic::error(
+                            "E0310",
+                            span,
+                            format!(
+                                "a field of `{}` depends on its own value through `self`",
+                                env.name
+                            ),
+                        )
+                        .with_help("compute the value from a `let` or a `param` instead"),
                     ));
                 }
                 last = Some((record, b, false));
@@ -1224,7 +1617,12 @@ impl<'h> Evaluator<'h> {
         let origins = Arc::new(origins);
         let spec = normalize::normalize(self, env, &record, &origins)?;
         let applied = reusable.then(|| Arc::new(b.into_applied(&record)));
-        Ok(Arc::new(FinalEnv { record, origins, spec: Some(Arc::new(spec)), applied }))
+        Ok(Arc::new(FinalEnv {
+            record,
+            origins,
+            spec: Some(Arc::new(spec)),
+            applied,
+        }))
     }
 
     /// The diamond rule: two writes of the same path (or of a path and a
@@ -1242,35 +1640,54 @@ impl<'h> Evaluator<'h> {
             env.layers[y].ancestors.iter().any(|a| a == xid)
         };
         let last = env.layers.len() - 1;
-        let all: Vec<(&String, &Write)> = b.writes.iter().flat_map(|(p, ws)| ws.iter().map(move |w| (p, w))).collect();
+        let all: Vec<(&String, &Write)> = b
+            .writes
+            .iter()
+            .flat_map(|(p, ws)| ws.iter().map(move |w| (p, w)))
+            .collect();
         for (i, (pi, wi)) in all.iter().enumerate() {
             for (pj, wj) in all.iter().skip(i + 1) {
                 // Order the pair so that `p` is a prefix of (or equal to) `q`.
-                let ((p, wp), (q, wq)) = if pj.len() < pi.len() { ((pj, wj), (pi, wi)) } else { ((pi, wi), (pj, wj)) };
+                let ((p, wp), (q, wq)) = if pj.len() < pi.len() {
+                    ((pj, wj), (pi, wi))
+                } else {
+                    ((pi, wi), (pj, wj))
+                };
                 let same = p == q;
-                if !same && !(q.starts_with(p.as_str()) && q.as_bytes().get(p.len()) == Some(&b'.')) {
+                if !same && !(q.starts_with(p.as_str()) && q.as_bytes().get(p.len()) == Some(&b'.'))
+                {
                     continue;
                 }
-                if wp.layer == wq.layer || is_anc(wp.layer, wq.layer) || is_anc(wq.layer, wp.layer) {
+                if wp.layer == wq.layer || is_anc(wp.layer, wq.layer) || is_anc(wq.layer, wp.layer)
+                {
                     continue;
                 }
-                let sub = if same { Some(wp.value.clone()) } else { sub_value(&wp.value, &q[p.len() + 1..]) };
+                let sub = if same {
+                    Some(wp.value.clone())
+                } else {
+                    sub_value(&wp.value, &q[p.len() + 1..])
+                };
                 if sub.as_ref().is_some_and(|v| values_equal(v, &wq.value)) {
                     continue;
                 }
                 // Resolved by a later write of `q` or an enclosing path in an env that has both as ancestors?
                 let resolved = all.iter().any(|(pz, wz)| {
-                    (q.as_str() == pz.as_str() || (q.starts_with(pz.as_str()) && q.as_bytes().get(pz.len()) == Some(&b'.')))
+                    (q.as_str() == pz.as_str()
+                        || (q.starts_with(pz.as_str())
+                            && q.as_bytes().get(pz.len()) == Some(&b'.')))
                         && wz.layer != wp.layer
                         && wz.layer != wq.layer
-                        && (wz.layer == last || (is_anc(wp.layer, wz.layer) && is_anc(wq.layer, wz.layer)))
+                        && (wz.layer == last
+                            || (is_anc(wp.layer, wz.layer) && is_anc(wq.layer, wz.layer)))
                 });
                 if resolved {
                     continue;
                 }
                 let (lp, lq) = (&env.layers[wp.layer], &env.layers[wq.layer]);
                 let me = env.layers.last().unwrap();
-                let shown = |v: Option<&Value>| v.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into());
+                let shown = |v: Option<&Value>| {
+                    v.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into())
+                };
                 let d = Diagnostic::error(
                     "E0302",
                     env.extends_span,
@@ -1284,8 +1701,16 @@ impl<'h> Evaluator<'h> {
                     ),
                 )
                 .with_primary_label("both parents are inherited here")
-                .with_label(self.host.display_path(lp.id.module), wp.span, format!("`{}` sets {p} = {}", lp.name, wp.value))
-                .with_label(self.host.display_path(lq.id.module), wq.span, format!("`{}` sets {q} = {}", lq.name, wq.value))
+                .with_label(
+                    self.host.display_path(lp.id.module),
+                    wp.span,
+                    format!("`{}` sets {p} = {}", lp.name, wp.value),
+                )
+                .with_label(
+                    self.host.display_path(lq.id.module),
+                    wq.span,
+                    format!("`{}` sets {q} = {}", lq.name, wq.value),
+                )
                 .with_help(format!("set `{q}` in `{}` itself to choose one", me.name));
                 return Err(self.report(env.module, d));
             }
@@ -1303,7 +1728,11 @@ impl<'h> Evaluator<'h> {
                 if req && !b.record.contains_key(n) {
                     self.report(
                         cx.module,
-                        Diagnostic::error("E0209", block.span, format!("{} needs the field `{n}`", rt.name())),
+                        Diagnostic::error(
+                            "E0209",
+                            block.span,
+                            format!("{} needs the field `{n}`", rt.name()),
+                        ),
                     );
                     failed = true;
                 }
@@ -1318,7 +1747,15 @@ impl<'h> Evaluator<'h> {
 
     /// Applies the items of `block` at `prefix` (a path into `b.record`)
     /// whose type is `ty`.
-    pub(crate) fn apply_block(&self, b: &mut Builder, cx: Cx, block: &ast::Block, prefix: &[String], ty: &Ty, layer: &str) -> R<()> {
+    pub(crate) fn apply_block(
+        &self,
+        b: &mut Builder,
+        cx: Cx,
+        block: &ast::Block,
+        prefix: &[String],
+        ty: &Ty,
+        layer: &str,
+    ) -> R<()> {
         let mut seen = Seen::default();
         self.apply_items(b, cx, block, prefix, ty, layer, &mut seen)
     }
@@ -1338,7 +1775,10 @@ impl<'h> Evaluator<'h> {
     ) -> R<()> {
         let mut failed = false;
         for item in block.items.iter() {
-            if self.apply_item(b, cx, item, prefix, ty, layer, seen).is_err() {
+            if self
+                .apply_item(b, cx, item, prefix, ty, layer, seen)
+                .is_err()
+            {
                 failed = true;
             }
         }
@@ -1362,7 +1802,11 @@ impl<'h> Evaluator<'h> {
     ) -> R<()> {
         match &item.kind {
             ItemKind::Error => Err(Reported),
-            ItemKind::If { cond, then_block, else_block } => match self.eval(cx, cond, &Ty::Bool)? {
+            ItemKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => match self.eval(cx, cond, &Ty::Bool)? {
                 Value::Bool(true) => self.apply_block(b, cx, then_block, prefix, ty, layer),
                 Value::Bool(false) => match else_block {
                     Some(e) => self.apply_block(b, cx, e, prefix, ty, layer),
@@ -1380,23 +1824,35 @@ impl<'h> Evaluator<'h> {
                             cx.module,
                             "E0201",
                             path.span,
-                            format!("`{key}` is a {other}, not a record: use `{} = …`", path.segments.last().map(|s| s.name.as_str()).unwrap_or("")),
+                            format!(
+                                "`{key}` is a {other}, not a record: use `{} = …`",
+                                path.segments.last().map(|s| s.name.as_str()).unwrap_or("")
+                            ),
                         )
                     }
                 }
                 b.ensure_record(&full);
                 self.apply_items(b, cx, body, &full, &fty, layer, seen)
             }
-            ItemKind::Assign { path, op, op_span: _, value } => {
+            ItemKind::Assign {
+                path,
+                op,
+                op_span: _,
+                value,
+            } => {
                 let (full, fty) = self.walk_path(cx.module, prefix, ty, path)?;
                 let key = full.join(".");
                 if *op == AssignOp::Set {
                     if let Some(prev) = seen.overlapping(&key) {
                         return Err(self.report(
                             cx.module,
-                            Diagnostic::error("E0305", path.span, format!("`{key}` is set twice in this block"))
-                                .with_label(Arc::from(""), prev, "first set here")
-                                .with_help("remove one of the two items"),
+                            Diagnostic::error(
+                                "E0305",
+                                path.span,
+                                format!("`{key}` is set twice in this block"),
+                            )
+                            .with_label(Arc::from(""), prev, "first set here")
+                            .with_help("remove one of the two items"),
                         ));
                     }
                     seen.insert(&key, path.span);
@@ -1420,14 +1876,22 @@ impl<'h> Evaluator<'h> {
                     }
                 };
                 let v = self.eval(cx, value, &vty)?;
-                b.assign(&full, *op, v, item.span, &fty).map_err(|msg| self.report(cx.module, Diagnostic::error("E0201", item.span, msg)))
+                b.assign(&full, *op, v, item.span, &fty).map_err(|msg| {
+                    self.report(cx.module, Diagnostic::error("E0201", item.span, msg))
+                })
             }
         }
     }
 
     /// Resolves a dotted path below `prefix` (of type `ty`): the full path
     /// and the type at its end. Unknown fields are E0202 with a suggestion.
-    fn walk_path(&self, m: ModuleId, prefix: &[String], ty: &Ty, path: &ast::FieldPath) -> R<(Vec<String>, Ty)> {
+    fn walk_path(
+        &self,
+        m: ModuleId,
+        prefix: &[String],
+        ty: &Ty,
+        path: &ast::FieldPath,
+    ) -> R<(Vec<String>, Ty)> {
         let mut full = prefix.to_vec();
         let mut t = ty.clone();
         for seg in &path.segments {
@@ -1440,9 +1904,19 @@ impl<'h> Evaluator<'h> {
                     Some(ft) => ft,
                     None => {
                         let fields: Vec<&str> = rt.fields().iter().map(|(n, _, _)| *n).collect();
-                        let where_ = if full.is_empty() { rt.name().to_string() } else { format!("`{}` ({})", full.join("."), rt.name()) };
-                        let mut d = Diagnostic::error("E0202", seg.span, format!("unknown field `{}` in {where_}", seg.name));
-                        d = match did_you_mean(&seg.name, fields.iter().copied()).or_else(|| field_alias(*rt, &seg.name)) {
+                        let where_ = if full.is_empty() {
+                            rt.name().to_string()
+                        } else {
+                            format!("`{}` ({})", full.join("."), rt.name())
+                        };
+                        let mut d = Diagnostic::error(
+                            "E0202",
+                            seg.span,
+                            format!("unknown field `{}` in {where_}", seg.name),
+                        );
+                        d = match did_you_mean(&seg.name, fields.iter().copied())
+                            .or_else(|| field_alias(*rt, &seg.name))
+                        {
                             Some(s) => d.with_help(format!("did you mean `{s}`?")),
                             None => d.with_help(format!("fields: {}", fields.join(", "))),
                         };
@@ -1456,11 +1930,23 @@ impl<'h> Evaluator<'h> {
                         m,
                         "E0211",
                         seg.span,
-                        format!("`{}` is an env; change it with `… with {{ … }}`", full.join(".")),
+                        format!(
+                            "`{}` is an env; change it with `… with {{ … }}`",
+                            full.join(".")
+                        ),
                     )
                 }
                 other => {
-                    return self.err(m, "E0202", seg.span, format!("`{}` is a {other} and has no field `{}`", full.join("."), seg.name))
+                    return self.err(
+                        m,
+                        "E0202",
+                        seg.span,
+                        format!(
+                            "`{}` is a {other} and has no field `{}`",
+                            full.join("."),
+                            seg.name
+                        ),
+                    )
                 }
             };
             full.push(seg.name.clone());
@@ -1550,7 +2036,14 @@ pub(crate) struct Applied {
 
 impl Builder {
     fn new(track: bool) -> Builder {
-        Builder { record: Record::new(), track, track_writes: track, layer: 0, writes: BTreeMap::new(), origins: BTreeMap::new() }
+        Builder {
+            record: Record::new(),
+            track,
+            track_writes: track,
+            layer: 0,
+            writes: BTreeMap::new(),
+            origins: BTreeMap::new(),
+        }
     }
 
     fn from_applied(a: &Applied) -> Builder {
@@ -1565,13 +2058,20 @@ impl Builder {
     }
 
     fn into_applied(self, record: &Arc<Record>) -> Applied {
-        Applied { record: (**record).clone(), track_writes: self.track_writes, writes: self.writes, origins: self.origins }
+        Applied {
+            record: (**record).clone(),
+            track_writes: self.track_writes,
+            writes: self.writes,
+            origins: self.origins,
+        }
     }
 
     fn slot<'a>(rec: &'a mut Record, path: &[String]) -> &'a mut Record {
         let mut cur = rec;
         for seg in path {
-            let e = cur.entry(seg.clone()).or_insert_with(|| Value::Record(Arc::new(Record::new())));
+            let e = cur
+                .entry(seg.clone())
+                .or_insert_with(|| Value::Record(Arc::new(Record::new())));
             if !matches!(e, Value::Record(_)) {
                 *e = Value::Record(Arc::new(Record::new()));
             }
@@ -1589,16 +2089,29 @@ impl Builder {
         if !self.track {
             return;
         }
-        let prev = self.origins.get(&key).map(|o| o.0).filter(|l| *l != self.layer);
+        let prev = self
+            .origins
+            .get(&key)
+            .map(|o| o.0)
+            .filter(|l| *l != self.layer);
         // A write replaces what was below it.
         let below = format!("{key}.");
-        let stale: Vec<String> = self.origins.range(below.clone()..).take_while(|(k, _)| k.starts_with(&below)).map(|(k, _)| k.clone()).collect();
+        let stale: Vec<String> = self
+            .origins
+            .range(below.clone()..)
+            .take_while(|(k, _)| k.starts_with(&below))
+            .map(|(k, _)| k.clone())
+            .collect();
         for k in stale {
             self.origins.remove(&k);
         }
         self.origins.insert(key.clone(), (self.layer, span, prev));
         if self.track_writes {
-            self.writes.entry(key).or_default().push(Write { layer: self.layer, value: value.clone(), span });
+            self.writes.entry(key).or_default().push(Write {
+                layer: self.layer,
+                value: value.clone(),
+                span,
+            });
         }
     }
 
@@ -1611,10 +2124,18 @@ impl Builder {
     }
 
     /// Applies `=`, `+=` or `-=` of `v` at `path` (whose type is `ty`).
-    fn assign(&mut self, path: &[String], op: AssignOp, v: Value, span: Span, ty: &Ty) -> Result<(), String> {
+    fn assign(
+        &mut self,
+        path: &[String],
+        op: AssignOp,
+        v: Value,
+        span: Span,
+        ty: &Ty,
+    ) -> Result<(), String> {
         let (last, parent) = path.split_last().expect("paths are never empty");
         let key = path.join(".");
-        let is_map = matches!(ty, Ty::Map(_)) || (matches!(ty, Ty::Any) && matches!(v, Value::Record(_)) && op == AssignOp::Append);
+        let is_map = matches!(ty, Ty::Map(_))
+            || (matches!(ty, Ty::Any) && matches!(v, Value::Record(_)) && op == AssignOp::Append);
         match op {
             AssignOp::Set => {
                 Builder::slot(&mut self.record, parent).insert(last.clone(), v.clone());
@@ -1648,13 +2169,20 @@ impl Builder {
                             self.note_write(k, &x, span);
                         }
                     }
-                    (_, v) => return Err(format!("`+=` on `{key}` needs a list or map value, found {}", v.type_name())),
+                    (_, v) => {
+                        return Err(format!(
+                            "`+=` on `{key}` needs a list or map value, found {}",
+                            v.type_name()
+                        ))
+                    }
                 }
             }
             AssignOp::Remove => {
                 let rec = Builder::slot(&mut self.record, parent);
                 match (rec.get(last).cloned(), v) {
-                    (Some(Value::Record(old)), Value::List(keys)) if is_map || matches!(ty, Ty::Any) => {
+                    (Some(Value::Record(old)), Value::List(keys))
+                        if is_map || matches!(ty, Ty::Any) =>
+                    {
                         let mut m = (*old).clone();
                         for k in keys.iter() {
                             if let Value::Str(s) = k {
@@ -1664,11 +2192,20 @@ impl Builder {
                         rec.insert(last.clone(), Value::Record(Arc::new(m)));
                     }
                     (Some(Value::List(old)), Value::List(rm)) => {
-                        let kept: Vec<Value> = old.iter().filter(|x| !rm.iter().any(|r| values_equal(x, r))).cloned().collect();
+                        let kept: Vec<Value> = old
+                            .iter()
+                            .filter(|x| !rm.iter().any(|r| values_equal(x, r)))
+                            .cloned()
+                            .collect();
                         rec.insert(last.clone(), Value::List(Arc::new(kept)));
                     }
                     (None, Value::List(_)) => {}
-                    (_, v) => return Err(format!("`-=` on `{key}` needs a list, found {}", v.type_name())),
+                    (_, v) => {
+                        return Err(format!(
+                            "`-=` on `{key}` needs a list, found {}",
+                            v.type_name()
+                        ))
+                    }
                 }
                 self.note_touch(key, span);
             }
@@ -1682,14 +2219,25 @@ impl Builder {
 fn field_alias(rt: RecordTy, name: &str) -> Option<&'static str> {
     let n = name.to_ascii_lowercase();
     Some(match (rt, n.as_str()) {
-        (RecordTy::Env, "env" | "envs" | "env_vars" | "envvars" | "environment" | "variables" | "environment_variables") => "vars",
+        (
+            RecordTy::Env,
+            "env"
+            | "envs"
+            | "env_vars"
+            | "envvars"
+            | "environment"
+            | "variables"
+            | "environment_variables",
+        ) => "vars",
         (RecordTy::Env, "image" | "from" | "base_image") => "base",
         (RecordTy::Env, "cmd" | "args") => "command",
         (RecordTy::Env, "working_dir" | "work_dir" | "cwd" | "workingdir") => "workdir",
         (RecordTy::Env, "expose" | "port") => "ports",
         (RecordTy::Env, "volume" | "mounts") => "volumes",
         (RecordTy::Env, "label" | "annotations") => "labels",
-        (RecordTy::Env, "packages" | "apt" | "apt_packages" | "system_packages") => "system.packages",
+        (RecordTy::Env, "packages" | "apt" | "apt_packages" | "system_packages") => {
+            "system.packages"
+        }
         (RecordTy::Env, "requirements" | "pip" | "python_packages") => "python",
         (RecordTy::Env, "run" | "steps" | "build_steps") => "setup",
         (RecordTy::Env, "copy" | "add") => "files",
@@ -1716,18 +2264,37 @@ pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Enum { variant: x, .. }, Value::Enum { variant: y, .. }) => x == y,
         (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => (*x as f64) == *y,
-        (Value::List(x), Value::List(y)) => Arc::ptr_eq(x, y) || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q))),
+        (Value::List(x), Value::List(y)) => {
+            Arc::ptr_eq(x, y)
+                || (x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q)))
+        }
         (Value::Record(x), Value::Record(y)) => {
-            Arc::ptr_eq(x, y) || x.len() == y.len() && x.iter().zip(y.iter()).all(|((k1, v1), (k2, v2))| k1 == k2 && values_equal(v1, v2))
+            Arc::ptr_eq(x, y)
+                || x.len() == y.len()
+                    && x.iter()
+                        .zip(y.iter())
+                        .all(|((k1, v1), (k2, v2))| k1 == k2 && values_equal(v1, v2))
         }
         _ => a == b,
     }
 }
 
+/// "a list", "an Int", "an enum literal": the type name with its article.
+fn a_type(name: &str) -> String {
+    let vowel = name
+        .chars()
+        .next()
+        .is_some_and(|c| "aeiouAEIOU".contains(c));
+    format!("{} {name}", if vowel { "an" } else { "a" })
+}
+
 /// True when every layer inherits from all the layers before it (a single
 /// chain of `extends`), so no two layers are unrelated.
 fn is_chain(env: &EnvValue) -> bool {
-    env.layers.iter().enumerate().all(|(i, l)| l.ancestors.len() == i)
+    env.layers
+        .iter()
+        .enumerate()
+        .all(|(i, l)| l.ancestors.len() == i)
 }
 
 /// The value at a dotted path inside a record value.

@@ -69,14 +69,30 @@ pub fn infer_manager(image: &str) -> SystemManager {
     let (name, tag) = name.split_once(':').unwrap_or((name, ""));
     if name.contains("alpine") || tag.contains("alpine") {
         SystemManager::Apk
-    } else if ["fedora", "rockylinux", "rocky", "ubi", "centos", "almalinux", "amazonlinux"].iter().any(|d| name.starts_with(d)) {
+    } else if [
+        "fedora",
+        "rockylinux",
+        "rocky",
+        "ubi",
+        "centos",
+        "almalinux",
+        "amazonlinux",
+    ]
+    .iter()
+    .any(|d| name.starts_with(d))
+    {
         SystemManager::Dnf
     } else {
         SystemManager::Apt
     }
 }
 
-pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins: &BTreeMap<String, Origin>) -> R<EnvSpec> {
+pub(crate) fn normalize(
+    ev: &Evaluator,
+    env: &Arc<EnvValue>,
+    r: &Record,
+    origins: &BTreeMap<String, Origin>,
+) -> R<EnvSpec> {
     let mut failed = false;
     // Where to point for a path: its origin, else the env's own span.
     let at = |path: &str| -> (crate::ModuleId, Span) {
@@ -96,7 +112,10 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
     let mut spec = EnvSpec::default();
     spec.description = get(r, "description").map(s);
     if let Some(Value::Image { reference, digest }) = get(r, "base") {
-        spec.base = Some(ImageRef { reference: reference.to_string(), digest: digest.as_ref().map(|d| d.to_string()) });
+        spec.base = Some(ImageRef {
+            reference: reference.to_string(),
+            digest: digest.as_ref().map(|d| d.to_string()),
+        });
     }
     // services
     if let Some(services) = rec(get(r, "services")) {
@@ -119,8 +138,21 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
                     let (m, span) = at(&format!("services.{name}"));
                     ev.report(
                         m,
-                        Diagnostic::error("E0208", span, format!("service `{name}` depends on `{dep}`, which is not a service here"))
-                            .with_help(format!("services: {}", names.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", "))),
+                        Diagnostic::error(
+                            "E0208",
+                            span,
+                            format!(
+                                "service `{name}` depends on `{dep}`, which is not a service here"
+                            ),
+                        )
+                        .with_help(format!(
+                            "services: {}",
+                            names
+                                .iter()
+                                .map(|n| n.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
                     );
                     failed = true;
                 }
@@ -129,11 +161,19 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
     }
     let built = spec.base.is_some() || spec.services.is_empty();
     if spec.base.is_none() && spec.services.is_empty() {
-        let name = env.layers.last().map(|l| l.name.clone()).unwrap_or_default();
+        let name = env
+            .layers
+            .last()
+            .map(|l| l.name.clone())
+            .unwrap_or_default();
         ev.report(
             env.module,
-            Diagnostic::error("E0209", env.extends_span, format!("env `{name}` has no `base` image"))
-                .with_help("set `base = image(\"debian:12.5\")`, or extend an env that has one"),
+            Diagnostic::error(
+                "E0209",
+                env.extends_span,
+                format!("env `{name}` has no `base` image"),
+            )
+            .with_help("set `base = image(\"debian:12.5\")`, or extend an env that has one"),
         );
         failed = true;
     }
@@ -163,7 +203,10 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
             Some(Value::List(l)) => dedup(
                 l.iter()
                     .filter_map(|f| match f {
-                        Value::File { path, sha256, .. } => Some(FileRef { path: path.to_string(), sha256: sha256.to_string() }),
+                        Value::File { path, sha256, .. } => Some(FileRef {
+                            path: path.to_string(),
+                            sha256: sha256.to_string(),
+                        }),
                         _ => None,
                     })
                     .collect(),
@@ -180,7 +223,10 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
         });
     }
     if let Some(c) = rec(get(r, "conda")) {
-        spec.conda = Some(Conda { channels: dedup(strs(c.get("channels"))), packages: dedup(strs(c.get("packages"))) });
+        spec.conda = Some(Conda {
+            channels: dedup(strs(c.get("channels"))),
+            packages: dedup(strs(c.get("packages"))),
+        });
     }
     // resources
     if let Some(res) = rec(get(r, "resources")) {
@@ -209,17 +255,30 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
             })
         };
         for which in ["requests", "limits"] {
-            for (field, neg) in [("cpu", matches!(rec(res.get(which)).and_then(|l| l.get("cpu")), Some(Value::Cpu(c)) if *c < 0))] {
+            for (field, neg) in [(
+                "cpu",
+                matches!(rec(res.get(which)).and_then(|l| l.get("cpu")), Some(Value::Cpu(c)) if *c < 0),
+            )] {
                 if neg {
                     let (m, span) = at(&format!("resources.{which}.{field}"));
-                    ev.report(m, Diagnostic::error("E0208", span, format!("`resources.{which}.cpu` cannot be negative")));
+                    ev.report(
+                        m,
+                        Diagnostic::error(
+                            "E0208",
+                            span,
+                            format!("`resources.{which}.cpu` cannot be negative"),
+                        ),
+                    );
                     failed = true;
                 }
             }
             if let Some(g) = rec(rec(res.get(which)).and_then(|l| l.get("gpu"))) {
                 if int(g.get("count")).is_some_and(|c| c < 0) {
                     let (m, span) = at(&format!("resources.{which}.gpu"));
-                    ev.report(m, Diagnostic::error("E0208", span, "a GPU count cannot be negative"));
+                    ev.report(
+                        m,
+                        Diagnostic::error("E0208", span, "a GPU count cannot be negative"),
+                    );
                     failed = true;
                 }
             }
@@ -230,7 +289,12 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
             let pairs: [(&str, Option<u64>, Option<u64>, fn(u64) -> String); 3] = [
                 ("cpu", rq.cpu, lm.cpu, |v| format_cpu(v as i64)),
                 ("memory", rq.memory, lm.memory, |v| format_memory(v as i128)),
-                ("gpu.count", rq.gpu.as_ref().map(|g| g.count as u64), lm.gpu.as_ref().map(|g| g.count as u64), |v| v.to_string()),
+                (
+                    "gpu.count",
+                    rq.gpu.as_ref().map(|g| g.count as u64),
+                    lm.gpu.as_ref().map(|g| g.count as u64),
+                    |v| v.to_string(),
+                ),
             ];
             for (field, q, l, fmt) in pairs {
                 if let (Some(q), Some(l)) = (q, l) {
@@ -261,8 +325,12 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
         for v in vs.iter() {
             let Value::Record(v) = v else { continue };
             let mode = match v.get("mode") {
-                Some(Value::Enum { variant, .. }) if &**variant == "read_write" => VolumeMode::ReadWrite,
-                Some(Value::Enum { variant, .. }) if &**variant == "read_write_many" => VolumeMode::ReadWriteMany,
+                Some(Value::Enum { variant, .. }) if &**variant == "read_write" => {
+                    VolumeMode::ReadWrite
+                }
+                Some(Value::Enum { variant, .. }) if &**variant == "read_write_many" => {
+                    VolumeMode::ReadWriteMany
+                }
                 _ => VolumeMode::ReadOnly,
             };
             spec.volumes.push(Volume {
@@ -276,7 +344,11 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
         for v in &spec.volumes {
             if seen.contains(&v.name.as_str()) {
                 let (m, span) = at("volumes");
-                ev.report(m, Diagnostic::error("E0208", span, format!("two volumes are named `{}`", v.name)).with_help("volume names must be unique"));
+                ev.report(
+                    m,
+                    Diagnostic::error("E0208", span, format!("two volumes are named `{}`", v.name))
+                        .with_help("volume names must be unique"),
+                );
                 failed = true;
             }
             seen.push(&v.name);
@@ -285,7 +357,10 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
     if let Some(vars) = rec(get(r, "vars")) {
         for (k, v) in vars.iter() {
             let val = match v {
-                Value::Secret { name, key } => VarValue::Secret(SecretRef { secret: name.to_string(), key: key.to_string() }),
+                Value::Secret { name, key } => VarValue::Secret(SecretRef {
+                    secret: name.to_string(),
+                    key: key.to_string(),
+                }),
                 other => VarValue::Plain(s(other)),
             };
             spec.vars.insert(k.clone(), val);
@@ -314,7 +389,10 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
     if let Some(Value::List(fs)) = get(r, "files") {
         for f in fs.iter() {
             if let Value::Record(f) = f {
-                spec.files.push(Copy { from: f.get("from").map(s).unwrap_or_default(), to: f.get("to").map(s).unwrap_or_default() });
+                spec.files.push(Copy {
+                    from: f.get("from").map(s).unwrap_or_default(),
+                    to: f.get("to").map(s).unwrap_or_default(),
+                });
             }
         }
     }
@@ -322,16 +400,28 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
     spec.entrypoint = strs(get(r, "entrypoint"));
     spec.command = strs(get(r, "command"));
     if built {
-        spec.workdir = Some(get(r, "workdir").map(s).unwrap_or_else(|| "/workspace".into()));
+        spec.workdir = Some(
+            get(r, "workdir")
+                .map(s)
+                .unwrap_or_else(|| "/workspace".into()),
+        );
         let user = rec(get(r, "user"));
         spec.user = Some(User {
-            name: user.and_then(|u| u.get("name")).map(s).unwrap_or_else(|| "app".into()),
-            uid: int(user.and_then(|u| u.get("uid"))).unwrap_or(1000).clamp(0, u32::MAX as i64) as u32,
+            name: user
+                .and_then(|u| u.get("name"))
+                .map(s)
+                .unwrap_or_else(|| "app".into()),
+            uid: int(user.and_then(|u| u.get("uid")))
+                .unwrap_or(1000)
+                .clamp(0, u32::MAX as i64) as u32,
         });
         if let Some(u) = user {
             if int(u.get("uid")).is_some_and(|x| x < 0) {
                 let (m, span) = at("user");
-                ev.report(m, Diagnostic::error("E0208", span, "`user.uid` cannot be negative"));
+                ev.report(
+                    m,
+                    Diagnostic::error("E0208", span, "`user.uid` cannot be negative"),
+                );
                 failed = true;
             }
         }
@@ -344,7 +434,14 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
             if let Value::Int(p) = p {
                 if !(1..=65535).contains(p) {
                     let (m, span) = at("ports");
-                    ev.report(m, Diagnostic::error("E0208", span, format!("port {p} is out of range (1–65535)")));
+                    ev.report(
+                        m,
+                        Diagnostic::error(
+                            "E0208",
+                            span,
+                            format!("port {p} is out of range (1–65535)"),
+                        ),
+                    );
                     failed = true;
                 } else {
                     ports.push(*p as u16);
@@ -360,14 +457,27 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
         for (k, v) in [("nodes", nodes), ("procs_per_node", procs)] {
             if v < 1 {
                 let (m, span) = at(&format!("distributed.{k}"));
-                ev.report(m, Diagnostic::error("E0208", span, format!("`distributed.{k}` must be at least 1, found {v}")));
+                ev.report(
+                    m,
+                    Diagnostic::error(
+                        "E0208",
+                        span,
+                        format!("`distributed.{k}` must be at least 1, found {v}"),
+                    ),
+                );
                 failed = true;
             }
         }
         let elastic = rec(d.get("elastic")).map(|x| Elastic {
-            min_nodes: int(x.get("min_nodes")).unwrap_or(1).clamp(0, u32::MAX as i64) as u32,
-            max_nodes: int(x.get("max_nodes")).unwrap_or(1).clamp(0, u32::MAX as i64) as u32,
-            max_restarts: int(x.get("max_restarts")).unwrap_or(0).clamp(0, u32::MAX as i64) as u32,
+            min_nodes: int(x.get("min_nodes"))
+                .unwrap_or(1)
+                .clamp(0, u32::MAX as i64) as u32,
+            max_nodes: int(x.get("max_nodes"))
+                .unwrap_or(1)
+                .clamp(0, u32::MAX as i64) as u32,
+            max_restarts: int(x.get("max_restarts"))
+                .unwrap_or(0)
+                .clamp(0, u32::MAX as i64) as u32,
         });
         spec.distributed = Some(Distributed {
             backend: match e("backend").as_deref() {
@@ -407,21 +517,29 @@ pub(crate) fn normalize(ev: &Evaluator, env: &Arc<EnvValue>, r: &Record, origins
 pub(crate) fn self_view(r: &Record) -> Record {
     use crate::ty::{RecordTy, Ty};
     let mut r = r.clone();
-    let enum_v = |ty: &str, v: &str| Value::Enum { ty: Some(ty.into()), variant: v.into() };
+    let enum_v = |ty: &str, v: &str| Value::Enum {
+        ty: Some(ty.into()),
+        variant: v.into(),
+    };
     for (name, ty, _) in RecordTy::Env.fields().iter() {
         match ty {
             Ty::List(_) => {
-                r.entry(name.to_string()).or_insert_with(|| Value::List(Arc::new(Vec::new())));
+                r.entry(name.to_string())
+                    .or_insert_with(|| Value::List(Arc::new(Vec::new())));
             }
             Ty::Map(_) => {
-                r.entry(name.to_string()).or_insert_with(|| Value::Record(Arc::new(Record::new())));
+                r.entry(name.to_string())
+                    .or_insert_with(|| Value::Record(Arc::new(Record::new())));
             }
             _ => {}
         }
     }
-    r.entry("workdir".into()).or_insert_with(|| Value::str("/workspace"));
+    r.entry("workdir".into())
+        .or_insert_with(|| Value::str("/workspace"));
     let mut fill = |key: &str, defaults: Vec<(&str, Value)>| {
-        let entry = r.entry(key.to_string()).or_insert_with(|| Value::Record(Arc::new(Record::new())));
+        let entry = r
+            .entry(key.to_string())
+            .or_insert_with(|| Value::Record(Arc::new(Record::new())));
         if let Value::Record(rec) = entry {
             let rec = Arc::make_mut(rec);
             for (k, v) in defaults {
@@ -429,7 +547,10 @@ pub(crate) fn self_view(r: &Record) -> Record {
             }
         }
     };
-    fill("user", vec![("name", Value::str("app")), ("uid", Value::Int(1000))]);
+    fill(
+        "user",
+        vec![("name", Value::str("app")), ("uid", Value::Int(1000))],
+    );
     let base = match r.get("base") {
         Some(Value::Image { reference, .. }) => Some(reference.to_string()),
         _ => None,
@@ -441,7 +562,9 @@ pub(crate) fn self_view(r: &Record) -> Record {
             SystemManager::Dnf => "dnf",
         };
         let mut fill = |key: &str, defaults: Vec<(&str, Value)>| {
-            let entry = r.entry(key.to_string()).or_insert_with(|| Value::Record(Arc::new(Record::new())));
+            let entry = r
+                .entry(key.to_string())
+                .or_insert_with(|| Value::Record(Arc::new(Record::new())));
             if let Value::Record(rec) = entry {
                 let rec = Arc::make_mut(rec);
                 for (k, v) in defaults {
@@ -449,15 +572,25 @@ pub(crate) fn self_view(r: &Record) -> Record {
                 }
             }
         };
-        fill("system", vec![("manager", enum_v("SystemManager", m)), ("packages", Value::List(Arc::new(Vec::new())))]);
+        fill(
+            "system",
+            vec![
+                ("manager", enum_v("SystemManager", m)),
+                ("packages", Value::List(Arc::new(Vec::new()))),
+            ],
+        );
     }
     if let Some(Value::Record(p)) = r.get_mut("python") {
-        Arc::make_mut(p).entry("manager".into()).or_insert_with(|| enum_v("PythonManager", "pip"));
+        Arc::make_mut(p)
+            .entry("manager".into())
+            .or_insert_with(|| enum_v("PythonManager", "pip"));
     }
     if let Some(Value::Record(d)) = r.get_mut("distributed") {
         let d = Arc::make_mut(d);
-        d.entry("backend".into()).or_insert_with(|| enum_v("Backend", "nccl"));
-        d.entry("launcher".into()).or_insert_with(|| enum_v("Launcher", "torchrun"));
+        d.entry("backend".into())
+            .or_insert_with(|| enum_v("Backend", "nccl"));
+        d.entry("launcher".into())
+            .or_insert_with(|| enum_v("Launcher", "torchrun"));
         d.entry("nodes".into()).or_insert(Value::Int(1));
         d.entry("procs_per_node".into()).or_insert(Value::Int(1));
     }

@@ -18,15 +18,23 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
         let n = d.name();
         if let Some(prev) = first.get(n.name.as_str()) {
             out.push(
-                Diagnostic::error("E0104", n.span, format!("the name `{}` is declared twice in this module", n.name))
-                    .with_label(Arc::from(""), prev.span, "first declared here")
-                    .with_help("rename or remove one of them"),
+                Diagnostic::error(
+                    "E0104",
+                    n.span,
+                    format!("the name `{}` is declared twice in this module", n.name),
+                )
+                .with_label(Arc::from(""), prev.span, "first declared here")
+                .with_help("rename or remove one of them"),
             );
         } else {
             first.insert(&n.name, n);
         }
     }
-    let globals: Vec<&str> = module.decls.iter().map(|d| d.name().name.as_str()).collect();
+    let globals: Vec<&str> = module
+        .decls
+        .iter()
+        .map(|d| d.name().name.as_str())
+        .collect();
     let enums: Vec<&str> = module
         .decls
         .iter()
@@ -43,7 +51,13 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
             _ => None,
         })
         .collect();
-    let mut w = Walker { globals: &globals, enums: &enums, imports: &imports, out: &mut out, refs: Vec::new() };
+    let mut w = Walker {
+        globals: &globals,
+        enums: &enums,
+        imports: &imports,
+        out: &mut out,
+        refs: Vec::new(),
+    };
     let mut calls: BTreeMap<usize, Vec<(String, scl_diag::Span)>> = BTreeMap::new();
     for (i, d) in module.decls.iter().enumerate() {
         match d {
@@ -103,7 +117,16 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
     let mut reported = false;
     for &start in calls.keys() {
         let mut stack = vec![start];
-        find_cycle(start, &calls, &fn_index, &mut state, &mut stack, module, &mut out, &mut reported);
+        find_cycle(
+            start,
+            &calls,
+            &fn_index,
+            &mut state,
+            &mut stack,
+            module,
+            &mut out,
+            &mut reported,
+        );
     }
     out
 }
@@ -124,17 +147,36 @@ fn find_cycle(
     }
     state.insert(f, 1);
     for (callee, span) in calls.get(&f).into_iter().flatten() {
-        let Some(&g) = index.get(callee.as_str()) else { continue };
+        let Some(&g) = index.get(callee.as_str()) else {
+            continue;
+        };
         if state.get(&g) == Some(&1) {
             let pos = stack.iter().position(|x| *x == g).unwrap_or(0);
-            let names: Vec<&str> = stack[pos..].iter().map(|i| module.decls[*i].name().name.as_str()).collect();
+            let names: Vec<&str> = stack[pos..]
+                .iter()
+                .map(|i| module.decls[*i].name().name.as_str())
+                .collect();
             let msg = if names.len() == 1 {
-                format!("function `{}` calls itself: recursion is not allowed", names[0])
+                format!(
+                    "function `{}` calls itself: recursion is not allowed",
+                    names[0]
+                )
             } else {
-                format!("functions {} call each other: recursion is not allowed", names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" → "))
+                format!(
+                    "functions {} call each other: recursion is not allowed",
+                    names
+                        .iter()
+                        .map(|n| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(" → ")
+                )
             };
             if !*reported {
-                out.push(Diagnostic::error("E0306", *span, msg).with_help("SCL is total; use a list comprehension or a lookup table instead"));
+                out.push(
+                    Diagnostic::error("E0306", *span, msg).with_help(
+                        "SCL is total; use a list comprehension or a lookup table instead",
+                    ),
+                );
                 *reported = true;
             }
             continue;
@@ -166,14 +208,19 @@ impl Walker<'_> {
                     if Ty::builtin(n).is_none() && !self.enums.contains(&n.as_str()) {
                         let mut cands: Vec<&str> = Ty::BUILTIN_NAMES.to_vec();
                         cands.extend(self.enums.iter().copied());
-                        let mut d = Diagnostic::error("E0206", segs[0].span, format!("unknown type `{n}`"));
+                        let mut d =
+                            Diagnostic::error("E0206", segs[0].span, format!("unknown type `{n}`"));
                         if let Some(s) = did_you_mean(n, cands) {
                             d = d.with_help(format!("did you mean `{s}`?"));
                         }
                         self.out.push(d);
                     }
                 } else if !self.imports.contains(&segs[0].name.as_str()) {
-                    self.out.push(Diagnostic::error("E0206", segs[0].span, format!("unknown module `{}` in a type", segs[0].name)));
+                    self.out.push(Diagnostic::error(
+                        "E0206",
+                        segs[0].span,
+                        format!("unknown module `{}` in a type", segs[0].name),
+                    ));
                 }
             }
         }
@@ -184,7 +231,11 @@ impl Walker<'_> {
             match &it.kind {
                 ItemKind::Assign { value, .. } => self.expr(value, scope),
                 ItemKind::Nested { body, .. } => self.block(body, scope),
-                ItemKind::If { cond, then_block, else_block } => {
+                ItemKind::If {
+                    cond,
+                    then_block,
+                    else_block,
+                } => {
                     self.expr(cond, scope);
                     self.block(then_block, scope);
                     if let Some(e) = else_block {
@@ -198,7 +249,12 @@ impl Walker<'_> {
 
     fn expr(&mut self, e: &Expr, scope: &mut Vec<String>) {
         match &e.kind {
-            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::EnumLit(_) | ExprKind::SelfRef | ExprKind::Error => {}
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::EnumLit(_)
+            | ExprKind::SelfRef
+            | ExprKind::Error => {}
             ExprKind::Quantity { number, suffix } => {
                 if let QuantitySuffix::Decimal(_) = suffix {
                     let bin = format!("{}i", suffix.as_str().to_uppercase());
@@ -206,9 +262,15 @@ impl Walker<'_> {
                         Diagnostic::warning(
                             "W0001",
                             e.span,
-                            format!("`{number}{}` is decimal ({number}×10^{} bytes)", suffix.as_str(), 3 * decimal_power(*suffix)),
+                            format!(
+                                "`{number}{}` is decimal ({number}×10^{} bytes)",
+                                suffix.as_str(),
+                                3 * decimal_power(*suffix)
+                            ),
                         )
-                        .with_help(format!("Kubernetes memory usually uses binary units: `{number}{bin}`")),
+                        .with_help(format!(
+                            "Kubernetes memory usually uses binary units: `{number}{bin}`"
+                        )),
                     );
                 }
             }
@@ -221,7 +283,10 @@ impl Walker<'_> {
             }
             ExprKind::Name(n) => {
                 self.refs.push((n.clone(), e.span));
-                if scope.iter().any(|s| s == n) || self.globals.contains(&n.as_str()) || builtins::lookup(n).is_some() {
+                if scope.iter().any(|s| s == n)
+                    || self.globals.contains(&n.as_str())
+                    || builtins::lookup(n).is_some()
+                {
                     return;
                 }
                 let mut cands: Vec<&str> = scope.iter().map(|s| s.as_str()).collect();
@@ -234,7 +299,12 @@ impl Walker<'_> {
                 self.out.push(d);
             }
             ExprKind::List(xs) => xs.iter().for_each(|x| self.expr(x, scope)),
-            ExprKind::Comprehension { var, iter, cond, body } => {
+            ExprKind::Comprehension {
+                var,
+                iter,
+                cond,
+                body,
+            } => {
                 self.expr(iter, scope);
                 scope.push(var.name.clone());
                 if let Some(c) = cond {

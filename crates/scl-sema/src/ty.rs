@@ -70,7 +70,10 @@ pub enum RecordTy {
 }
 
 fn enum_ty(name: &str, variants: &[&str]) -> Ty {
-    Ty::Enum(Arc::new(EnumDef { name: name.into(), variants: variants.iter().map(|s| s.to_string()).collect() }))
+    Ty::Enum(Arc::new(EnumDef {
+        name: name.into(),
+        variants: variants.iter().map(|s| s.to_string()).collect(),
+    }))
 }
 
 /// `Mode`: `.read_only .read_write .read_write_many`.
@@ -99,7 +102,8 @@ impl RecordTy {
 
     /// The fields: name, type, and whether a value must be given (built once).
     pub fn fields(self) -> &'static [(&'static str, Ty, bool)] {
-        static TABLE: std::sync::OnceLock<Vec<Vec<(&'static str, Ty, bool)>>> = std::sync::OnceLock::new();
+        static TABLE: std::sync::OnceLock<Vec<Vec<(&'static str, Ty, bool)>>> =
+            std::sync::OnceLock::new();
         let table = TABLE.get_or_init(|| RecordTy::ALL.iter().map(|r| r.build_fields()).collect());
         &table[self as usize]
     }
@@ -149,24 +153,46 @@ impl RecordTy {
             ],
             RecordTy::System => vec![
                 ("packages", list(String), false),
-                ("manager", enum_ty("SystemManager", &["apt", "apk", "dnf"]), false),
+                (
+                    "manager",
+                    enum_ty("SystemManager", &["apt", "apk", "dnf"]),
+                    false,
+                ),
             ],
             RecordTy::Python => vec![
                 ("version", Version, false),
-                ("manager", enum_ty("PythonManager", &["pip", "uv", "conda"]), false),
+                (
+                    "manager",
+                    enum_ty("PythonManager", &["pip", "uv", "conda"]),
+                    false,
+                ),
                 ("packages", list(Requirement), false),
                 ("requirements", list(RequirementsFile), false),
                 ("index_url", Url, false),
                 ("extra_index_urls", list(Url), false),
             ],
-            RecordTy::Conda => vec![("channels", list(String), false), ("packages", list(MatchSpec), false)],
+            RecordTy::Conda => vec![
+                ("channels", list(String), false),
+                ("packages", list(MatchSpec), false),
+            ],
             RecordTy::Resources => {
-                vec![("requests", Record(RecordTy::ResourceList), false), ("limits", Record(RecordTy::ResourceList), false)]
+                vec![
+                    ("requests", Record(RecordTy::ResourceList), false),
+                    ("limits", Record(RecordTy::ResourceList), false),
+                ]
             }
             RecordTy::ResourceList => {
-                vec![("cpu", Cpu, false), ("memory", Memory, false), ("gpu", Record(RecordTy::Gpu), false)]
+                vec![
+                    ("cpu", Cpu, false),
+                    ("memory", Memory, false),
+                    ("gpu", Record(RecordTy::Gpu), false),
+                ]
             }
-            RecordTy::Gpu => vec![("count", Int, true), ("type", String, false), ("memory", Memory, false)],
+            RecordTy::Gpu => vec![
+                ("count", Int, true),
+                ("type", String, false),
+                ("memory", Memory, false),
+            ],
             RecordTy::Volume => vec![
                 ("name", String, true),
                 ("source", VolumeSource, true),
@@ -176,14 +202,29 @@ impl RecordTy {
             RecordTy::Copy => vec![("from", HostPath, true), ("to", Path, true)],
             RecordTy::User => vec![("name", String, true), ("uid", Int, true)],
             RecordTy::Distributed => vec![
-                ("backend", enum_ty("Backend", &["nccl", "gloo", "mpi"]), false),
-                ("launcher", enum_ty("Launcher", &["torchrun", "deepspeed", "accelerate", "mpirun"]), false),
+                (
+                    "backend",
+                    enum_ty("Backend", &["nccl", "gloo", "mpi"]),
+                    false,
+                ),
+                (
+                    "launcher",
+                    enum_ty(
+                        "Launcher",
+                        &["torchrun", "deepspeed", "accelerate", "mpirun"],
+                    ),
+                    false,
+                ),
                 ("nodes", Int, false),
                 ("procs_per_node", Int, false),
                 ("elastic", Record(RecordTy::Elastic), false),
             ],
             RecordTy::Elastic => {
-                vec![("min_nodes", Int, true), ("max_nodes", Int, true), ("max_restarts", Int, true)]
+                vec![
+                    ("min_nodes", Int, true),
+                    ("max_nodes", Int, true),
+                    ("max_restarts", Int, true),
+                ]
             }
         }
     }
@@ -195,7 +236,10 @@ impl RecordTy {
 
     /// Like [`RecordTy::field`], without cloning the type.
     pub fn field_ref(self, name: &str) -> Option<&'static Ty> {
-        self.fields().iter().find(|(n, _, _)| *n == name).map(|(_, t, _)| t)
+        self.fields()
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, t, _)| t)
     }
 }
 
@@ -237,15 +281,47 @@ impl Ty {
 
     /// Every built-in type name, for did-you-mean.
     pub const BUILTIN_NAMES: &'static [&'static str] = &[
-        "Bool", "Int", "Float", "String", "Path", "Url", "Version", "Image", "Memory", "Cpu", "Requirement",
-        "MatchSpec", "File", "Secret", "Env", "Asset", "Mode", "Volume", "Gpu", "Copy", "User", "Distributed",
-        "Elastic", "Resources", "ResourceList", "System", "Python", "Conda",
+        "Bool",
+        "Int",
+        "Float",
+        "String",
+        "Path",
+        "Url",
+        "Version",
+        "Image",
+        "Memory",
+        "Cpu",
+        "Requirement",
+        "MatchSpec",
+        "File",
+        "Secret",
+        "Env",
+        "Asset",
+        "Mode",
+        "Volume",
+        "Gpu",
+        "Copy",
+        "User",
+        "Distributed",
+        "Elastic",
+        "Resources",
+        "ResourceList",
+        "System",
+        "Python",
+        "Conda",
     ];
 
     /// True for types whose values are strings (a `--set` value is taken literally).
     pub fn is_string_like(&self) -> bool {
         match self {
-            Ty::String | Ty::Path | Ty::HostPath | Ty::VolumeSource | Ty::Url | Ty::Version | Ty::Requirement | Ty::MatchSpec => true,
+            Ty::String
+            | Ty::Path
+            | Ty::HostPath
+            | Ty::VolumeSource
+            | Ty::Url
+            | Ty::Version
+            | Ty::Requirement
+            | Ty::MatchSpec => true,
             Ty::Optional(t) => t.is_string_like(),
             _ => false,
         }

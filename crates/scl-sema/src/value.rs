@@ -26,19 +26,38 @@ pub enum Value {
     /// Millicores.
     Cpu(i64),
     /// An enum value; `ty` is `None` for a literal not yet resolved against a type.
-    Enum { ty: Option<Arc<str>>, variant: Arc<str> },
+    Enum {
+        ty: Option<Arc<str>>,
+        variant: Arc<str>,
+    },
     List(Arc<Vec<Value>>),
     Record(Arc<Record>),
-    Image { reference: Arc<str>, digest: Option<Arc<str>> },
+    Image {
+        reference: Arc<str>,
+        digest: Option<Arc<str>>,
+    },
     /// A file read at compile time: workspace-relative path, SHA-256, and
     /// its text (lossy UTF-8; requirements files are validated from it).
-    File { path: Arc<str>, sha256: Arc<str>, text: Arc<str> },
-    Secret { name: Arc<str>, key: Arc<str> },
+    File {
+        path: Arc<str>,
+        sha256: Arc<str>,
+        text: Arc<str>,
+    },
+    Secret {
+        name: Arc<str>,
+        key: Arc<str>,
+    },
     Env(Arc<EnvValue>),
     /// A function declared with `fn`.
-    Func { module: ModuleId, decl: usize },
+    Func {
+        module: ModuleId,
+        decl: usize,
+    },
     /// A template (an env with arguments) not yet instantiated.
-    Template { module: ModuleId, decl: usize },
+    Template {
+        module: ModuleId,
+        decl: usize,
+    },
     Builtin(&'static str),
     /// An imported module.
     Module(ModuleId),
@@ -198,7 +217,11 @@ impl PartialEq for EnvValue {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
             && self.layers.len() == other.layers.len()
-            && self.layers.iter().zip(&other.layers).all(|(a, b)| Arc::ptr_eq(a, b) || a == b)
+            && self
+                .layers
+                .iter()
+                .zip(&other.layers)
+                .all(|(a, b)| Arc::ptr_eq(a, b) || a == b)
             && self.final_env == other.final_env
     }
 }

@@ -4,7 +4,9 @@
 fn main() {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1000);
-    let files: Vec<String> = args.map(|p| std::fs::read_to_string(p).expect("read")).collect();
+    let files: Vec<String> = args
+        .map(|p| std::fs::read_to_string(p).expect("read"))
+        .collect();
     let start = std::time::Instant::now();
     let mut decls = 0;
     for i in 0..n {

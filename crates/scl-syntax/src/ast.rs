@@ -183,11 +183,20 @@ pub struct Item {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ItemKind {
     /// `PATH = EXPR`, `PATH += EXPR`, `PATH -= EXPR`
-    Assign { path: FieldPath, op: AssignOp, op_span: Span, value: Expr },
+    Assign {
+        path: FieldPath,
+        op: AssignOp,
+        op_span: Span,
+        value: Expr,
+    },
     /// `PATH { ITEMS }` — update field by field.
     Nested { path: FieldPath, body: Block },
     /// `if COND { ITEMS } [else { ITEMS } | else if ...]`
-    If { cond: Expr, then_block: Block, else_block: Option<Block> },
+    If {
+        cond: Expr,
+        then_block: Block,
+        else_block: Option<Block>,
+    },
     /// An item that could not be parsed (the error is in the parse result).
     Error,
 }
@@ -231,7 +240,10 @@ pub enum ExprKind {
     /// indentation already removed.
     Str(Vec<StrPart>),
     /// A quantity literal: the number as written (`"1.5"`, `"32"`) and its suffix.
-    Quantity { number: String, suffix: QuantitySuffix },
+    Quantity {
+        number: String,
+        suffix: QuantitySuffix,
+    },
     /// `.name`, resolved against the expected type.
     EnumLit(String),
     /// A plain name.
@@ -241,7 +253,12 @@ pub enum ExprKind {
     /// `[a, b, c]`
     List(Vec<Expr>),
     /// `[for x in xs if cond: body]`
-    Comprehension { var: Ident, iter: Box<Expr>, cond: Option<Box<Expr>>, body: Box<Expr> },
+    Comprehension {
+        var: Ident,
+        iter: Box<Expr>,
+        cond: Option<Box<Expr>>,
+        body: Box<Expr>,
+    },
     /// `{ ITEMS }` — a record (or, where an Env is expected, an anonymous env).
     Record(Block),
     /// `e.name`
@@ -249,7 +266,10 @@ pub enum ExprKind {
     /// `e[index]`
     Index(Box<Expr>, Box<Expr>),
     /// `f(args)`: positional arguments first, then named ones.
-    Call { callee: Box<Expr>, args: Vec<Arg> },
+    Call {
+        callee: Box<Expr>,
+        args: Vec<Arg>,
+    },
     Unary(UnaryOp, Box<Expr>),
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
     /// `if c then a else b`

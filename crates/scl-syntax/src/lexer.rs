@@ -68,7 +68,10 @@ pub enum TokenKind {
     /// A float literal (`3.5`, `3e-5`).
     Float(f64),
     /// A number with a quantity suffix: the number as written and the suffix.
-    Quantity { number: String, suffix: QuantitySuffix },
+    Quantity {
+        number: String,
+        suffix: QuantitySuffix,
+    },
     /// A string literal without interpolation, escapes processed (and, for
     /// `"""`, dedented).
     Str(String),
@@ -307,7 +310,10 @@ pub fn lex(src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
     while let Some(open) = lx.stack.pop() {
         if lx.aborted {
             let at = Span::new(end, end);
-            lx.out.push(Token { kind: open.delim.close_kind(), span: at });
+            lx.out.push(Token {
+                kind: open.delim.close_kind(),
+                span: at,
+            });
         } else {
             lx.unclosed(open, Span::new(end, end));
         }
@@ -408,7 +414,10 @@ impl<'a> Lexer<'a> {
     fn push(&mut self, kind: TokenKind, span: Span) {
         if let Some(nl) = self.pending_nl.take() {
             if !matches!(kind, TokenKind::Then | TokenKind::Else | TokenKind::With) {
-                self.out.push(Token { kind: TokenKind::Newline, span: nl });
+                self.out.push(Token {
+                    kind: TokenKind::Newline,
+                    span: nl,
+                });
             }
         }
         self.last_continues = kind.continues_line();
@@ -422,7 +431,13 @@ impl<'a> Lexer<'a> {
 
     /// True if a newline here separates items (innermost bracket is `{` or none).
     fn newline_significant(&self) -> bool {
-        matches!(self.stack.last(), None | Some(Open { delim: Delim::Brace, .. }))
+        matches!(
+            self.stack.last(),
+            None | Some(Open {
+                delim: Delim::Brace,
+                ..
+            })
+        )
     }
 
     /// Reports an unclosed bracket and emits its zero-width closer at `at`.
@@ -431,7 +446,11 @@ impl<'a> Lexer<'a> {
         let c = open.delim.close_str();
         let d = Diagnostic::error("E0006", at, format!("unclosed `{o}`"))
             .with_primary_label(format!("expected `{c}`"))
-            .with_label(Arc::from(""), open.span, format!("this `{o}` is never closed"))
+            .with_label(
+                Arc::from(""),
+                open.span,
+                format!("this `{o}` is never closed"),
+            )
             .with_help(format!("add the missing `{c}`"));
         self.diags.push(d);
         if let Delim::Interp(_) = open.delim {
@@ -441,7 +460,10 @@ impl<'a> Lexer<'a> {
         let span = Span::new(at.start as usize, at.start as usize);
         self.pending_nl = None;
         self.last_continues = false;
-        self.out.push(Token { kind: open.delim.close_kind(), span });
+        self.out.push(Token {
+            kind: open.delim.close_kind(),
+            span,
+        });
     }
 
     /// The main loop: lexes tokens until the end of the file, or, inside an
@@ -455,7 +477,10 @@ impl<'a> Lexer<'a> {
                     if interp == Some(false) {
                         return Stop::Newline;
                     }
-                    if self.newline_significant() && !self.last_continues && self.pending_nl.is_none() {
+                    if self.newline_significant()
+                        && !self.last_continues
+                        && self.pending_nl.is_none()
+                    {
                         self.pending_nl = Some(Span::new(start, start + 1));
                     }
                     self.pos += 1;
@@ -464,7 +489,10 @@ impl<'a> Lexer<'a> {
                 b'"' => self.string(),
                 b'0'..=b'9' => self.number(),
                 b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
-                    while matches!(self.peek(), Some(b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_')) {
+                    while matches!(
+                        self.peek(),
+                        Some(b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_')
+                    ) {
                         self.pos += 1;
                     }
                     let word = &self.src[start..self.pos];
@@ -532,8 +560,12 @@ impl<'a> Lexer<'a> {
         }
         if !self.aborted {
             let at = self.pos;
-            self.error("E0001", Span::new(at, at + 1), format!("brackets nested more than {MAX_DEPTH} levels deep"))
-                .help = Some("split the expression with `let` declarations".into());
+            self.error(
+                "E0001",
+                Span::new(at, at + 1),
+                format!("brackets nested more than {MAX_DEPTH} levels deep"),
+            )
+            .help = Some("split the expression with `let` declarations".into());
         }
         self.aborted = true;
         self.pos = self.src.len();
@@ -587,7 +619,9 @@ impl<'a> Lexer<'a> {
 
     fn comment(&mut self) {
         let start = self.pos;
-        let end = self.src[start..].find('\n').map_or(self.src.len(), |i| start + i);
+        let end = self.src[start..]
+            .find('\n')
+            .map_or(self.src.len(), |i| start + i);
         let text = &self.src[start..end];
         self.pos = end;
         if text.starts_with("///") && !text.starts_with("////") {
@@ -596,10 +630,16 @@ impl<'a> Lexer<'a> {
             // A doc comment lets a pending newline through, so the token
             // stream reads `... NEWLINE DOC decl`.
             if let Some(nl) = self.pending_nl.take() {
-                self.out.push(Token { kind: TokenKind::Newline, span: nl });
+                self.out.push(Token {
+                    kind: TokenKind::Newline,
+                    span: nl,
+                });
                 self.last_continues = true;
             }
-            self.out.push(Token { kind: TokenKind::DocComment(body.to_string()), span: Span::new(start, end) });
+            self.out.push(Token {
+                kind: TokenKind::DocComment(body.to_string()),
+                span: Span::new(start, end),
+            });
         }
     }
 
@@ -634,7 +674,11 @@ impl<'a> Lexer<'a> {
                 let ch = self.src[start..].chars().next().unwrap_or('\u{fffd}');
                 let len = ch.len_utf8().max(1);
                 self.pos += len;
-                let shown = if ch.is_control() { format!("{:?}", ch) } else { format!("`{ch}`") };
+                let shown = if ch.is_control() {
+                    format!("{:?}", ch)
+                } else {
+                    format!("`{ch}`")
+                };
                 let help = match ch {
                     '&' => Some("use `&&` for logical and"),
                     '|' => Some("use `||` for logical or"),
@@ -643,7 +687,11 @@ impl<'a> Lexer<'a> {
                     '#' => Some("comments start with `//`"),
                     _ => None,
                 };
-                let d = self.error("E0001", Span::new(start, start + len), format!("unexpected character {shown}"));
+                let d = self.error(
+                    "E0001",
+                    Span::new(start, start + len),
+                    format!("unexpected character {shown}"),
+                );
                 if let Some(h) = help {
                     d.help = Some(h.to_string());
                 }
@@ -677,10 +725,16 @@ impl<'a> Lexer<'a> {
             }
         }
         let num_end = self.pos;
-        let number: String = self.src[start..num_end].chars().filter(|&c| c != '_').collect();
+        let number: String = self.src[start..num_end]
+            .chars()
+            .filter(|&c| c != '_')
+            .collect();
         // A suffix directly after the number.
         let suf_start = self.pos;
-        while matches!(self.peek(), Some(b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_')) {
+        while matches!(
+            self.peek(),
+            Some(b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_')
+        ) {
             self.pos += 1;
         }
         let suffix = &self.src[suf_start..self.pos];
@@ -692,8 +746,15 @@ impl<'a> Lexer<'a> {
                 match number.parse::<i64>() {
                     Ok(i) => TokenKind::Int(i),
                     Err(_) => {
-                        lx.error("E0005", Span::new(start, num_end), "integer literal is too large")
-                            .help = Some("integers are 64-bit; use a quantity suffix for large sizes (`64Gi`)".into());
+                        lx.error(
+                            "E0005",
+                            Span::new(start, num_end),
+                            "integer literal is too large",
+                        )
+                        .help = Some(
+                            "integers are 64-bit; use a quantity suffix for large sizes (`64Gi`)"
+                                .into(),
+                        );
                         TokenKind::Int(0)
                     }
                 }
@@ -725,8 +786,13 @@ impl<'a> Lexer<'a> {
             None => {
                 let sspan = Span::new(suf_start, self.pos);
                 if suffix.starts_with('e') && !is_float {
-                    self.error("E0005", span, format!("malformed exponent in `{}`", &self.src[start..self.pos]))
-                        .help = Some("an exponent is `e`, an optional sign, then digits: `3e-5`".into());
+                    self.error(
+                        "E0005",
+                        span,
+                        format!("malformed exponent in `{}`", &self.src[start..self.pos]),
+                    )
+                    .help =
+                        Some("an exponent is `e`, an optional sign, then digits: `3e-5`".into());
                 } else {
                     let hint = match suffix {
                         "GB" | "gb" | "g" | "Gb" | "GiB" => Some("Gi"),
@@ -735,7 +801,10 @@ impl<'a> Lexer<'a> {
                         "TB" | "tb" | "Tb" | "TiB" => Some("Ti"),
                         _ => None,
                     };
-                    let msg = format!("unknown quantity suffix `{suffix}` in `{}`", &self.src[start..self.pos]);
+                    let msg = format!(
+                        "unknown quantity suffix `{suffix}` in `{}`",
+                        &self.src[start..self.pos]
+                    );
                     let help = match hint {
                         Some(h) => format!(
                             "write `{}{h}` (binary) or `{}{}` (decimal); suffixes are Ki Mi Gi Ti Pi Ei, k M G T P E and m",
@@ -746,7 +815,9 @@ impl<'a> Lexer<'a> {
                         None => "quantity suffixes are Ki Mi Gi Ti Pi Ei (binary), k M G T P E (decimal) and m (milli)".into(),
                     };
                     let _ = sspan;
-                    let d = Diagnostic::error("E0005", span, msg).with_primary_label("unknown suffix").with_help(help);
+                    let d = Diagnostic::error("E0005", span, msg)
+                        .with_primary_label("unknown suffix")
+                        .with_help(help);
                     self.diags.push(d);
                 }
                 let kind = plain(self);
@@ -797,7 +868,10 @@ impl<'a> Lexer<'a> {
                     while matches!(self.peek(), Some(b' ' | b'\t')) {
                         self.pos += 1;
                     }
-                    pieces.push(Piece::Indent(self.src[ws_start..self.pos].to_string(), ws_start));
+                    pieces.push(Piece::Indent(
+                        self.src[ws_start..self.pos].to_string(),
+                        ws_start,
+                    ));
                     buf_start = self.pos;
                 }
                 b'\\' => {
@@ -806,11 +880,17 @@ impl<'a> Lexer<'a> {
                     }
                     let esc_start = self.pos;
                     self.pos += 1;
-                    let Some(c) = self.src[self.pos..].chars().next() else { continue };
+                    let Some(c) = self.src[self.pos..].chars().next() else {
+                        continue;
+                    };
                     if c == '\n' {
                         // Leave the newline to the loop (unterminated or a raw newline).
-                        self.error("E0004", Span::new(esc_start, self.pos), "unknown escape `\\` at the end of a line")
-                            .help = Some("write `\\\\` for a backslash".into());
+                        self.error(
+                            "E0004",
+                            Span::new(esc_start, self.pos),
+                            "unknown escape `\\` at the end of a line",
+                        )
+                        .help = Some("write `\\\\` for a backslash".into());
                         buf.push('\\');
                         continue;
                     }
@@ -822,7 +902,11 @@ impl<'a> Lexer<'a> {
                         '\\' => buf.push('\\'),
                         '$' => buf.push('$'),
                         _ => {
-                            let shown: String = if c.is_control() { format!("{:?}", c) } else { c.to_string() };
+                            let shown: String = if c.is_control() {
+                                format!("{:?}", c)
+                            } else {
+                                c.to_string()
+                            };
                             self.error("E0004", Span::new(esc_start, self.pos), format!("unknown escape `\\{shown}`"))
                                 .help = Some("known escapes are \\n \\t \\\" \\\\ \\$; write `\\\\` for a backslash".into());
                             buf.push('\\');
@@ -842,7 +926,10 @@ impl<'a> Lexer<'a> {
                     let saved_cont = self.last_continues;
                     self.last_continues = true;
                     let depth = self.stack.len();
-                    self.stack.push(Open { delim: Delim::Interp(triple), span: open });
+                    self.stack.push(Open {
+                        delim: Delim::Interp(triple),
+                        span: open,
+                    });
                     let stop = self.run(Some(triple));
                     let mut inner = std::mem::replace(&mut self.out, saved_out);
                     self.pending_nl = saved_nl;
@@ -862,7 +949,10 @@ impl<'a> Lexer<'a> {
                             let at = Span::new(self.pos, self.pos);
                             while self.stack.len() > depth + 1 {
                                 let o = self.stack.pop().unwrap();
-                                inner.push(Token { kind: o.delim.close_kind(), span: at });
+                                inner.push(Token {
+                                    kind: o.delim.close_kind(),
+                                    span: at,
+                                });
                             }
                             self.stack.truncate(depth);
                             let d = Diagnostic::error("E0003", open, "unterminated interpolation: expected `}`")
@@ -873,7 +963,10 @@ impl<'a> Lexer<'a> {
                             }
                             reported = true;
                             if inner.is_empty() {
-                                inner.push(Token { kind: TokenKind::Ident(String::new()), span: at });
+                                inner.push(Token {
+                                    kind: TokenKind::Ident(String::new()),
+                                    span: at,
+                                });
                             }
                             pieces.push(Piece::Interp(open, inner, at));
                             break;
@@ -894,7 +987,11 @@ impl<'a> Lexer<'a> {
         if !terminated {
             flush!();
             if !reported && !self.aborted {
-                let what = if triple { "the end of the file" } else { "the end of the line" };
+                let what = if triple {
+                    "the end of the file"
+                } else {
+                    "the end of the line"
+                };
                 let closer = if triple { "\"\"\"" } else { "\"" };
                 let d = Diagnostic::error("E0002", Span::new(start, start + q), "unterminated string")
                     .with_primary_label("this string is never closed")
@@ -917,7 +1014,9 @@ impl<'a> Lexer<'a> {
             // next line is lexed as if the string had ended with its line.
             let line_start = self.src[..start].rfind('\n').map_or(0, |i| i + 1);
             while let Some(open) = self.stack.last().copied() {
-                if matches!(open.delim, Delim::Paren | Delim::Bracket) && open.span.start as usize >= line_start {
+                if matches!(open.delim, Delim::Paren | Delim::Bracket)
+                    && open.span.start as usize >= line_start
+                {
                     self.stack.pop();
                     self.push(open.delim.close_kind(), Span::new(end, end));
                 } else {
@@ -948,7 +1047,10 @@ impl<'a> Lexer<'a> {
         let flush = |out: &mut Vec<Token>, text: &mut String, text_span: &mut Option<Span>| {
             if let Some(sp) = text_span.take() {
                 if !text.is_empty() {
-                    out.push(Token { kind: TokenKind::StrText(std::mem::take(text)), span: sp });
+                    out.push(Token {
+                        kind: TokenKind::StrText(std::mem::take(text)),
+                        span: sp,
+                    });
                 }
                 text.clear();
             }
@@ -963,9 +1065,15 @@ impl<'a> Lexer<'a> {
                 Piece::Newline(s) => ("\n".to_string(), Span::new(s, s + 1)),
                 Piece::Interp(open, toks, close) => {
                     flush(&mut self.out, &mut text, &mut text_span);
-                    self.out.push(Token { kind: TokenKind::InterpStart, span: open });
+                    self.out.push(Token {
+                        kind: TokenKind::InterpStart,
+                        span: open,
+                    });
                     self.out.extend(toks);
-                    self.out.push(Token { kind: TokenKind::InterpEnd, span: close });
+                    self.out.push(Token {
+                        kind: TokenKind::InterpEnd,
+                        span: close,
+                    });
                     continue;
                 }
             };
@@ -977,7 +1085,10 @@ impl<'a> Lexer<'a> {
         }
         flush(&mut self.out, &mut text, &mut text_span);
         let close_start = end.saturating_sub(q).max(start);
-        self.out.push(Token { kind: TokenKind::StrEnd, span: Span::new(close_start, end) });
+        self.out.push(Token {
+            kind: TokenKind::StrEnd,
+            span: Span::new(close_start, end),
+        });
         self.last_continues = false;
     }
 }
@@ -1130,11 +1241,20 @@ mod tests {
         assert_eq!(
             kinds("32Gi 1.5 3e-5 500m 4G"),
             vec![
-                Quantity { number: "32".into(), suffix: QuantitySuffix::Binary(3) },
+                Quantity {
+                    number: "32".into(),
+                    suffix: QuantitySuffix::Binary(3)
+                },
                 Float(1.5),
                 Float(3e-5),
-                Quantity { number: "500".into(), suffix: QuantitySuffix::Milli },
-                Quantity { number: "4".into(), suffix: QuantitySuffix::Decimal(3) },
+                Quantity {
+                    number: "500".into(),
+                    suffix: QuantitySuffix::Milli
+                },
+                Quantity {
+                    number: "4".into(),
+                    suffix: QuantitySuffix::Decimal(3)
+                },
             ]
         );
         let (t, d) = lex("4GB");

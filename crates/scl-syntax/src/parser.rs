@@ -83,18 +83,29 @@ pub fn parse(src: &str) -> Parse {
         None => {
             // Not expected (every token can be skipped at top level), but never fail.
             if errs.is_empty() {
-                errors.push(Diagnostic::error("E0001", sp(eoi), "could not parse this file"));
+                errors.push(Diagnostic::error(
+                    "E0001",
+                    sp(eoi),
+                    "could not parse this file",
+                ));
             }
             Module::default()
         }
     };
     let errors = dedup_errors(src, errors, errs);
-    Parse { module: Arc::new(module), errors }
+    Parse {
+        module: Arc::new(module),
+        errors,
+    }
 }
 
 /// Keeps every lexer error, and a parser error only when its line has no
 /// error yet; sorts by position.
-fn dedup_errors(src: &str, lex_errors: Vec<Diagnostic>, mut parse_errors: Vec<Diagnostic>) -> Vec<Diagnostic> {
+fn dedup_errors(
+    src: &str,
+    lex_errors: Vec<Diagnostic>,
+    mut parse_errors: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
     // Parser errors between an unclosed delimiter and the place where the
     // lexer closed it are consequences of it.
     let regions: Vec<(u32, u32)> = lex_errors
@@ -102,7 +113,11 @@ fn dedup_errors(src: &str, lex_errors: Vec<Diagnostic>, mut parse_errors: Vec<Di
         .filter(|d| d.code == "E0006")
         .filter_map(|d| d.labels.first().map(|l| (l.at.span.start, d.at.span.end)))
         .collect();
-    parse_errors.retain(|d| !regions.iter().any(|&(s, e)| d.at.span.start >= s && d.at.span.start <= e));
+    parse_errors.retain(|d| {
+        !regions
+            .iter()
+            .any(|&(s, e)| d.at.span.start >= s && d.at.span.start <= e)
+    });
     let index = LineIndex::new(src);
     let line = |d: &Diagnostic| index.line_col(src, d.at.span.start as usize).0;
     let mut lines: std::collections::HashSet<usize> = lex_errors.iter().map(line).collect();
@@ -123,7 +138,9 @@ fn to_diagnostic(err: &Rich<'_, Tok, SSpan>) -> Diagnostic {
     match err.reason() {
         RichReason::Custom(msg) => Diagnostic::error("E0001", span, msg.clone()),
         RichReason::ExpectedFound { expected, found } => {
-            let found_s = found.as_deref().map_or_else(|| "end of file".to_string(), |t| t.describe());
+            let found_s = found
+                .as_deref()
+                .map_or_else(|| "end of file".to_string(), |t| t.describe());
             // Structural expectations (closers, separators, keywords, labels)
             // say more than "an operator could continue the expression here".
             let mut exp: Vec<String> = Vec::new();
@@ -157,19 +174,29 @@ fn to_diagnostic(err: &Rich<'_, Tok, SSpan>) -> Diagnostic {
                 exp = ops;
             }
             let (msg, label) = if exp.is_empty() || exp.len() > 5 {
-                (format!("unexpected {found_s}"), "unexpected here".to_string())
+                (
+                    format!("unexpected {found_s}"),
+                    "unexpected here".to_string(),
+                )
             } else {
                 let list = match exp.len() {
                     1 => exp[0].clone(),
                     n => format!("{} or {}", exp[..n - 1].join(", "), exp[n - 1]),
                 };
-                (format!("expected {list}, found {found_s}"), format!("expected {list}"))
+                (
+                    format!("expected {list}, found {found_s}"),
+                    format!("expected {list}"),
+                )
             };
             let mut d = Diagnostic::error("E0001", span, msg).with_primary_label(label);
-            if exp.iter().any(|e| e == "declaration") && matches!(found.as_deref(), Some(Tok::Ident(_))) {
+            if exp.iter().any(|e| e == "declaration")
+                && matches!(found.as_deref(), Some(Tok::Ident(_)))
+            {
                 d = d.with_help("items such as `x = ...` belong inside `env NAME { ... }`; a module constant is `let x = ...`");
             }
-            if matches!(found.as_deref(), Some(t) if crate::is_keyword(t.symbol())) && exp.iter().any(|e| e == "field name") {
+            if matches!(found.as_deref(), Some(t) if crate::is_keyword(t.symbol()))
+                && exp.iter().any(|e| e == "field name")
+            {
                 d = d.with_help("keywords cannot be field names");
             }
             d
@@ -182,7 +209,22 @@ fn is_operator(t: &Tok) -> bool {
     use TokenKind::*;
     matches!(
         t,
-        EqEq | NotEq | Lt | Le | Gt | Ge | Plus | Minus | Star | Slash | AndAnd | OrOr | Dot | LParen | LBracket | With | Question
+        EqEq | NotEq
+            | Lt
+            | Le
+            | Gt
+            | Ge
+            | Plus
+            | Minus
+            | Star
+            | Slash
+            | AndAnd
+            | OrOr
+            | Dot
+            | LParen
+            | LBracket
+            | With
+            | Question
     )
 }
 
@@ -215,37 +257,66 @@ fn junk<'t>(stops: &[Tok]) -> P<'t, ()> {
         excluded.push(o);
         excluded.push(c);
     }
-    choice((group(), any().and_is(none_of(excluded)).ignored())).repeated().at_least(1).boxed()
+    choice((group(), any().and_is(none_of(excluded)).ignored()))
+        .repeated()
+        .at_least(1)
+        .boxed()
 }
 
 /// Skips a broken declaration: at least one token, then everything up to a
 /// newline followed by a declaration keyword (or the end of the file). So the
 /// lines of an env whose header is broken give one error, not one per line.
 fn junk_decl<'t>() -> P<'t, ()> {
-    let decl_kw = one_of([Tok::Import, Tok::Param, Tok::Let, Tok::Fn, Tok::Env, Tok::Enum]);
-    let nl_inside = just(Tok::Newline).and_is(just(Tok::Newline).then(decl_kw).not()).ignored();
-    junk(&[Tok::Newline]).then(choice((junk(&[Tok::Newline]), nl_inside)).repeated()).ignored().boxed()
+    let decl_kw = one_of([
+        Tok::Import,
+        Tok::Param,
+        Tok::Let,
+        Tok::Fn,
+        Tok::Env,
+        Tok::Enum,
+    ]);
+    let nl_inside = just(Tok::Newline)
+        .and_is(just(Tok::Newline).then(decl_kw).not())
+        .ignored();
+    junk(&[Tok::Newline])
+        .then(choice((junk(&[Tok::Newline]), nl_inside)).repeated())
+        .ignored()
+        .boxed()
 }
 
 fn ident<'t>() -> P<'t, Ident> {
-    select! { Tok::Ident(name) = e => Ident { name, span: sp(e.span()) } }.labelled("identifier").boxed()
+    select! { Tok::Ident(name) = e => Ident { name, span: sp(e.span()) } }
+        .labelled("identifier")
+        .boxed()
 }
 
 /// The parser of a whole module.
 fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
     let doc_at = move |span: SSpan| docs.get(&span.start).cloned();
 
-    let mut expr: Recursive<chumsky::recursive::Indirect<'t, 't, In<'t>, Expr, Ex<'t>>> = Recursive::declare();
-    let mut block: Recursive<chumsky::recursive::Indirect<'t, 't, In<'t>, Block, Ex<'t>>> = Recursive::declare();
+    let mut expr: Recursive<chumsky::recursive::Indirect<'t, 't, In<'t>, Expr, Ex<'t>>> =
+        Recursive::declare();
+    let mut block: Recursive<chumsky::recursive::Indirect<'t, 't, In<'t>, Block, Ex<'t>>> =
+        Recursive::declare();
 
     let expr_p = expr.clone().boxed();
     let block_p = block.clone().boxed();
-    let err_expr = |s: SSpan| Expr { kind: ExprKind::Error, span: sp(s) };
+    let err_expr = |s: SSpan| Expr {
+        kind: ExprKind::Error,
+        span: sp(s),
+    };
 
     // ---- types --------------------------------------------------------------
     let ty: P<'t, TypeExpr> = recursive(|ty| {
-        let named = ident().separated_by(just(Tok::Dot)).at_least(1).collect::<Vec<_>>().map(TypeExprKind::Named);
-        let list = ty.clone().delimited_by(just(Tok::LBracket), just(Tok::RBracket)).map(|t| TypeExprKind::List(Box::new(t)));
+        let named = ident()
+            .separated_by(just(Tok::Dot))
+            .at_least(1)
+            .collect::<Vec<_>>()
+            .map(TypeExprKind::Named);
+        let list = ty
+            .clone()
+            .delimited_by(just(Tok::LBracket), just(Tok::RBracket))
+            .map(|t| TypeExprKind::List(Box::new(t)));
         let map = just(Tok::LBrace)
             .ignore_then(just(Tok::Newline).or_not())
             .ignore_then(ident())
@@ -255,11 +326,17 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
             .then_ignore(just(Tok::RBrace))
             .map(|(_key, t)| TypeExprKind::Map(Box::new(t)));
         choice((named, list, map))
-            .map_with(|kind, e| TypeExpr { kind, span: sp(e.span()) })
-            .foldl_with(just(Tok::Question).map_with(|_, e| sp(e.span())).repeated(), |t, q, _| TypeExpr {
-                span: t.span.to(q),
-                kind: TypeExprKind::Optional(Box::new(t)),
+            .map_with(|kind, e| TypeExpr {
+                kind,
+                span: sp(e.span()),
             })
+            .foldl_with(
+                just(Tok::Question).map_with(|_, e| sp(e.span())).repeated(),
+                |t, q, _| TypeExpr {
+                    span: t.span.to(q),
+                    kind: TypeExprKind::Optional(Box::new(t)),
+                },
+            )
     })
     .labelled("type")
     .boxed();
@@ -275,35 +352,42 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         Tok::Str(s) => ExprKind::Str(vec![StrPart::Lit(s)]),
         Tok::Ident(n) => ExprKind::Name(n),
     }
-    .map_with(|kind, e| Expr { kind, span: sp(e.span()) });
+    .map_with(|kind, e| Expr {
+        kind,
+        span: sp(e.span()),
+    });
 
-    let enum_lit = just(Tok::Dot)
-        .ignore_then(ident())
-        .map_with(|id, e| Expr { kind: ExprKind::EnumLit(id.name), span: sp(e.span()) });
+    let enum_lit = just(Tok::Dot).ignore_then(ident()).map_with(|id, e| Expr {
+        kind: ExprKind::EnumLit(id.name),
+        span: sp(e.span()),
+    });
 
     let interp = expr_p
         .clone()
         .delimited_by(just(Tok::InterpStart), just(Tok::InterpEnd))
         .map(StrPart::Interp)
-        .recover_with(via_parser(
-            nested_delimiters(
-                Tok::InterpStart,
-                Tok::InterpEnd,
-                [
-                    (Tok::LParen, Tok::RParen),
-                    (Tok::LBracket, Tok::RBracket),
-                    (Tok::LBrace, Tok::RBrace),
-                    (Tok::StrStart, Tok::StrEnd),
-                ],
-                move |s| StrPart::Interp(err_expr(s)),
-            ),
-        ));
+        .recover_with(via_parser(nested_delimiters(
+            Tok::InterpStart,
+            Tok::InterpEnd,
+            [
+                (Tok::LParen, Tok::RParen),
+                (Tok::LBracket, Tok::RBracket),
+                (Tok::LBrace, Tok::RBrace),
+                (Tok::StrStart, Tok::StrEnd),
+            ],
+            move |s| StrPart::Interp(err_expr(s)),
+        )));
     let template = just(Tok::StrStart)
         .ignore_then(
-            choice((select! { Tok::StrText(s) => StrPart::Lit(s) }, interp)).repeated().collect::<Vec<_>>(),
+            choice((select! { Tok::StrText(s) => StrPart::Lit(s) }, interp))
+                .repeated()
+                .collect::<Vec<_>>(),
         )
         .then_ignore(just(Tok::StrEnd))
-        .map_with(|parts, e| Expr { kind: ExprKind::Str(parts), span: sp(e.span()) });
+        .map_with(|parts, e| Expr {
+            kind: ExprKind::Str(parts),
+            span: sp(e.span()),
+        });
 
     let paren = expr_p
         .clone()
@@ -311,7 +395,11 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         .recover_with(via_parser(nested_delimiters(
             Tok::LParen,
             Tok::RParen,
-            [(Tok::LBracket, Tok::RBracket), (Tok::LBrace, Tok::RBrace), (Tok::StrStart, Tok::StrEnd)],
+            [
+                (Tok::LBracket, Tok::RBracket),
+                (Tok::LBrace, Tok::RBrace),
+                (Tok::StrStart, Tok::StrEnd),
+            ],
             err_expr,
         )));
 
@@ -328,19 +416,35 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
             cond: cond.map(Box::new),
             body: Box::new(body),
         });
-    let element = expr_p.clone().recover_with(via_parser(junk(&[Tok::Comma]).map_with(move |_, e| err_expr(e.span()))));
-    let elements = element.separated_by(just(Tok::Comma)).allow_trailing().collect::<Vec<_>>().map(ExprKind::List);
+    let element = expr_p.clone().recover_with(via_parser(
+        junk(&[Tok::Comma]).map_with(move |_, e| err_expr(e.span())),
+    ));
+    let elements = element
+        .separated_by(just(Tok::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .map(ExprKind::List);
     let list = choice((comprehension, elements))
         .delimited_by(just(Tok::LBracket), just(Tok::RBracket))
-        .map_with(|kind, e| Expr { kind, span: sp(e.span()) })
+        .map_with(|kind, e| Expr {
+            kind,
+            span: sp(e.span()),
+        })
         .recover_with(via_parser(nested_delimiters(
             Tok::LBracket,
             Tok::RBracket,
-            [(Tok::LParen, Tok::RParen), (Tok::LBrace, Tok::RBrace), (Tok::StrStart, Tok::StrEnd)],
+            [
+                (Tok::LParen, Tok::RParen),
+                (Tok::LBrace, Tok::RBrace),
+                (Tok::StrStart, Tok::StrEnd),
+            ],
             err_expr,
         )));
 
-    let record = block_p.clone().map(|b| Expr { span: b.span, kind: ExprKind::Record(b) });
+    let record = block_p.clone().map(|b| Expr {
+        span: b.span,
+        kind: ExprKind::Record(b),
+    });
 
     let if_expr = just(Tok::If)
         .ignore_then(expr_p.clone())
@@ -353,7 +457,9 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
             span: sp(e.span()),
         });
 
-    let atom = choice((literal, template, enum_lit, paren, list, record, if_expr)).labelled("expression").boxed();
+    let atom = choice((literal, template, enum_lit, paren, list, record, if_expr))
+        .labelled("expression")
+        .boxed();
 
     // Postfix: calls, field access, indexing.
     enum Post {
@@ -365,8 +471,16 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         ident()
             .then_ignore(just(Tok::Eq))
             .then(expr_p.clone())
-            .map_with(|(name, value), e| Arg { name: Some(name), value, span: sp(e.span()) }),
-        expr_p.clone().map(|value| Arg { name: None, span: value.span, value }),
+            .map_with(|(name, value), e| Arg {
+                name: Some(name),
+                value,
+                span: sp(e.span()),
+            }),
+        expr_p.clone().map(|value| Arg {
+            name: None,
+            span: value.span,
+            value,
+        }),
     ))
     .recover_with(via_parser(junk(&[Tok::Comma]).map_with(move |_, e| Arg {
         name: None,
@@ -397,7 +511,11 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         .recover_with(via_parser(nested_delimiters(
             Tok::LParen,
             Tok::RParen,
-            [(Tok::LBracket, Tok::RBracket), (Tok::LBrace, Tok::RBrace), (Tok::StrStart, Tok::StrEnd)],
+            [
+                (Tok::LBracket, Tok::RBracket),
+                (Tok::LBrace, Tok::RBrace),
+                (Tok::StrStart, Tok::StrEnd),
+            ],
             |_| Vec::new(),
         )))
         .map_with(|args, e| Post::Call(args, sp(e.span())));
@@ -407,37 +525,65 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         .delimited_by(just(Tok::LBracket), just(Tok::RBracket))
         .map_with(|i, e| Post::Index(i, sp(e.span())));
     let postfix = atom
-        .foldl_with(choice((args, field, index)).repeated(), |lhs, post, _| match post {
-            Post::Call(args, s) => Expr { span: lhs.span.to(s), kind: ExprKind::Call { callee: Box::new(lhs), args } },
-            Post::Field(id) => Expr { span: lhs.span.to(id.span), kind: ExprKind::Field(Box::new(lhs), id) },
-            Post::Index(i, s) => Expr { span: lhs.span.to(s), kind: ExprKind::Index(Box::new(lhs), Box::new(i)) },
-        })
+        .foldl_with(
+            choice((args, field, index)).repeated(),
+            |lhs, post, _| match post {
+                Post::Call(args, s) => Expr {
+                    span: lhs.span.to(s),
+                    kind: ExprKind::Call {
+                        callee: Box::new(lhs),
+                        args,
+                    },
+                },
+                Post::Field(id) => Expr {
+                    span: lhs.span.to(id.span),
+                    kind: ExprKind::Field(Box::new(lhs), id),
+                },
+                Post::Index(i, s) => Expr {
+                    span: lhs.span.to(s),
+                    kind: ExprKind::Index(Box::new(lhs), Box::new(i)),
+                },
+            },
+        )
         .boxed();
 
-    let with_ = postfix
-        .clone()
-        .foldl_with(just(Tok::With).ignore_then(block_p.clone()).repeated(), |lhs, b, _| Expr {
+    let with_ = postfix.clone().foldl_with(
+        just(Tok::With).ignore_then(block_p.clone()).repeated(),
+        |lhs, b, _| Expr {
             span: lhs.span.to(b.span),
             kind: ExprKind::With(Box::new(lhs), b),
-        });
+        },
+    );
 
     let unary = select! { Tok::Bang => UnaryOp::Not, Tok::Minus => UnaryOp::Neg }
         .map_with(|op, e| (op, sp(e.span())))
         .repeated()
-        .foldr(with_, |(op, s), rhs: Expr| Expr { span: s.to(rhs.span), kind: ExprKind::Unary(op, Box::new(rhs)) })
+        .foldr(with_, |(op, s), rhs: Expr| Expr {
+            span: s.to(rhs.span),
+            kind: ExprKind::Unary(op, Box::new(rhs)),
+        })
         .boxed();
 
     fn binary<'t>(lower: P<'t, Expr>, ops: P<'t, BinaryOp>) -> P<'t, Expr> {
         lower
             .clone()
-            .foldl(ops.then(lower).repeated(), |a: Expr, (op, b): (BinaryOp, Expr)| Expr {
-                span: a.span.to(b.span),
-                kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
-            })
+            .foldl(
+                ops.then(lower).repeated(),
+                |a: Expr, (op, b): (BinaryOp, Expr)| Expr {
+                    span: a.span.to(b.span),
+                    kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
+                },
+            )
             .boxed()
     }
-    let product = binary(unary, select! { Tok::Star => BinaryOp::Mul, Tok::Slash => BinaryOp::Div }.boxed());
-    let sum = binary(product, select! { Tok::Plus => BinaryOp::Add, Tok::Minus => BinaryOp::Sub }.boxed());
+    let product = binary(
+        unary,
+        select! { Tok::Star => BinaryOp::Mul, Tok::Slash => BinaryOp::Div }.boxed(),
+    );
+    let sum = binary(
+        product,
+        select! { Tok::Plus => BinaryOp::Add, Tok::Minus => BinaryOp::Sub }.boxed(),
+    );
     let compare = binary(
         sum,
         select! {
@@ -465,7 +611,10 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         .separated_by(just(Tok::Dot))
         .at_least(1)
         .collect::<Vec<_>>()
-        .map_with(|segments, e| FieldPath { segments, span: sp(e.span()) });
+        .map_with(|segments, e| FieldPath {
+            segments,
+            span: sp(e.span()),
+        });
     let assign_op = select! {
         Tok::Eq => AssignOp::Set,
         Tok::PlusEq => AssignOp::Append,
@@ -480,11 +629,18 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
     }
     let path_item = path
         .then(choice((
-            assign_op.then(expr_p.clone()).map(|((op, s), v)| Rhs::Assign(op, s, v)),
+            assign_op
+                .then(expr_p.clone())
+                .map(|((op, s), v)| Rhs::Assign(op, s, v)),
             block_p.clone().map(Rhs::Nested),
         )))
         .map(|(path, rhs)| match rhs {
-            Rhs::Assign(op, op_span, value) => ItemKind::Assign { path, op, op_span, value },
+            Rhs::Assign(op, op_span, value) => ItemKind::Assign {
+                path,
+                op,
+                op_span,
+                value,
+            },
             Rhs::Nested(body) => ItemKind::Nested { path, body },
         });
 
@@ -494,24 +650,48 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
             .ignore_then(if_item)
             .map_with(|kind, e| {
                 let span = sp(e.span());
-                Block { items: Arc::new(vec![Item { doc: None, kind, span }]), span }
+                Block {
+                    items: Arc::new(vec![Item {
+                        doc: None,
+                        kind,
+                        span,
+                    }]),
+                    span,
+                }
             });
         just(Tok::If)
             .ignore_then(expr_p.clone())
             .then(block_p.clone())
-            .then(just(Tok::Else).ignore_then(choice((block_p.clone(), else_if))).or_not())
-            .map(|((cond, then_block), else_block)| ItemKind::If { cond, then_block, else_block })
+            .then(
+                just(Tok::Else)
+                    .ignore_then(choice((block_p.clone(), else_if)))
+                    .or_not(),
+            )
+            .map(|((cond, then_block), else_block)| ItemKind::If {
+                cond,
+                then_block,
+                else_block,
+            })
     })
     .boxed();
 
     let item = choice((if_item, path_item))
-        .map_with(move |kind, e| Item { doc: doc_at(e.span()), kind, span: sp(e.span()) })
-        .then_ignore(choice((one_of([Tok::Newline, Tok::Comma]).ignored(), just(Tok::RBrace).rewind().ignored())))
-        .recover_with(via_parser(junk(&[Tok::Newline, Tok::Comma]).map_with(|_, e| Item {
-            doc: None,
-            kind: ItemKind::Error,
+        .map_with(move |kind, e| Item {
+            doc: doc_at(e.span()),
+            kind,
             span: sp(e.span()),
-        })))
+        })
+        .then_ignore(choice((
+            one_of([Tok::Newline, Tok::Comma]).ignored(),
+            just(Tok::RBrace).rewind().ignored(),
+        )))
+        .recover_with(via_parser(junk(&[Tok::Newline, Tok::Comma]).map_with(
+            |_, e| Item {
+                doc: None,
+                kind: ItemKind::Error,
+                span: sp(e.span()),
+            },
+        )))
         .then_ignore(seps.clone());
 
     block.define(
@@ -519,12 +699,22 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
             .ignore_then(seps.clone())
             .ignore_then(item.repeated().collect::<Vec<_>>())
             .then_ignore(just(Tok::RBrace))
-            .map_with(|items, e| Block { items: Arc::new(items), span: sp(e.span()) })
+            .map_with(|items, e| Block {
+                items: Arc::new(items),
+                span: sp(e.span()),
+            })
             .recover_with(via_parser(nested_delimiters(
                 Tok::LBrace,
                 Tok::RBrace,
-                [(Tok::LParen, Tok::RParen), (Tok::LBracket, Tok::RBracket), (Tok::StrStart, Tok::StrEnd)],
-                |s| Block { items: Arc::new(Vec::new()), span: sp(s) },
+                [
+                    (Tok::LParen, Tok::RParen),
+                    (Tok::LBracket, Tok::RBracket),
+                    (Tok::StrStart, Tok::StrEnd),
+                ],
+                |s| Block {
+                    items: Arc::new(Vec::new()),
+                    span: sp(s),
+                },
             ))),
     );
 
@@ -533,7 +723,12 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         .then_ignore(just(Tok::Colon))
         .then(ty.clone())
         .then(just(Tok::Eq).ignore_then(expr_p.clone()).or_not())
-        .map_with(|((name, ty), default), e| ParamSig { name, ty, default, span: sp(e.span()) });
+        .map_with(|((name, ty), default), e| ParamSig {
+            name,
+            ty,
+            default,
+            span: sp(e.span()),
+        });
     let params = param_sig
         .separated_by(just(Tok::Comma))
         .allow_trailing()
@@ -545,7 +740,14 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         .ignore_then(select! { Tok::Str(s) = e => (s, sp(e.span())) }.labelled("string"))
         .then_ignore(just(Tok::As))
         .then(ident())
-        .map_with(|((path, path_span), alias), e| Decl::Import(ImportDecl { path, path_span, alias, span: sp(e.span()) }));
+        .map_with(|((path, path_span), alias), e| {
+            Decl::Import(ImportDecl {
+                path,
+                path_span,
+                alias,
+                span: sp(e.span()),
+            })
+        });
 
     let param = just(Tok::Param)
         .ignore_then(ident())
@@ -555,14 +757,28 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         .then(expr_p.clone())
         .then(just(Tok::Where).ignore_then(expr_p.clone()).or_not())
         .map_with(move |(((name, ty), default), where_), e| {
-            Decl::Param(ParamDecl { doc: doc_at(e.span()), name, ty, default, where_, span: sp(e.span()) })
+            Decl::Param(ParamDecl {
+                doc: doc_at(e.span()),
+                name,
+                ty,
+                default,
+                where_,
+                span: sp(e.span()),
+            })
         });
 
     let let_ = just(Tok::Let)
         .ignore_then(ident())
         .then_ignore(just(Tok::Eq))
         .then(expr_p.clone())
-        .map_with(move |(name, value), e| Decl::Let(LetDecl { doc: doc_at(e.span()), name, value, span: sp(e.span()) }));
+        .map_with(move |(name, value), e| {
+            Decl::Let(LetDecl {
+                doc: doc_at(e.span()),
+                name,
+                value,
+                span: sp(e.span()),
+            })
+        });
 
     let seps1 = one_of([Tok::Newline, Tok::Comma]).repeated().at_least(1);
     let enum_ = just(Tok::Enum)
@@ -576,7 +792,12 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
                 .delimited_by(just(Tok::LBrace), just(Tok::RBrace)),
         )
         .map_with(move |(name, variants), e| {
-            Decl::Enum(EnumDecl { doc: doc_at(e.span()), name, variants, span: sp(e.span()) })
+            Decl::Enum(EnumDecl {
+                doc: doc_at(e.span()),
+                name,
+                variants,
+                span: sp(e.span()),
+            })
         });
 
     let fn_ = just(Tok::Fn)
@@ -586,11 +807,24 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         .then_ignore(just(Tok::Eq))
         .then(expr_p.clone())
         .map_with(move |(((name, params), ret), body), e| {
-            Decl::Fn(FnDecl { doc: doc_at(e.span()), name, params, ret, body, span: sp(e.span()) })
+            Decl::Fn(FnDecl {
+                doc: doc_at(e.span()),
+                name,
+                params,
+                ret,
+                body,
+                span: sp(e.span()),
+            })
         });
 
     let extends = just(Tok::Extends)
-        .ignore_then(postfix.clone().separated_by(just(Tok::Comma)).at_least(1).collect::<Vec<_>>())
+        .ignore_then(
+            postfix
+                .clone()
+                .separated_by(just(Tok::Comma))
+                .at_least(1)
+                .collect::<Vec<_>>(),
+        )
         .map_with(|parents, e| (parents, sp(e.span())));
     let env = just(Tok::Env)
         .ignore_then(ident())
@@ -602,7 +836,15 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
                 Some((p, s)) => (p, Some(s)),
                 None => (Vec::new(), None),
             };
-            Decl::Env(EnvDecl { doc: doc_at(e.span()), name, params, extends, extends_span, body, span: sp(e.span()) })
+            Decl::Env(EnvDecl {
+                doc: doc_at(e.span()),
+                name,
+                params,
+                extends,
+                extends_span,
+                body,
+                span: sp(e.span()),
+            })
         });
 
     let decl = choice((import, param, let_, enum_, fn_, env))
@@ -616,6 +858,8 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         .repeated()
         .ignore_then(decl.repeated().collect::<Vec<_>>())
         .then_ignore(end())
-        .map(|decls| Module { decls: decls.into_iter().flatten().collect() })
+        .map(|decls| Module {
+            decls: decls.into_iter().flatten().collect(),
+        })
         .boxed()
 }

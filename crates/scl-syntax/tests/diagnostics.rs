@@ -19,16 +19,46 @@ fn errors(src: &str) -> Vec<String> {
 
 #[test]
 fn e0001_unexpected_token() {
-    assert_eq!(errors("env a {\n  base = = 5\n}\n"), ["E0001 2:10 expected expression, found `=`"]);
-    assert_eq!(errors("enum E { a = 1 }\n"), ["E0001 1:12 expected newline, `,` or `}`, found `=`"]);
-    assert_eq!(errors("env a {\n  x = f(1 2)\n}\n"), ["E0001 2:11 expected `,` or `)`, found `2`"]);
-    assert_eq!(errors("env a {\n  x = 1)\n}\n"), ["E0001 2:8 unexpected `)`"]);
-    assert_eq!(errors("x = 1\nenv a {}\n"), ["E0001 1:1 expected declaration, found `x`"]);
-    assert_eq!(errors("env a {\n  if x > 1 foo { }\n}\n"), ["E0001 2:12 expected `{`, found `foo`"]);
-    assert_eq!(errors("env a { if = 1 }\n"), ["E0001 1:12 expected expression, found `=`"]);
-    assert_eq!(errors("env a {\n  x = f(a = 1, 2)\n}\n"), ["E0001 2:16 positional argument after a named argument"]);
-    assert_eq!(errors("env a { x = 1 @ }\n"), ["E0001 1:15 unexpected character `@`"]);
-    assert_eq!(errors("let x = 1 +\n"), ["E0001 2:1 expected expression, found end of file"]);
+    assert_eq!(
+        errors("env a {\n  base = = 5\n}\n"),
+        ["E0001 2:10 expected expression, found `=`"]
+    );
+    assert_eq!(
+        errors("enum E { a = 1 }\n"),
+        ["E0001 1:12 expected newline, `,` or `}`, found `=`"]
+    );
+    assert_eq!(
+        errors("env a {\n  x = f(1 2)\n}\n"),
+        ["E0001 2:11 expected `,` or `)`, found `2`"]
+    );
+    assert_eq!(
+        errors("env a {\n  x = 1)\n}\n"),
+        ["E0001 2:8 unexpected `)`"]
+    );
+    assert_eq!(
+        errors("x = 1\nenv a {}\n"),
+        ["E0001 1:1 expected declaration, found `x`"]
+    );
+    assert_eq!(
+        errors("env a {\n  if x > 1 foo { }\n}\n"),
+        ["E0001 2:12 expected `{`, found `foo`"]
+    );
+    assert_eq!(
+        errors("env a { if = 1 }\n"),
+        ["E0001 1:12 expected expression, found `=`"]
+    );
+    assert_eq!(
+        errors("env a {\n  x = f(a = 1, 2)\n}\n"),
+        ["E0001 2:16 positional argument after a named argument"]
+    );
+    assert_eq!(
+        errors("env a { x = 1 @ }\n"),
+        ["E0001 1:15 unexpected character `@`"]
+    );
+    assert_eq!(
+        errors("let x = 1 +\n"),
+        ["E0001 2:1 expected expression, found end of file"]
+    );
 }
 
 #[test]
@@ -36,29 +66,58 @@ fn e0002_unterminated_string() {
     let src = "env bad {\n  base = image(\"debian:12.5)\n  workdir = \"/w\"\n}\n";
     assert_eq!(errors(src), ["E0002 2:16 unterminated string"]);
     let p = parse(src);
-    let ast::Decl::Env(env) = &p.module.decls[0] else { panic!() };
+    let ast::Decl::Env(env) = &p.module.decls[0] else {
+        panic!()
+    };
     assert_eq!(env.body.items.len(), 2);
-    assert_eq!(errors("let x = \"\"\"\nabc\n"), ["E0002 1:9 unterminated string"]);
+    assert_eq!(
+        errors("let x = \"\"\"\nabc\n"),
+        ["E0002 1:9 unterminated string"]
+    );
 }
 
 #[test]
 fn e0003_bad_interpolation() {
-    assert_eq!(errors("let x = \"a${}b\"\n"), ["E0003 1:11 empty interpolation `${}`"]);
-    assert_eq!(errors("let x = \"a${b\nlet y = 1\n"), ["E0003 1:11 unterminated interpolation: expected `}`"]);
+    assert_eq!(
+        errors("let x = \"a${}b\"\n"),
+        ["E0003 1:11 empty interpolation `${}`"]
+    );
+    assert_eq!(
+        errors("let x = \"a${b\nlet y = 1\n"),
+        ["E0003 1:11 unterminated interpolation: expected `}`"]
+    );
 }
 
 #[test]
 fn e0004_unknown_escape() {
-    assert_eq!(errors("let x = \"a\\qb\"\n"), ["E0004 1:11 unknown escape `\\q`"]);
+    assert_eq!(
+        errors("let x = \"a\\qb\"\n"),
+        ["E0004 1:11 unknown escape `\\q`"]
+    );
 }
 
 #[test]
 fn e0005_bad_number() {
-    assert_eq!(errors("env a { memory = 4GB }\n"), ["E0005 1:18 unknown quantity suffix `GB` in `4GB`"]);
-    assert_eq!(errors("let x = 3e\n"), ["E0005 1:9 malformed exponent in `3e`"]);
-    assert_eq!(errors("let x = 99999999999999999999\n"), ["E0005 1:9 integer literal is too large"]);
+    assert_eq!(
+        errors("env a { memory = 4GB }\n"),
+        ["E0005 1:18 unknown quantity suffix `GB` in `4GB`"]
+    );
+    assert_eq!(
+        errors("let x = 3e\n"),
+        ["E0005 1:9 malformed exponent in `3e`"]
+    );
+    assert_eq!(
+        errors("let x = 99999999999999999999\n"),
+        ["E0005 1:9 integer literal is too large"]
+    );
     let p = parse("env a { memory = 4GB }\n");
-    assert_eq!(p.errors[0].help.as_deref().map(|h| h.starts_with("write `4Gi`")), Some(true));
+    assert_eq!(
+        p.errors[0]
+            .help
+            .as_deref()
+            .map(|h| h.starts_with("write `4Gi`")),
+        Some(true)
+    );
 }
 
 #[test]
@@ -99,13 +158,24 @@ env c extends b {
     assert!(errs[0].starts_with("E0001 3:"), "{errs:#?}");
     assert!(errs[1].starts_with("E0001 8:"), "{errs:#?}");
     let p = parse(src);
-    let names: Vec<_> = p.module.decls.iter().map(|d| d.name().name.clone()).collect();
+    let names: Vec<_> = p
+        .module
+        .decls
+        .iter()
+        .map(|d| d.name().name.clone())
+        .collect();
     assert_eq!(names, ["a", "b", "c"]);
-    let ast::Decl::Env(a) = &p.module.decls[0] else { panic!() };
+    let ast::Decl::Env(a) = &p.module.decls[0] else {
+        panic!()
+    };
     assert_eq!(a.body.items.len(), 3, "items around the typo survive");
-    let ast::Decl::Env(b) = &p.module.decls[1] else { panic!() };
+    let ast::Decl::Env(b) = &p.module.decls[1] else {
+        panic!()
+    };
     assert_eq!(b.body.items.len(), 2);
-    let ast::Decl::Env(c) = &p.module.decls[2] else { panic!() };
+    let ast::Decl::Env(c) = &p.module.decls[2] else {
+        panic!()
+    };
     assert_eq!(c.extends.len(), 1);
     assert!(!matches!(c.body.items[0].kind, ast::ItemKind::Error));
 }
@@ -119,10 +189,39 @@ fn missing_separator_is_one_error() {
 #[test]
 fn garbage_does_not_panic() {
     for src in [
-        "", "\n\n", "}", ")))", "{{{", "\"", "\"\"\"", "\"${", "\"${\"${", "env", "env a", "env a extends", "env a(",
-        "fn f(", "param x:", "let = ", ".", "..", "1..2", "é", "\u{0}", "env a { x = \"\\", "x\r\ny", "3e+", "0x10",
-        "let x = [for]", "let x = [for x in]", "env a { if }", "env a { if x {} else }", "let x = a with",
-        "env a { \"unterminated = 1 }", "let x = \"${\"\"\"}\"", "let x = \"\"\"${\n\"\"\"",
+        "",
+        "\n\n",
+        "}",
+        ")))",
+        "{{{",
+        "\"",
+        "\"\"\"",
+        "\"${",
+        "\"${\"${",
+        "env",
+        "env a",
+        "env a extends",
+        "env a(",
+        "fn f(",
+        "param x:",
+        "let = ",
+        ".",
+        "..",
+        "1..2",
+        "é",
+        "\u{0}",
+        "env a { x = \"\\",
+        "x\r\ny",
+        "3e+",
+        "0x10",
+        "let x = [for]",
+        "let x = [for x in]",
+        "env a { if }",
+        "env a { if x {} else }",
+        "let x = a with",
+        "env a { \"unterminated = 1 }",
+        "let x = \"${\"\"\"}\"",
+        "let x = \"\"\"${\n\"\"\"",
     ] {
         let _ = parse(src);
     }
@@ -180,11 +279,17 @@ fn newline_rules() {
 "#;
     assert_eq!(errors(src), Vec::<String>::new());
     let p = parse(src);
-    let ast::Decl::Env(env) = &p.module.decls[0] else { panic!() };
+    let ast::Decl::Env(env) = &p.module.decls[0] else {
+        panic!()
+    };
     assert_eq!(env.extends.len(), 2);
     assert_eq!(env.body.items.len(), 7);
-    let ast::ItemKind::Assign { value, .. } = &env.body.items[6].kind else { panic!() };
-    let ast::ExprKind::Record(b) = &value.kind else { panic!() };
+    let ast::ItemKind::Assign { value, .. } = &env.body.items[6].kind else {
+        panic!()
+    };
+    let ast::ExprKind::Record(b) = &value.kind else {
+        panic!()
+    };
     assert_eq!(b.items.len(), 2);
 }
 
@@ -192,5 +297,8 @@ fn newline_rules() {
 fn keywords_are_not_field_names() {
     let p = parse("env a {\n  in = 1\n  from = 2\n  type = 3\n}\n");
     assert_eq!(p.errors.len(), 1);
-    assert_eq!(p.errors[0].help.as_deref(), Some("keywords cannot be field names"));
+    assert_eq!(
+        p.errors[0].help.as_deref(),
+        Some("keywords cannot be field names")
+    );
 }

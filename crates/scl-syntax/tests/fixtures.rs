@@ -9,7 +9,10 @@ fn fixtures() -> Vec<(String, String)> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let mut out = Vec::new();
     for dir in ["acceptance", "conformance"] {
-        let mut entries: Vec<_> = std::fs::read_dir(root.join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut entries: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         entries.sort();
         for p in entries {
             if p.to_string_lossy().ends_with(".env.scl") {
@@ -40,12 +43,23 @@ fn all_fixtures_parse() {
         let p = parse(&src);
         if name.ends_with("25_err_unterminated.env.scl") {
             let idx = LineIndex::new(&src);
-            assert!(p.errors.iter().any(|d| d.code == "E0002"), "{name}: {}", show(&src, &p.errors));
+            assert!(
+                p.errors.iter().any(|d| d.code == "E0002"),
+                "{name}: {}",
+                show(&src, &p.errors)
+            );
             for d in &p.errors {
-                assert_eq!(idx.line_col(&src, d.at.span.start as usize).0, 2, "{name}: {}", show(&src, &p.errors));
+                assert_eq!(
+                    idx.line_col(&src, d.at.span.start as usize).0,
+                    2,
+                    "{name}: {}",
+                    show(&src, &p.errors)
+                );
             }
             // The env is still there, with both items.
-            let scl_syntax::ast::Decl::Env(env) = &p.module.decls[0] else { panic!() };
+            let scl_syntax::ast::Decl::Env(env) = &p.module.decls[0] else {
+                panic!()
+            };
             assert_eq!(env.body.items.len(), 2);
         } else {
             assert!(p.errors.is_empty(), "{name}:\n{}", show(&src, &p.errors));
@@ -54,7 +68,10 @@ fn all_fixtures_parse() {
         for d in &p.module.decls {
             if let scl_syntax::ast::Decl::Env(e) = d {
                 for it in e.body.items.iter() {
-                    assert!(!matches!(it.kind, scl_syntax::ast::ItemKind::Error), "{name}: error item");
+                    assert!(
+                        !matches!(it.kind, scl_syntax::ast::ItemKind::Error),
+                        "{name}: error item"
+                    );
                 }
             }
         }
@@ -70,8 +87,13 @@ fn crlf_line_endings_parse_the_same() {
         assert_eq!(lf.module.decls.len(), crlf.module.decls.len(), "{name}");
     }
     let p = parse("let x = \"\"\"\r\n  a\r\n  b\r\n  \"\"\"\r\n");
-    let scl_syntax::ast::Decl::Let(l) = &p.module.decls[0] else { panic!() };
-    assert_eq!(l.value.kind, scl_syntax::ast::ExprKind::Str(vec![scl_syntax::ast::StrPart::Lit("a\nb".into())]));
+    let scl_syntax::ast::Decl::Let(l) = &p.module.decls[0] else {
+        panic!()
+    };
+    assert_eq!(
+        l.value.kind,
+        scl_syntax::ast::ExprKind::Str(vec![scl_syntax::ast::StrPart::Lit("a\nb".into())])
+    );
 }
 
 #[test]
@@ -88,7 +110,10 @@ fn every_prefix_parses_without_panic() {
 #[test]
 fn mutated_fixtures_do_not_panic() {
     let files = fixtures();
-    let pieces = ["{", "}", "(", ")", "[", "]", "\"", "\"\"\"", "${", "\n", ",", "=", "+=", ".", "if ", "else ", "with ", "4GB", "\\q", "é", "env ", "///x\n"];
+    let pieces = [
+        "{", "}", "(", ")", "[", "]", "\"", "\"\"\"", "${", "\n", ",", "=", "+=", ".", "if ",
+        "else ", "with ", "4GB", "\\q", "é", "env ", "///x\n",
+    ];
     let mut seed = 0x9E3779B97F4A7C15u64;
     let mut next = move || {
         seed ^= seed << 13;
@@ -116,7 +141,10 @@ fn mutated_fixtures_do_not_panic() {
         }
         let p = parse(&s);
         for d in &p.errors {
-            assert!(d.at.span.start <= d.at.span.end && d.at.span.end as usize <= s.len(), "{s}\n{d:?}");
+            assert!(
+                d.at.span.start <= d.at.span.end && d.at.span.end as usize <= s.len(),
+                "{s}\n{d:?}"
+            );
         }
     }
 }

@@ -22,7 +22,8 @@ fn data(name: String, mode: Mode = .read_only) -> [Volume?] = [{ name = name }]
 
 #[test]
 fn env_with_items() {
-    insta::assert_debug_snapshot!(ast(r#"env app(v: {String: Int}) extends base.py, torch.runtime(cuda = "12.1") {
+    insta::assert_debug_snapshot!(ast(
+        r#"env app(v: {String: Int}) extends base.py, torch.runtime(cuda = "12.1") {
   /// The image.
   base = image("python:${v}-slim")
   system.packages += ["git"]
@@ -30,17 +31,20 @@ fn env_with_items() {
   vars { "experiment" = "x" }
   if a { x = 1 } else if b { x = 2 } else { x = 3 }
 }
-"#));
+"#
+    ));
 }
 
 #[test]
 fn expressions() {
-    insta::assert_debug_snapshot!(ast(r#"let a = if p then -x.y[0] * 2 + 1 else !q || r && s == 1.5
+    insta::assert_debug_snapshot!(ast(
+        r#"let a = if p then -x.y[0] * 2 + 1 else !q || r && s == 1.5
 let b = f(1, at = "/x")(2) with { c = 500m, d = 32Gi }
 let c = [for x in xs if x != "vim": x]
 let d = self.workdir
 let e = 3e-5
-"#));
+"#
+    ));
 }
 
 #[test]

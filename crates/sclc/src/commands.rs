@@ -97,8 +97,19 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Explain { code, list } => explain(code, list),
         Command::Check { paths, set } => check(&paths, &set, fmt, cli.stdlib),
-        Command::Ir { file, env, set, provenance } => ir(&file, env.as_deref(), &set, provenance, fmt, cli.stdlib),
-        Command::Build { file, env, target, out, set } => build(&file, env.as_deref(), target, &out, &set, fmt, cli.stdlib),
+        Command::Ir {
+            file,
+            env,
+            set,
+            provenance,
+        } => ir(&file, env.as_deref(), &set, provenance, fmt, cli.stdlib),
+        Command::Build {
+            file,
+            env,
+            target,
+            out,
+            set,
+        } => build(&file, env.as_deref(), target, &out, &set, fmt, cli.stdlib),
     }
 }
 
@@ -120,7 +131,9 @@ fn explain(code: Option<String>, list: bool) -> i32 {
             print!("{text}");
             0
         }
-        None => usage_error(&format!("unknown diagnostic code `{code}` (see `sclc explain --list`)")),
+        None => usage_error(&format!(
+            "unknown diagnostic code `{code}` (see `sclc explain --list`)"
+        )),
     }
 }
 
@@ -153,18 +166,33 @@ fn print_diagnostics(db: &Database, diags: &[Diagnostic], fmt: MessageFormat, cm
     if fmt == MessageFormat::Human {
         let e = diags.iter().filter(|d| d.is_error()).count();
         let w = diags.len() - e;
-        let plural = |n: usize, s: &str| if n == 1 { format!("{n} {s}") } else { format!("{n} {s}s") };
+        let plural = |n: usize, s: &str| {
+            if n == 1 {
+                format!("{n} {s}")
+            } else {
+                format!("{n} {s}s")
+            }
+        };
         let _ = match (e, w) {
             (0, w) => writeln!(err, "{} emitted", plural(w, "warning")),
             (e, 0) => writeln!(err, "{} emitted", plural(e, "error")),
-            (e, w) => writeln!(err, "{} and {} emitted", plural(e, "error"), plural(w, "warning")),
+            (e, w) => writeln!(
+                err,
+                "{} and {} emitted",
+                plural(e, "error"),
+                plural(w, "warning")
+            ),
         };
     }
 }
 
 /// Parses `--set` flags into overrides for the root file's modules.
 /// Returns the command-line pseudo-source and the overrides, or diagnostics.
-fn overrides(db: &Database, root: SourceFile, set: &[String]) -> (String, BTreeMap<PathBuf, Vec<Override>>, Vec<Diagnostic>) {
+fn overrides(
+    db: &Database,
+    root: SourceFile,
+    set: &[String],
+) -> (String, BTreeMap<PathBuf, Vec<Override>>, Vec<Diagnostic>) {
     let mut text = String::new();
     let mut map: BTreeMap<PathBuf, Vec<Override>> = BTreeMap::new();
     let mut diags = Vec::new();
@@ -177,7 +205,11 @@ fn overrides(db: &Database, root: SourceFile, set: &[String]) -> (String, BTreeM
         let start = text.len();
         text.push_str(s);
         let Some((key, value)) = s.split_once('=') else {
-            let mut d = Diagnostic::error("E0312", scl_diag::Span::new(start, start + s.len()), format!("`--set {s}` needs the form NAME=VALUE"));
+            let mut d = Diagnostic::error(
+                "E0312",
+                scl_diag::Span::new(start, start + s.len()),
+                format!("`--set {s}` needs the form NAME=VALUE"),
+            );
             d.at.file = file.clone();
             diags.push(d);
             continue;
@@ -188,7 +220,9 @@ fn overrides(db: &Database, root: SourceFile, set: &[String]) -> (String, BTreeM
             Some((alias, name)) => {
                 let parse = scl_db::parse(db, root);
                 let imps = scl_db::imports(db, root);
-                let idx = parse.module.decls.iter().position(|d| matches!(d, scl_syntax::ast::Decl::Import(i) if i.alias.name == alias));
+                let idx = parse.module.decls.iter().position(
+                    |d| matches!(d, scl_syntax::ast::Decl::Import(i) if i.alias.name == alias),
+                );
                 match idx.and_then(|i| imps.targets[i]) {
                     Some(f) => (Some(f.path(db).clone()), name.to_string()),
                     None => {
@@ -205,7 +239,12 @@ fn overrides(db: &Database, root: SourceFile, set: &[String]) -> (String, BTreeM
             }
         };
         if let Some(t) = target {
-            map.entry(t).or_default().push(Override { name, value: value.to_string(), file: file.clone(), offset });
+            map.entry(t).or_default().push(Override {
+                name,
+                value: value.to_string(),
+                file: file.clone(),
+                offset,
+            });
         }
     }
     (text, map, diags)
@@ -213,7 +252,11 @@ fn overrides(db: &Database, root: SourceFile, set: &[String]) -> (String, BTreeM
 
 /// Opens `file` in a new database for its workspace, applies `--set`, and
 /// checks it. Returns the db, the file, the command line text and the diagnostics.
-fn load(file: &Path, set: &[String], stdlib: Option<PathBuf>) -> Result<(Database, SourceFile, String, Vec<Diagnostic>), i32> {
+fn load(
+    file: &Path,
+    set: &[String],
+    stdlib: Option<PathBuf>,
+) -> Result<(Database, SourceFile, String, Vec<Diagnostic>), i32> {
     if !file.is_file() {
         return Err(usage_error(&format!("no such file: {}", file.display())));
     }
@@ -229,7 +272,11 @@ fn load(file: &Path, set: &[String], stdlib: Option<PathBuf>) -> Result<(Databas
 }
 
 fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, i32> {
-    let paths: Vec<PathBuf> = if paths.is_empty() { vec![PathBuf::from(".")] } else { paths.to_vec() };
+    let paths: Vec<PathBuf> = if paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        paths.to_vec()
+    };
     let mut out = Vec::new();
     for p in &paths {
         if p.is_file() {
@@ -237,19 +284,26 @@ fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, i32> {
         } else if p.is_dir() {
             walk(p, &mut out);
         } else {
-            return Err(usage_error(&format!("no such file or folder: {}", p.display())));
+            return Err(usage_error(&format!(
+                "no such file or folder: {}",
+                p.display()
+            )));
         }
     }
     Ok(out)
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
     entries.sort();
     for p in entries {
         // Links are not followed: they could lead out of the tree.
-        if p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        if p.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
             continue;
         }
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -282,7 +336,12 @@ fn check(paths: &[PathBuf], set: &[String], fmt: MessageFormat, stdlib: Option<P
 }
 
 /// The envs to emit: the one named, or all non-template envs.
-fn select_envs(db: &Database, file: SourceFile, values: &ModuleValues, env: Option<&str>) -> Result<Vec<String>, Diagnostic> {
+fn select_envs(
+    db: &Database,
+    file: SourceFile,
+    values: &ModuleValues,
+    env: Option<&str>,
+) -> Result<Vec<String>, Diagnostic> {
     match env {
         None => Ok(values.envs.clone()),
         Some(name) => {
@@ -292,9 +351,19 @@ fn select_envs(db: &Database, file: SourceFile, values: &ModuleValues, env: Opti
             let parse = scl_db::parse(db, file);
             let template = parse.module.decls.iter().any(|d| matches!(d, scl_syntax::ast::Decl::Env(e) if e.name.name == name && e.params.is_some()));
             let mut d = if template {
-                Diagnostic::error("E0314", Default::default(), format!("`{name}` is a template; instantiate it from an env (`extends {name}(…)`)"))
+                Diagnostic::error(
+                    "E0314",
+                    Default::default(),
+                    format!(
+                        "`{name}` is a template; instantiate it from an env (`extends {name}(…)`)"
+                    ),
+                )
             } else {
-                Diagnostic::error("E0315", Default::default(), format!("the file has no env `{name}`"))
+                Diagnostic::error(
+                    "E0315",
+                    Default::default(),
+                    format!("the file has no env `{name}`"),
+                )
             };
             d.at.file = db.display_path(file);
             d = match scl_diag::did_you_mean(name, values.envs.iter().map(|s| s.as_str())) {
@@ -322,12 +391,22 @@ fn provenance_json(db: &Database, f: &scl_sema::FinalEnv) -> serde_json::Value {
             column: column as u32,
             replaced: o.replaced.clone(),
         };
-        out.insert(path.replace(scl_sema::value::TYPE_KEY, ""), serde_json::to_value(entry).unwrap());
+        out.insert(
+            path.replace(scl_sema::value::TYPE_KEY, ""),
+            serde_json::to_value(entry).unwrap(),
+        );
     }
     serde_json::Value::Object(out)
 }
 
-fn ir(file: &Path, env: Option<&str>, set: &[String], provenance: bool, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
+fn ir(
+    file: &Path,
+    env: Option<&str>,
+    set: &[String],
+    provenance: bool,
+    fmt: MessageFormat,
+    stdlib: Option<PathBuf>,
+) -> i32 {
     let (db, f, cmdline, mut diags) = match load(file, set, stdlib) {
         Ok(x) => x,
         Err(code) => return code,
@@ -346,7 +425,9 @@ fn ir(file: &Path, env: Option<&str>, set: &[String], provenance: bool, fmt: Mes
     }
     let mut specs: BTreeMap<&str, scl_ir::EnvSpec> = BTreeMap::new();
     for name in &envs {
-        let Some(spec) = values.final_env(name).and_then(|f| f.spec.as_deref()) else { return 1 };
+        let Some(spec) = values.final_env(name).and_then(|f| f.spec.as_deref()) else {
+            return 1;
+        };
         specs.insert(name, spec.versioned());
     }
     let text = if provenance {
@@ -355,10 +436,16 @@ fn ir(file: &Path, env: Option<&str>, set: &[String], provenance: bool, fmt: Mes
         for name in &envs {
             let fin = values.final_env(name).expect("checked above");
             let mut v = serde_json::to_value(&specs[name.as_str()]).expect("IR serializes");
-            v.as_object_mut().unwrap().insert("provenance".into(), provenance_json(&db, fin));
+            v.as_object_mut()
+                .unwrap()
+                .insert("provenance".into(), provenance_json(&db, fin));
             all.insert(name.clone(), v);
         }
-        let out = if env.is_some() { all.into_iter().next().map(|(_, v)| v).unwrap_or_default() } else { serde_json::Value::Object(all) };
+        let out = if env.is_some() {
+            all.into_iter().next().map(|(_, v)| v).unwrap_or_default()
+        } else {
+            serde_json::Value::Object(all)
+        };
         scl_ir::canonical_json(&out)
     } else {
         // The IR structs serialize with sorted keys directly (see scl-ir).
@@ -371,14 +458,24 @@ fn ir(file: &Path, env: Option<&str>, set: &[String], provenance: bool, fmt: Mes
         s
     };
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush());
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush());
     // The process ends here: freeing the database would only cost time.
     std::mem::forget(values);
     std::mem::forget(db);
     0
 }
 
-fn build(file: &Path, env: Option<&str>, target: Target, out: &Path, set: &[String], fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
+fn build(
+    file: &Path,
+    env: Option<&str>,
+    target: Target,
+    out: &Path,
+    set: &[String],
+    fmt: MessageFormat,
+    stdlib: Option<PathBuf>,
+) -> i32 {
     if target != Target::Docker {
         return usage_error(&format!(
             "the target `{}` is not implemented yet; available: docker",
@@ -403,13 +500,19 @@ fn build(file: &Path, env: Option<&str>, target: Target, out: &Path, set: &[Stri
     }
     let mut lowered = Vec::new();
     for name in &envs {
-        let Some(fin) = values.final_env(name) else { return 1 };
+        let Some(fin) = values.final_env(name) else {
+            return 1;
+        };
         let Some(spec) = &fin.spec else { return 1 };
         let l = scl_backends::docker::lower(spec, name);
         for w in &l.warnings {
             // Point at the source of the field the target cannot express.
             let origin = field_origin(&fin.origins, &w.field);
-            let mut d = Diagnostic::warning("W0004", origin.as_ref().map(|o| o.span).unwrap_or_default(), format!("docker: `{}`: {}", w.field, w.message));
+            let mut d = Diagnostic::warning(
+                "W0004",
+                origin.as_ref().map(|o| o.span).unwrap_or_default(),
+                format!("docker: `{}`: {}", w.field, w.message),
+            );
             d.at.file = match &origin {
                 Some(o) => db.module_display(o.module),
                 None => db.display_path(f),
@@ -437,7 +540,10 @@ fn build(file: &Path, env: Option<&str>, target: Target, out: &Path, set: &[Stri
 /// The origin of an IR field for a backend warning: the field itself, else
 /// the nearest enclosing path that has one (`assets[1]` → `assets`), else the
 /// first write below it (`resources` → `resources.requests.cpu`).
-fn field_origin(origins: &BTreeMap<String, scl_sema::Origin>, field: &str) -> Option<scl_sema::Origin> {
+fn field_origin(
+    origins: &BTreeMap<String, scl_sema::Origin>,
+    field: &str,
+) -> Option<scl_sema::Origin> {
     let mut key = field.to_string();
     loop {
         if let Some(o) = origins.get(&key) {
@@ -449,7 +555,12 @@ fn field_origin(origins: &BTreeMap<String, scl_sema::Origin>, field: &str) -> Op
         }
     }
     let below = format!("{field}.");
-    origins.iter().filter(|(k, _)| k.starts_with(&below)).map(|(_, o)| o).min_by_key(|o| o.span.start).cloned()
+    origins
+        .iter()
+        .filter(|(k, _)| k.starts_with(&below))
+        .map(|(_, o)| o)
+        .min_by_key(|o| o.span.start)
+        .cloned()
 }
 
 /// The file that marks an output folder as written by sclc (so a later build
@@ -461,7 +572,10 @@ const MARKER: &str = ".sclc-output";
 /// swapped are put back, so a failure never leaves half an output. An
 /// existing `out/<env>` is replaced only if sclc wrote it (it holds
 /// [`MARKER`]); anything else is refused before a byte is written.
-fn write_atomically(out: &Path, lowered: &[(String, scl_backends::Lowered)]) -> std::io::Result<Vec<PathBuf>> {
+fn write_atomically(
+    out: &Path,
+    lowered: &[(String, scl_backends::Lowered)],
+) -> std::io::Result<Vec<PathBuf>> {
     use std::io::{Error, ErrorKind};
     for (env, _) in lowered {
         let dest = out.join(env);
@@ -473,14 +587,19 @@ fn write_atomically(out: &Path, lowered: &[(String, scl_backends::Lowered)]) -> 
         }
     }
     std::fs::create_dir_all(out)?;
-    let tmp = tempfile::Builder::new().prefix(".sclc-tmp-").tempdir_in(out)?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".sclc-tmp-")
+        .tempdir_in(out)?;
     let (new, old) = (tmp.path().join("new"), tmp.path().join("old"));
     std::fs::create_dir_all(&old)?;
     let mut written = Vec::new();
     for (env, l) in lowered {
         let dir = new.join(env);
         std::fs::create_dir_all(&dir)?;
-        std::fs::write(dir.join(MARKER), "Written by sclc build; replaced on every build. Do not edit.\n")?;
+        std::fs::write(
+            dir.join(MARKER),
+            "Written by sclc build; replaced on every build. Do not edit.\n",
+        )?;
         for a in &l.artifacts {
             let p = dir.join(&a.path);
             if let Some(parent) = p.parent() {

@@ -64,6 +64,10 @@ fn book_scl_blocks_compile() {
 fn book_lists_every_diagnostic_code() {
     let page = std::fs::read_to_string(repo().join("book/src/diagnostics.md")).unwrap();
     for c in scl_diag::CODES {
-        assert!(page.contains(&format!("### {}: {}", c.code, c.title)), "book/src/diagnostics.md lacks {}", c.code);
+        assert!(
+            page.contains(&format!("### {}: {}", c.code, c.title)),
+            "book/src/diagnostics.md lacks {}",
+            c.code
+        );
     }
 }

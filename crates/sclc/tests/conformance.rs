@@ -11,11 +11,22 @@ fn conformance_suite_passes() {
     let shared = repo().join("../shared/conformance/run.py");
     let local = repo().join("tests/conformance/run.py");
     let runner = if shared.is_file() { shared } else { local };
-    let out = Command::new("python3").arg(&runner).arg(env!("CARGO_BIN_EXE_sclc")).output().expect("python3 runs");
+    let out = Command::new("python3")
+        .arg(&runner)
+        .arg(env!("CARGO_BIN_EXE_sclc"))
+        .output()
+        .expect("python3 runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let last = stdout.lines().last().unwrap_or("");
-    assert!(last.ends_with(" passed, 0 failed") && !last.starts_with("0 "), "{stdout}");
+    assert!(
+        last.ends_with(" passed, 0 failed") && !last.starts_with("0 "),
+        "{stdout}"
+    );
     let n: usize = last.split_whitespace().next().unwrap().parse().unwrap();
     assert!(n >= 22, "{stdout}");
 }
@@ -27,8 +38,23 @@ fn conformance_suite_passes() {
 #[test]
 fn semantic_cases_pass() {
     let runner = repo().join("tests/semantics/run.py");
-    let out = Command::new("python3").arg(&runner).arg(env!("CARGO_BIN_EXE_sclc")).output().expect("python3 runs");
+    let out = Command::new("python3")
+        .arg(&runner)
+        .arg(env!("CARGO_BIN_EXE_sclc"))
+        .output()
+        .expect("python3 runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.lines().last().unwrap_or("").ends_with(" passed, 0 failed"), "{stdout}");
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .unwrap_or("")
+            .ends_with(" passed, 0 failed"),
+        "{stdout}"
+    );
 }

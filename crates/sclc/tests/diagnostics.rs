@@ -10,12 +10,18 @@ use std::collections::BTreeMap;
 fn cases() -> (Vec<String>, BTreeMap<String, Vec<String>>) {
     let dir = repo().join("tests/diagnostics");
     let mut expect: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for line in std::fs::read_to_string(dir.join("expect.txt")).unwrap().lines() {
+    for line in std::fs::read_to_string(dir.join("expect.txt"))
+        .unwrap()
+        .lines()
+    {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
         let (case, rest) = line.split_once(": ").unwrap();
-        expect.entry(case.to_string()).or_default().push(rest.to_string());
+        expect
+            .entry(case.to_string())
+            .or_default()
+            .push(rest.to_string());
     }
     let mut cases = Vec::new();
     for f in scl_files(&dir) {
@@ -33,11 +39,20 @@ fn cases() -> (Vec<String>, BTreeMap<String, Vec<String>>) {
 fn every_case_gives_exactly_its_diagnostics() {
     let dir = repo().join("tests/diagnostics");
     let (cases, expect) = cases();
-    assert!(cases.len() >= 40, "expected at least 40 cases, found {}", cases.len());
+    assert!(
+        cases.len() >= 40,
+        "expected at least 40 cases, found {}",
+        cases.len()
+    );
     let mut failures = Vec::new();
     for case in &cases {
         let text = std::fs::read_to_string(dir.join(case)).unwrap();
-        let mut args: Vec<String> = vec!["check".into(), case.clone(), "--message-format".into(), "json".into()];
+        let mut args: Vec<String> = vec![
+            "check".into(),
+            case.clone(),
+            "--message-format".into(),
+            "json".into(),
+        ];
         for l in text.lines() {
             if let Some(a) = l.strip_prefix("// args:") {
                 args.extend(a.split_whitespace().map(String::from));
@@ -49,12 +64,31 @@ fn every_case_gives_exactly_its_diagnostics() {
         let mut got = Vec::new();
         let mut any_error = false;
         for line in stderr.lines() {
-            let d: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{case}: not JSON ({e}): {line}"));
-            for k in ["code", "severity", "message", "file", "line", "column", "end_line", "end_column", "labels", "help"] {
+            let d: serde_json::Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{case}: not JSON ({e}): {line}"));
+            for k in [
+                "code",
+                "severity",
+                "message",
+                "file",
+                "line",
+                "column",
+                "end_line",
+                "end_column",
+                "labels",
+                "help",
+            ] {
                 assert!(d.get(k).is_some(), "{case}: diagnostic lacks `{k}`: {line}");
             }
             any_error |= d["severity"] == "error";
-            got.push(format!("{} {}:{}:{} {}", d["code"].as_str().unwrap(), d["file"].as_str().unwrap(), d["line"], d["column"], d["message"].as_str().unwrap()));
+            got.push(format!(
+                "{} {}:{}:{} {}",
+                d["code"].as_str().unwrap(),
+                d["file"].as_str().unwrap(),
+                d["line"],
+                d["column"],
+                d["message"].as_str().unwrap()
+            ));
         }
         let want = expect.get(case).cloned().unwrap_or_default();
         if got != want {
@@ -66,7 +100,10 @@ fn every_case_gives_exactly_its_diagnostics() {
         }
     }
     for case in expect.keys() {
-        assert!(cases.contains(case), "expect.txt names a missing case {case}");
+        assert!(
+            cases.contains(case),
+            "expect.txt names a missing case {case}"
+        );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -74,10 +111,19 @@ fn every_case_gives_exactly_its_diagnostics() {
 #[test]
 fn at_least_25_distinct_error_codes_are_tested() {
     let (_, expect) = cases();
-    let mut codes: Vec<&str> = expect.values().flatten().map(|l| &l[..5]).filter(|c| c.starts_with('E')).collect();
+    let mut codes: Vec<&str> = expect
+        .values()
+        .flatten()
+        .map(|l| &l[..5])
+        .filter(|c| c.starts_with('E'))
+        .collect();
     codes.sort();
     codes.dedup();
-    assert!(codes.len() >= 25, "only {} distinct error codes: {codes:?}", codes.len());
+    assert!(
+        codes.len() >= 25,
+        "only {} distinct error codes: {codes:?}",
+        codes.len()
+    );
 }
 
 #[test]
@@ -101,20 +147,46 @@ fn human_output_shows_the_source_line_and_the_fix() {
     assert!(s.contains("[E0202] Error: unknown field `memroy`"), "{s}");
     assert!(s.contains("resources.requests { memroy = 4Gi }"), "{s}");
     assert!(s.contains("did you mean `memory`?"), "{s}");
-    assert!(!s.contains('\u{1b}'), "no colours when NO_COLOR is set / not a terminal: {s}");
+    assert!(
+        !s.contains('\u{1b}'),
+        "no colours when NO_COLOR is set / not a terminal: {s}"
+    );
 }
 
 #[test]
 fn usage_errors_exit_2() {
-    assert_eq!(sclc(&repo(), &["check", "no/such/file.env.scl"]).status.code(), Some(2));
+    assert_eq!(
+        sclc(&repo(), &["check", "no/such/file.env.scl"])
+            .status
+            .code(),
+        Some(2)
+    );
     assert_eq!(sclc(&repo(), &["frobnicate"]).status.code(), Some(2));
-    assert_eq!(sclc(&repo(), &["ir", "examples/hello/hello.env.scl", "--bogus"]).status.code(), Some(2));
+    assert_eq!(
+        sclc(&repo(), &["ir", "examples/hello/hello.env.scl", "--bogus"])
+            .status
+            .code(),
+        Some(2)
+    );
 }
 
 #[test]
 fn unknown_env_is_an_error_with_a_suggestion() {
-    let out = sclc(&repo(), &["ir", "examples/hello/hello.env.scl", "--env", "helo", "--message-format", "json"]);
+    let out = sclc(
+        &repo(),
+        &[
+            "ir",
+            "examples/hello/hello.env.scl",
+            "--env",
+            "helo",
+            "--message-format",
+            "json",
+        ],
+    );
     assert_eq!(out.status.code(), Some(1));
     let s = String::from_utf8_lossy(&out.stderr);
-    assert!(s.contains("\"code\":\"E0315\"") && s.contains("did you mean `hello`?"), "{s}");
+    assert!(
+        s.contains("\"code\":\"E0315\"") && s.contains("did you mean `hello`?"),
+        "{s}"
+    );
 }

@@ -19,10 +19,20 @@ fn examples_check_and_ir_is_stable() {
     for f in files {
         let rel = f.strip_prefix(&repo).unwrap().to_string_lossy().to_string();
         let check = sclc(&repo, &["check", &rel]);
-        assert_eq!(check.status.code(), Some(0), "{rel}: {}", String::from_utf8_lossy(&check.stderr));
+        assert_eq!(
+            check.status.code(),
+            Some(0),
+            "{rel}: {}",
+            String::from_utf8_lossy(&check.stderr)
+        );
         let a = sclc(&repo, &["ir", &rel]);
         let b = sclc(&repo, &["ir", &rel]);
-        assert_eq!(a.status.code(), Some(0), "{rel}: {}", String::from_utf8_lossy(&a.stderr));
+        assert_eq!(
+            a.status.code(),
+            Some(0),
+            "{rel}: {}",
+            String::from_utf8_lossy(&a.stderr)
+        );
         assert_eq!(a.stdout, b.stdout, "{rel}: IR differs between two runs");
         let ir = String::from_utf8(a.stdout).unwrap();
         insta::assert_snapshot!(format!("ir__{}", snapshot_name(&rel)), ir);
@@ -37,10 +47,19 @@ fn examples_lower_to_dockerfiles() {
         let out = tempfile::tempdir().unwrap();
         let o = out.path().to_str().unwrap();
         let r = sclc(&repo, &["build", &rel, "--target", "docker", "--out", o]);
-        assert_eq!(r.status.code(), Some(0), "{rel}: {}", String::from_utf8_lossy(&r.stderr));
+        assert_eq!(
+            r.status.code(),
+            Some(0),
+            "{rel}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
         let mut written: Vec<String> = Vec::new();
         fn walk(d: &std::path::Path, base: &std::path::Path, out: &mut Vec<String>) {
-            let mut es: Vec<_> = std::fs::read_dir(d).unwrap().flatten().map(|e| e.path()).collect();
+            let mut es: Vec<_> = std::fs::read_dir(d)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
             es.sort();
             for p in es {
                 if p.is_dir() {
@@ -51,20 +70,45 @@ fn examples_lower_to_dockerfiles() {
             }
         }
         walk(out.path(), out.path(), &mut written);
-        assert!(!written.iter().any(|w| w.contains(".sclc-tmp")), "temporary folder left behind: {written:?}");
-        assert!(written.iter().any(|w| w.ends_with(".sclc-output")), "env folders carry the sclc marker: {written:?}");
+        assert!(
+            !written.iter().any(|w| w.contains(".sclc-tmp")),
+            "temporary folder left behind: {written:?}"
+        );
+        assert!(
+            written.iter().any(|w| w.ends_with(".sclc-output")),
+            "env folders carry the sclc marker: {written:?}"
+        );
         for w in written.iter().filter(|w| !w.ends_with(".sclc-output")) {
             let text = std::fs::read_to_string(out.path().join(w)).unwrap();
-            insta::assert_snapshot!(format!("docker__{}__{}", snapshot_name(&rel), w.replace(['/', '.'], "_")), text);
+            insta::assert_snapshot!(
+                format!(
+                    "docker__{}__{}",
+                    snapshot_name(&rel),
+                    w.replace(['/', '.'], "_")
+                ),
+                text
+            );
         }
-        assert!(written.iter().any(|w| w.ends_with("Dockerfile")), "{rel}: no Dockerfile in {written:?}");
+        assert!(
+            written.iter().any(|w| w.ends_with("Dockerfile")),
+            "{rel}: no Dockerfile in {written:?}"
+        );
     }
 }
 
 #[test]
 fn provenance_names_the_env_and_line_of_each_field() {
     let repo = repo();
-    let r = sclc(&repo, &["ir", "examples/bert-finetune/train.env.scl", "--env", "bert_train", "--provenance"]);
+    let r = sclc(
+        &repo,
+        &[
+            "ir",
+            "examples/bert-finetune/train.env.scl",
+            "--env",
+            "bert_train",
+            "--provenance",
+        ],
+    );
     assert_eq!(r.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
     let p = &v["provenance"];
@@ -72,18 +116,47 @@ fn provenance_names_the_env_and_line_of_each_field() {
     assert_eq!(p["base"]["file"], "base.env.scl");
     assert_eq!(p["base"]["line"], 5);
     assert_eq!(p["system.packages"]["env"], "bert_train");
-    assert!(p["system.packages"].get("replaced").is_none(), "`+=` appends, it replaces nothing");
+    assert!(
+        p["system.packages"].get("replaced").is_none(),
+        "`+=` appends, it replaces nothing"
+    );
     assert_eq!(p["workdir"]["env"], "python_env");
     assert_eq!(p["resources.requests.memory"]["line"], 18);
-    insta::assert_snapshot!("provenance__bert_train", String::from_utf8(r.stdout).unwrap());
+    insta::assert_snapshot!(
+        "provenance__bert_train",
+        String::from_utf8(r.stdout).unwrap()
+    );
 }
 
 #[test]
 fn gpu_count_4_switches_on_distributed_training_and_nothing_else() {
     let repo = repo();
-    let one = sclc(&repo, &["ir", "examples/bert-finetune/train.env.scl", "--env", "bert_train"]);
-    let four = sclc(&repo, &["ir", "examples/bert-finetune/train.env.scl", "--env", "bert_train", "--set", "gpu_count=4"]);
-    assert_eq!(four.status.code(), Some(0), "{}", String::from_utf8_lossy(&four.stderr));
+    let one = sclc(
+        &repo,
+        &[
+            "ir",
+            "examples/bert-finetune/train.env.scl",
+            "--env",
+            "bert_train",
+        ],
+    );
+    let four = sclc(
+        &repo,
+        &[
+            "ir",
+            "examples/bert-finetune/train.env.scl",
+            "--env",
+            "bert_train",
+            "--set",
+            "gpu_count=4",
+        ],
+    );
+    assert_eq!(
+        four.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&four.stderr)
+    );
     let mut a: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
     let b: serde_json::Value = serde_json::from_slice(&four.stdout).unwrap();
     assert_eq!(b["resources"]["requests"]["gpu"]["count"], 4);
@@ -100,10 +173,25 @@ fn gpu_count_4_switches_on_distributed_training_and_nothing_else() {
 #[test]
 fn set_value_violating_where_is_reported_on_the_command_line() {
     let repo = repo();
-    let r = sclc(&repo, &["ir", "examples/bert-finetune/train.env.scl", "--set", "gpu_count=9", "--message-format", "json"]);
+    let r = sclc(
+        &repo,
+        &[
+            "ir",
+            "examples/bert-finetune/train.env.scl",
+            "--set",
+            "gpu_count=9",
+            "--message-format",
+            "json",
+        ],
+    );
     assert_eq!(r.status.code(), Some(1));
     let s = String::from_utf8_lossy(&r.stderr);
-    assert!(s.contains("\"file\":\"<command-line>\"") && s.contains("\"code\":\"E0303\"") && s.contains("\"column\":17"), "{s}");
+    assert!(
+        s.contains("\"file\":\"<command-line>\"")
+            && s.contains("\"code\":\"E0303\"")
+            && s.contains("\"column\":17"),
+        "{s}"
+    );
 }
 
 /// The Dockerfiles of every example pass hadolint at warning level with the
@@ -112,7 +200,12 @@ fn set_value_violating_where_is_reported_on_the_command_line() {
 #[test]
 fn example_dockerfiles_pass_hadolint() {
     let bin = std::env::var("HADOLINT").unwrap_or_else(|_| "hadolint".into());
-    if std::process::Command::new(&bin).arg("--version").output().map(|o| !o.status.success()).unwrap_or(true) {
+    if std::process::Command::new(&bin)
+        .arg("--version")
+        .output()
+        .map(|o| !o.status.success())
+        .unwrap_or(true)
+    {
         if std::env::var("SCL_SKIP_TOOLS").as_deref() == Ok("1") {
             eprintln!("SKIPPED: hadolint not found and SCL_SKIP_TOOLS=1");
             return;
@@ -124,7 +217,17 @@ fn example_dockerfiles_pass_hadolint() {
     for f in scl_files(&repo.join("examples")) {
         let rel = f.strip_prefix(&repo).unwrap().to_string_lossy().to_string();
         let out = tempfile::tempdir().unwrap();
-        let r = sclc(&repo, &["build", &rel, "--target", "docker", "--out", out.path().to_str().unwrap()]);
+        let r = sclc(
+            &repo,
+            &[
+                "build",
+                &rel,
+                "--target",
+                "docker",
+                "--out",
+                out.path().to_str().unwrap(),
+            ],
+        );
         assert_eq!(r.status.code(), Some(0));
         for line in String::from_utf8_lossy(&r.stdout).lines() {
             let path = line.strip_prefix("wrote ").unwrap();
@@ -137,7 +240,11 @@ fn example_dockerfiles_pass_hadolint() {
                 .arg(path)
                 .output()
                 .unwrap();
-            assert!(o.status.success(), "{rel}: {path}:\n{}", String::from_utf8_lossy(&o.stdout));
+            assert!(
+                o.status.success(),
+                "{rel}: {path}:\n{}",
+                String::from_utf8_lossy(&o.stdout)
+            );
             linted += 1;
         }
     }
@@ -149,17 +256,39 @@ fn example_dockerfiles_pass_hadolint() {
 #[test]
 fn build_refuses_to_replace_foreign_folders() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("h.env.scl"), "env a { base = image(\"debian:12.5\") }\n").unwrap();
+    std::fs::write(
+        dir.path().join("h.env.scl"),
+        "env a { base = image(\"debian:12.5\") }\n",
+    )
+    .unwrap();
     std::fs::create_dir(dir.path().join("a")).unwrap();
     std::fs::write(dir.path().join("a/code.py"), "important").unwrap();
-    let r = sclc(dir.path(), &["build", "h.env.scl", "--target", "docker", "--out", "."]);
+    let r = sclc(
+        dir.path(),
+        &["build", "h.env.scl", "--target", "docker", "--out", "."],
+    );
     assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).contains("was not written by sclc"));
-    assert_eq!(std::fs::read_to_string(dir.path().join("a/code.py")).unwrap(), "important");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a/code.py")).unwrap(),
+        "important"
+    );
     for _ in 0..2 {
-        let r = sclc(dir.path(), &["build", "h.env.scl", "--target", "docker", "--out", "out"]);
-        assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+        let r = sclc(
+            dir.path(),
+            &["build", "h.env.scl", "--target", "docker", "--out", "out"],
+        );
+        assert_eq!(
+            r.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&r.stderr)
+        );
     }
-    let names: Vec<String> = std::fs::read_dir(dir.path().join("out")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into()).collect();
+    let names: Vec<String> = std::fs::read_dir(dir.path().join("out"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into())
+        .collect();
     assert_eq!(names, ["a"], "no temporary folder is left behind");
 }

@@ -44,13 +44,19 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--n" => {
                 o.ns = val()?
                     .split(',')
-                    .map(|s| s.trim().parse::<usize>().map_err(|e| format!("--n {s}: {e}")))
+                    .map(|s| {
+                        s.trim()
+                            .parse::<usize>()
+                            .map_err(|e| format!("--n {s}: {e}"))
+                    })
                     .collect::<Result<_, _>>()?;
                 if o.ns.contains(&0) {
                     return Err("--n values must be at least 1".into());
                 }
             }
-            "--topology" => o.topo = Topology::parse(&val()?).ok_or("--topology is chain or fanin")?,
+            "--topology" => {
+                o.topo = Topology::parse(&val()?).ok_or("--topology is chain or fanin")?
+            }
             "--runs" => o.runs = Some(val()?.parse().map_err(|e| format!("--runs: {e}"))?),
             "--edits" => o.edits = val()?.parse().map_err(|e| format!("--edits: {e}"))?,
             "--shared" => o.shared = Some(PathBuf::from(val()?)),
@@ -65,7 +71,9 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
 
 fn on_path(tool: &str) -> Option<PathBuf> {
     let paths = std::env::var_os("PATH")?;
-    std::env::split_paths(&paths).map(|d| d.join(tool)).find(|p| p.is_file())
+    std::env::split_paths(&paths)
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -104,9 +112,18 @@ impl Cmd<'_> {
     }
     /// Runs once and returns stdout (errors on a non-zero exit).
     fn output(&self) -> Result<Vec<u8>, String> {
-        let out = self.command().stderr(Stdio::piped()).output().map_err(|e| format!("{}: {e}", self.line()))?;
+        let out = self
+            .command()
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| format!("{}: {e}", self.line()))?;
         if !out.status.success() {
-            return Err(format!("{} failed ({}): {}", self.line(), out.status, String::from_utf8_lossy(&out.stderr)));
+            return Err(format!(
+                "{} failed ({}): {}",
+                self.line(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
         }
         Ok(out.stdout)
     }
@@ -122,7 +139,16 @@ fn wall_ms(tools: &Tools, cmd: &Cmd, runs: usize) -> Result<f64, String> {
     if let Some(hf) = &tools.hyperfine {
         let json = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
         let status = Command::new(hf)
-            .args(["-N", "--style", "none", "--warmup", "2", "--runs", &runs.to_string(), "--export-json"])
+            .args([
+                "-N",
+                "--style",
+                "none",
+                "--warmup",
+                "2",
+                "--runs",
+                &runs.to_string(),
+                "--export-json",
+            ])
             .arg(json.path())
             .arg(cmd.line())
             .current_dir(cmd.dir)
@@ -132,14 +158,25 @@ fn wall_ms(tools: &Tools, cmd: &Cmd, runs: usize) -> Result<f64, String> {
         if !status.success() {
             return Err(format!("hyperfine failed on {}", cmd.line()));
         }
-        let v: Value = serde_json::from_slice(&std::fs::read(json.path()).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
-        return v.pointer("/results/0/median").and_then(Value::as_f64).map(|s| s * 1e3).ok_or("no median in hyperfine JSON".into());
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(json.path()).map_err(|e| e.to_string())?)
+                .map_err(|e| e.to_string())?;
+        return v
+            .pointer("/results/0/median")
+            .and_then(Value::as_f64)
+            .map(|s| s * 1e3)
+            .ok_or("no median in hyperfine JSON".into());
     }
     let _ = cmd.command().stdout(Stdio::null()).status(); // warm-up
     let mut xs = Vec::new();
     for _ in 0..runs {
         let t = Instant::now();
-        let st = cmd.command().stdout(Stdio::null()).stderr(Stdio::null()).status().map_err(|e| e.to_string())?;
+        let st = cmd
+            .command()
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| e.to_string())?;
         xs.push(t.elapsed().as_secs_f64() * 1e3);
         if !st.success() {
             return Err(format!("{} failed", cmd.line()));
@@ -168,7 +205,12 @@ fn peak_rss_mib(tools: &Tools, cmd: &Cmd) -> Result<f64, String> {
                     return Err(format!("{} failed under time", cmd.line()));
                 }
                 let text = std::fs::read_to_string(f.path()).map_err(|e| e.to_string())?;
-                text.lines().last().unwrap_or("").trim().parse::<f64>().map_err(|e| format!("time -f %M: {e}: {text}"))?
+                text.lines()
+                    .last()
+                    .unwrap_or("")
+                    .trim()
+                    .parse::<f64>()
+                    .map_err(|e| format!("time -f %M: {e}: {text}"))?
             }
             None => rusage_kib(cmd)?,
         };
@@ -190,14 +232,20 @@ fn rusage_kib(cmd: &Cmd) -> Result<f64, String> {
         .output()
         .map_err(|e| e.to_string())?;
     let text = String::from_utf8_lossy(&out.stdout);
-    text.trim().parse::<f64>().map_err(|e| format!("xtask rss: {e}: {text}"))
+    text.trim()
+        .parse::<f64>()
+        .map_err(|e| format!("xtask rss: {e}: {text}"))
 }
 
 /// `xtask rss PROG ARGS...`: runs PROG (stdout discarded) and prints the peak
 /// RSS of its process tree in KiB.
 pub fn rss_main(args: &[String]) -> i32 {
     let Some(prog) = args.first() else { return 2 };
-    let st = match Command::new(prog).args(&args[1..]).stdout(Stdio::null()).status() {
+    let st = match Command::new(prog)
+        .args(&args[1..])
+        .stdout(Stdio::null())
+        .status()
+    {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{prog}: {e}");
@@ -242,22 +290,41 @@ struct Phases {
 
 fn no_errors(diags: &[scl_diag::Diagnostic]) -> Result<(), String> {
     match diags.iter().find(|d| d.severity == Severity::Error) {
-        Some(d) => Err(format!("{} {} at {}:{:?}", d.code, d.message, d.at.file, d.at.span)),
+        Some(d) => Err(format!(
+            "{} {} at {}:{:?}",
+            d.code, d.message, d.at.file, d.at.span
+        )),
         None => Ok(()),
     }
 }
 
 /// The services of `all` as JSON, from the database.
-fn services_json(db: &Database, top: scl_db::SourceFile) -> Result<serde_json::Map<String, Value>, String> {
+fn services_json(
+    db: &Database,
+    top: scl_db::SourceFile,
+) -> Result<serde_json::Map<String, Value>, String> {
     let mv = scl_db::module_values(db, top);
-    let spec = mv.final_env("all").and_then(|f| f.spec.clone()).ok_or("env `all` has no IR")?;
+    let spec = mv
+        .final_env("all")
+        .and_then(|f| f.spec.clone())
+        .ok_or("env `all` has no IR")?;
     let v = serde_json::to_value(&*spec).map_err(|e| e.to_string())?;
-    v.get("services").and_then(Value::as_object).cloned().ok_or("no services".into())
+    v.get("services")
+        .and_then(Value::as_object)
+        .cloned()
+        .ok_or("no services".into())
 }
 
 /// Cold in-process checks (fresh database each), then re-checks after
 /// one-line edits of the last module. Returns (cold ms, re-check ms, phases).
-fn inprocess(dir: &Path, n: usize, topo: Topology, cold_runs: usize, edits: usize, expected: &Value) -> Result<(f64, f64, Phases), String> {
+fn inprocess(
+    dir: &Path,
+    n: usize,
+    topo: Topology,
+    cold_runs: usize,
+    edits: usize,
+    expected: &Value,
+) -> Result<(f64, f64, Phases), String> {
     let top_path = dir.join("top.env.scl");
     let mut cold = Vec::new();
     let mut kept = None;
@@ -269,7 +336,8 @@ fn inprocess(dir: &Path, n: usize, topo: Topology, cold_runs: usize, edits: usiz
         cold.push(t.elapsed().as_secs_f64() * 1e3);
         no_errors(&diags)?;
         if r == 0 {
-            workload::verify_services(&services_json(&db, top)?, expected).map_err(|e| format!("in-process IR: {e}"))?;
+            workload::verify_services(&services_json(&db, top)?, expected)
+                .map_err(|e| format!("in-process IR: {e}"))?;
         }
         kept = Some(db); // the previous database drops here, outside the timing
     }
@@ -280,16 +348,25 @@ fn inprocess(dir: &Path, n: usize, topo: Topology, cold_runs: usize, edits: usiz
     let mut re = Vec::new();
     for k in 0..edits {
         // Alternate: every edit changes the text (and the last service's description).
-        let desc = if k % 2 == 0 { format!("env-{last_i}-edit{k}") } else { format!("env-{last_i}") };
+        let desc = if k % 2 == 0 {
+            format!("env-{last_i}-edit{k}")
+        } else {
+            format!("env-{last_i}")
+        };
         db.set_text(last, &workload::module_source(last_i, topo, &desc));
         let t = Instant::now();
         let diags = db.check(top);
         re.push(t.elapsed().as_secs_f64() * 1e3);
         no_errors(&diags)?;
         let svcs = services_json(&db, top)?;
-        let got = svcs.get(&format!("e{last_i}")).and_then(|s| s.get("description")).and_then(Value::as_str);
+        let got = svcs
+            .get(&format!("e{last_i}"))
+            .and_then(|s| s.get("description"))
+            .and_then(Value::as_str);
         if got != Some(desc.as_str()) {
-            return Err(format!("after edit {k}: service e{last_i} has description {got:?}, expected {desc:?}"));
+            return Err(format!(
+                "after edit {k}: service e{last_i} has description {got:?}, expected {desc:?}"
+            ));
         }
     }
     drop(db);
@@ -339,8 +416,15 @@ fn target_dir(root: &Path) -> PathBuf {
 }
 
 fn find_shared(o: &Opts, root: &Path) -> Option<PathBuf> {
-    let cands = [o.shared.clone(), Some(root.join("../shared")), Some(root.join("shared"))];
-    cands.into_iter().flatten().find(|d| d.join("bench/gen_peers.py").is_file())
+    let cands = [
+        o.shared.clone(),
+        Some(root.join("../shared")),
+        Some(root.join("shared")),
+    ];
+    cands
+        .into_iter()
+        .flatten()
+        .find(|d| d.join("bench/gen_peers.py").is_file())
 }
 
 fn fmt_opt(x: Option<f64>, prec: usize) -> String {
@@ -353,7 +437,11 @@ fn fmt_opt(x: Option<f64>, prec: usize) -> String {
 /// `xtask recheck-loop DIR N EDITS`: only the re-check loop (after one cold
 /// check), for profiling it with `perf record`.
 pub fn recheck_loop_main(args: &[String]) -> i32 {
-    let (Some(dir), Some(n), Some(edits)) = (args.first(), args.get(1).and_then(|s| s.parse::<usize>().ok()), args.get(2).and_then(|s| s.parse::<usize>().ok())) else {
+    let (Some(dir), Some(n), Some(edits)) = (
+        args.first(),
+        args.get(1).and_then(|s| s.parse::<usize>().ok()),
+        args.get(2).and_then(|s| s.parse::<usize>().ok()),
+    ) else {
         eprintln!("usage: xtask recheck-loop DIR N EDITS");
         return 2;
     };
@@ -364,11 +452,21 @@ pub fn recheck_loop_main(args: &[String]) -> i32 {
     let last = db.open(&dir.join(format!("mod{}.env.scl", n - 1)));
     let t = Instant::now();
     for k in 0..edits {
-        let desc = if k % 2 == 0 { format!("env-{}-edit{k}", n - 1) } else { format!("env-{}", n - 1) };
-        db.set_text(last, &workload::module_source(n - 1, Topology::Chain, &desc));
+        let desc = if k % 2 == 0 {
+            format!("env-{}-edit{k}", n - 1)
+        } else {
+            format!("env-{}", n - 1)
+        };
+        db.set_text(
+            last,
+            &workload::module_source(n - 1, Topology::Chain, &desc),
+        );
         let _ = db.check(top);
     }
-    println!("{edits} re-checks: {:.3} ms each", t.elapsed().as_secs_f64() * 1e3 / edits as f64);
+    println!(
+        "{edits} re-checks: {:.3} ms each",
+        t.elapsed().as_secs_f64() * 1e3 / edits as f64
+    );
     std::mem::forget(db);
     0
 }
@@ -376,7 +474,10 @@ pub fn recheck_loop_main(args: &[String]) -> i32 {
 /// `xtask cold-loop DIR RUNS`: only in-process cold checks of `DIR/top.env.scl`
 /// (a fresh database each time), for profiling with `perf record`.
 pub fn cold_loop_main(args: &[String]) -> i32 {
-    let (Some(dir), Some(runs)) = (args.first(), args.get(1).and_then(|s| s.parse::<usize>().ok())) else {
+    let (Some(dir), Some(runs)) = (
+        args.first(),
+        args.get(1).and_then(|s| s.parse::<usize>().ok()),
+    ) else {
         eprintln!("usage: xtask cold-loop DIR RUNS");
         return 2;
     };
@@ -388,7 +489,10 @@ pub fn cold_loop_main(args: &[String]) -> i32 {
         let _ = db.check(top);
         std::mem::forget(db);
     }
-    println!("{runs} cold checks: {:.3} ms each", t.elapsed().as_secs_f64() * 1e3 / runs as f64);
+    println!(
+        "{runs} cold checks: {:.3} ms each",
+        t.elapsed().as_secs_f64() * 1e3 / runs as f64
+    );
     0
 }
 
@@ -432,14 +536,25 @@ fn run(o: &Opts) -> Result<bool, String> {
         return Err("cargo build --release -p sclc failed".into());
     }
     let sclc = target_dir(&root).join("release/sclc");
-    let tools = Tools { hyperfine: on_path("hyperfine"), time: Some(PathBuf::from("/usr/bin/time")).filter(|p| p.is_file()) };
+    let tools = Tools {
+        hyperfine: on_path("hyperfine"),
+        time: Some(PathBuf::from("/usr/bin/time")).filter(|p| p.is_file()),
+    };
     let jrsonnet = if o.peer { on_path("jrsonnet") } else { None };
     let shared = find_shared(o, &root);
     let python = on_path("python3");
     println!(
         "tools: wall time by {}; peak RSS by {}",
-        if tools.hyperfine.is_some() { "hyperfine (median)" } else { "std::process + Instant (median)" },
-        if tools.time.is_some() { "/usr/bin/time -f %M (median of 3)" } else { "getrusage(RUSAGE_CHILDREN) (median of 3)" }
+        if tools.hyperfine.is_some() {
+            "hyperfine (median)"
+        } else {
+            "std::process + Instant (median)"
+        },
+        if tools.time.is_some() {
+            "/usr/bin/time -f %M (median of 3)"
+        } else {
+            "getrusage(RUSAGE_CHILDREN) (median of 3)"
+        }
     );
     let peer_ok = match (&jrsonnet, &shared, &python) {
         (None, _, _) if o.peer => {
@@ -456,7 +571,11 @@ fn run(o: &Opts) -> Result<bool, String> {
             false
         }
         (Some(j), Some(_), Some(_)) => {
-            let v = Command::new(j).arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+            let v = Command::new(j)
+                .arg("--version")
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                .unwrap_or_default();
             println!("peer: {} ({v})", j.display());
             true
         }
@@ -469,7 +588,10 @@ fn run(o: &Opts) -> Result<bool, String> {
             d.canonicalize().map_err(|e| e.to_string())?
         }
         None => {
-            tmp = tempfile::Builder::new().prefix("scl-bench-").tempdir().map_err(|e| e.to_string())?;
+            tmp = tempfile::Builder::new()
+                .prefix("scl-bench-")
+                .tempdir()
+                .map_err(|e| e.to_string())?;
             tmp.path().canonicalize().map_err(|e| e.to_string())?
         }
     };
@@ -481,7 +603,8 @@ fn run(o: &Opts) -> Result<bool, String> {
         for n in &o.ns {
             c.arg(n.to_string());
         }
-        c.args(["--topology", o.topo.name(), "--langs", "jsonnet"]).stdout(Stdio::null());
+        c.args(["--topology", o.topo.name(), "--langs", "jsonnet"])
+            .stdout(Stdio::null());
         if !c.status().map_err(|e| e.to_string())?.success() {
             return Err("gen_peers.py failed".into());
         }
@@ -494,21 +617,41 @@ fn run(o: &Opts) -> Result<bool, String> {
         let dir = work.join(format!("scl/N{n}"));
         let bytes = workload::write(&dir, n, o.topo).map_err(|e| e.to_string())?;
         let expected = workload::expected(n, o.topo);
-        let mut row = Row { n, src_kib: bytes as f64 / 1024.0, ok: true, ..Default::default() };
-        eprintln!("N={n}: {} modules, {:.0} KiB of SCL in {}", n + 2, row.src_kib, dir.display());
+        let mut row = Row {
+            n,
+            src_kib: bytes as f64 / 1024.0,
+            ok: true,
+            ..Default::default()
+        };
+        eprintln!(
+            "N={n}: {} modules, {:.0} KiB of SCL in {}",
+            n + 2,
+            row.src_kib,
+            dir.display()
+        );
 
         // The peers' expected JSON must be ours (same workload).
         let exp_file = peers_dir.join(format!("expected/N{n}.json"));
         if peer_ok {
-            let theirs: Value = serde_json::from_slice(&std::fs::read(&exp_file).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+            let theirs: Value =
+                serde_json::from_slice(&std::fs::read(&exp_file).map_err(|e| e.to_string())?)
+                    .map_err(|e| e.to_string())?;
             if theirs != expected {
-                return Err(format!("{} differs from this generator's expected JSON", exp_file.display()));
+                return Err(format!(
+                    "{} differs from this generator's expected JSON",
+                    exp_file.display()
+                ));
             }
         }
 
-        let sc = Cmd { prog: &sclc, args: vec!["ir".into(), "top.env.scl".into()], dir: &dir };
+        let sc = Cmd {
+            prog: &sclc,
+            args: vec!["ir".into(), "top.env.scl".into()],
+            dir: &dir,
+        };
         let out = sc.output()?;
-        let ir: Value = serde_json::from_slice(&out).map_err(|e| format!("sclc ir output is not JSON: {e}"))?;
+        let ir: Value =
+            serde_json::from_slice(&out).map_err(|e| format!("sclc ir output is not JSON: {e}"))?;
         match workload::verify_ir(&ir, &expected) {
             Ok(()) => eprintln!("  sclc ir: {n} services verified"),
             Err(e) => {
@@ -522,12 +665,23 @@ fn run(o: &Opts) -> Result<bool, String> {
 
         if peer_ok {
             let jdir = peers_dir.join(format!("jsonnet/N{n}"));
-            let jc = Cmd { prog: jrsonnet.as_ref().unwrap(), args: vec!["top.jsonnet".into()], dir: &jdir };
-            match jc.output().and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string())) {
+            let jc = Cmd {
+                prog: jrsonnet.as_ref().unwrap(),
+                args: vec!["top.jsonnet".into()],
+                dir: &jdir,
+            };
+            match jc
+                .output()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()))
+            {
                 Ok(v) if v == expected => {
                     row.jr_ms = Some(wall_ms(&tools, &jc, runs)?);
                     row.jr_rss = Some(peak_rss_mib(&tools, &jc)?);
-                    eprintln!("  jrsonnet: {:.1} ms, {:.1} MiB", row.jr_ms.unwrap(), row.jr_rss.unwrap());
+                    eprintln!(
+                        "  jrsonnet: {:.1} ms, {:.1} MiB",
+                        row.jr_ms.unwrap(),
+                        row.jr_rss.unwrap()
+                    );
                 }
                 Ok(_) => println!("N={n}: jrsonnet output differs from {}", exp_file.display()),
                 Err(e) => println!("N={n}: jrsonnet failed: {e}"),
@@ -555,7 +709,14 @@ fn run(o: &Opts) -> Result<bool, String> {
 
     // The table (Markdown).
     println!();
-    println!("topology: {}; sclc {}; {} CPUs", o.topo.name(), sclc.display(), std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    println!(
+        "topology: {}; sclc {}; {} CPUs",
+        o.topo.name(),
+        sclc.display(),
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    );
     println!();
     println!("| N | SCL KiB | sclc cold ms | sclc RSS MiB | jrsonnet ms | jrsonnet RSS MiB | jrsonnet/sclc time | sclc/jrsonnet RSS | in-proc cold ms | re-check ms | cold/re-check | output |");
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
@@ -591,7 +752,10 @@ fn run(o: &Opts) -> Result<bool, String> {
         for r in &rows {
             if let Some(p) = r.phases {
                 let tot = p.parse + p.imports + p.static_check + p.eval + p.rest;
-                println!("| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |", r.n, p.parse, p.imports, p.static_check, p.eval, p.rest, tot);
+                println!(
+                    "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                    r.n, p.parse, p.imports, p.static_check, p.eval, p.rest, tot
+                );
             }
         }
     }
@@ -612,27 +776,55 @@ fn run(o: &Opts) -> Result<bool, String> {
     let at = |n: usize| rows.iter().find(|r| r.n == n);
     match at(1000) {
         Some(r) => verdict(
-            format!("N=1000: sclc cold at least 2x faster than jrsonnet ({})", r.jr_ms.map(|j| format!("{:.2}x", j / r.sclc_ms)).unwrap_or("no jrsonnet".into())),
+            format!(
+                "N=1000: sclc cold at least 2x faster than jrsonnet ({})",
+                r.jr_ms
+                    .map(|j| format!("{:.2}x", j / r.sclc_ms))
+                    .unwrap_or("no jrsonnet".into())
+            ),
             r.jr_ms.map(|j| j >= 2.0 * r.sclc_ms),
         ),
-        None => verdict("N=1000: 2x faster than jrsonnet (N=1000 not run)".into(), None),
+        None => verdict(
+            "N=1000: 2x faster than jrsonnet (N=1000 not run)".into(),
+            None,
+        ),
     }
     match at(5000) {
         Some(r) => {
             verdict(
-                format!("N=5000: sclc faster than jrsonnet ({})", r.jr_ms.map(|j| format!("{:.0} vs {:.0} ms", r.sclc_ms, j)).unwrap_or("no jrsonnet".into())),
+                format!(
+                    "N=5000: sclc faster than jrsonnet ({})",
+                    r.jr_ms
+                        .map(|j| format!("{:.0} vs {:.0} ms", r.sclc_ms, j))
+                        .unwrap_or("no jrsonnet".into())
+                ),
                 r.jr_ms.map(|j| r.sclc_ms < j),
             );
             verdict(
-                format!("N=5000: sclc peak RSS below jrsonnet's ({})", r.jr_rss.map(|j| format!("{:.1} vs {:.1} MiB", r.sclc_rss, j)).unwrap_or("no jrsonnet".into())),
+                format!(
+                    "N=5000: sclc peak RSS below jrsonnet's ({})",
+                    r.jr_rss
+                        .map(|j| format!("{:.1} vs {:.1} MiB", r.sclc_rss, j))
+                        .unwrap_or("no jrsonnet".into())
+                ),
                 r.jr_rss.map(|j| r.sclc_rss < j),
             );
         }
-        None => verdict("N=5000: faster and smaller than jrsonnet (N=5000 not run)".into(), None),
+        None => verdict(
+            "N=5000: faster and smaller than jrsonnet (N=5000 not run)".into(),
+            None,
+        ),
     }
     for r in &rows {
         if let (Some(c), Some(x)) = (r.cold_ms, r.recheck_ms) {
-            verdict(format!("N={}: re-check after a leaf edit at least 50x faster than cold ({:.0}x)", r.n, c / x), Some(c >= 50.0 * x));
+            verdict(
+                format!(
+                    "N={}: re-check after a leaf edit at least 50x faster than cold ({:.0}x)",
+                    r.n,
+                    c / x
+                ),
+                Some(c >= 50.0 * x),
+            );
         }
     }
     for r in &rows {

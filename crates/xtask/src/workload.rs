@@ -93,7 +93,10 @@ pub fn expected(n: usize, topo: Topology) -> Value {
                 Some(p) => json!(format!("env-{p}")),
             };
             e["resources"]["cpu"] = json!(cpu * 2);
-            e["packages"].as_array_mut().unwrap().push(json!(format!("pkg-{i}")));
+            e["packages"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!(format!("pkg-{i}")));
             e
         })
         .collect();
@@ -116,21 +119,37 @@ pub fn base_source() -> String {
     let b = base_record();
     let r = &b["resources"];
     let mut s = String::new();
-    s.push_str("// The shared benchmark workload's base environment (30 fields of gen_peers.py BASE).\n");
+    s.push_str(
+        "// The shared benchmark workload's base environment (30 fields of gen_peers.py BASE).\n",
+    );
     s.push_str("env base_env {\n");
     s.push_str(&format!("  description = {}\n", lit(&b["name"])));
     s.push_str(&format!("  base = image({})\n", lit(&b["image"])));
-    s.push_str(&format!("  system.packages = {}\n", str_list(&b["packages"])));
-    s.push_str(&format!("  python.packages = {}\n", str_list(&b["pip_packages"])));
+    s.push_str(&format!(
+        "  system.packages = {}\n",
+        str_list(&b["packages"])
+    ));
+    s.push_str(&format!(
+        "  python.packages = {}\n",
+        str_list(&b["pip_packages"])
+    ));
     s.push_str("  resources.requests {\n");
     s.push_str(&format!("    cpu = {}\n", r["cpu"]));
     s.push_str(&format!("    memory = {}\n", r["memory"].as_str().unwrap()));
-    s.push_str(&format!("    gpu = {{ count = {}, type = {} }}\n", r["gpu"], lit(&r["gpu_type"])));
+    s.push_str(&format!(
+        "    gpu = {{ count = {}, type = {} }}\n",
+        r["gpu"],
+        lit(&r["gpu_type"])
+    ));
     s.push_str("  }\n");
     s.push_str("  volumes = [\n");
     for v in b["volumes"].as_array().unwrap() {
         let name = v["name"].as_str().unwrap();
-        let mode = if v["read_only"].as_bool().unwrap() { ".read_only" } else { ".read_write" };
+        let mode = if v["read_only"].as_bool().unwrap() {
+            ".read_only"
+        } else {
+            ".read_write"
+        };
         s.push_str(&format!(
             "    {{ name = \"{name}\", source = \"pvc://{name}\", mount = {}, mode = {mode} }},\n",
             lit(&v["mount"])
@@ -142,14 +161,28 @@ pub fn base_source() -> String {
         s.push_str(&format!("    {k} = {}\n", lit(v)));
     }
     s.push_str("  }\n");
-    s.push_str(&format!("  ports = [{}]\n", b["ports"].as_array().unwrap().iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")));
+    s.push_str(&format!(
+        "  ports = [{}]\n",
+        b["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     s.push_str(&format!("  entrypoint = {}\n", str_list(&b["entrypoint"])));
     s.push_str(&format!("  command = {}\n", str_list(&b["command"])));
-    s.push_str(&format!("  user = {{ name = {}, uid = {} }}\n", lit(&b["user"]), b["uid"]));
+    s.push_str(&format!(
+        "  user = {{ name = {}, uid = {} }}\n",
+        lit(&b["user"]),
+        b["uid"]
+    ));
     s.push_str(&format!("  workdir = {}\n", lit(&b["workdir"])));
     s.push_str(&format!("  ignore = {}\n", str_list(&b["tags"])));
     s.push_str("  labels {\n");
-    let label = |s: &mut String, k: &str, v: String| s.push_str(&format!("    {k} = {}\n", lit(&json!(v))));
+    let label =
+        |s: &mut String, k: &str, v: String| s.push_str(&format!("    {k} = {}\n", lit(&json!(v))));
     label(&mut s, "summary", b["description"].as_str().unwrap().into());
     for k in LABEL_SCALARS {
         let v = &b[*k];
@@ -160,9 +193,18 @@ pub fn base_source() -> String {
         label(&mut s, k, text);
     }
     let hc = &b["healthcheck"];
-    let cmd: Vec<&str> = hc["cmd"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    let cmd: Vec<&str> = hc["cmd"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
     label(&mut s, "\"healthcheck.cmd\"", cmd.join(" "));
-    label(&mut s, "\"healthcheck.interval_s\"", hc["interval_s"].to_string());
+    label(
+        &mut s,
+        "\"healthcheck.interval_s\"",
+        hc["interval_s"].to_string(),
+    );
     label(&mut s, "\"healthcheck.retries\"", hc["retries"].to_string());
     s.push_str("  }\n}\n");
     s
@@ -170,8 +212,20 @@ pub fn base_source() -> String {
 
 /// BASE scalars kept as `labels` (typed back by [`service_to_peer`]).
 const LABEL_SCALARS: &[&str] = &[
-    "parent", "platform", "version", "gid", "shell", "network", "restart", "privileged",
-    "read_only_root", "tty", "stop_signal", "stop_timeout_s", "log_level", "timezone",
+    "parent",
+    "platform",
+    "version",
+    "gid",
+    "shell",
+    "network",
+    "restart",
+    "privileged",
+    "read_only_root",
+    "tty",
+    "stop_signal",
+    "stop_timeout_s",
+    "log_level",
+    "timezone",
 ];
 
 /// `mod<i>.env.scl`. `description` is the line the incremental bench edits.
@@ -216,14 +270,20 @@ pub fn write(dir: &Path, n: usize, topo: Topology) -> std::io::Result<u64> {
     };
     put("base.env.scl".into(), base_source())?;
     for i in 0..n {
-        put(format!("mod{i}.env.scl"), module_source(i, topo, &format!("env-{i}")))?;
+        put(
+            format!("mod{i}.env.scl"),
+            module_source(i, topo, &format!("env-{i}")),
+        )?;
     }
     put("top.env.scl".into(), top_source(n))?;
     Ok(bytes)
 }
 
 fn label<'a>(labels: &'a Value, k: &str) -> Result<&'a str, String> {
-    labels.get(k).and_then(Value::as_str).ok_or_else(|| format!("label `{k}` missing"))
+    labels
+        .get(k)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("label `{k}` missing"))
 }
 
 /// One service's IR mapped back onto the peers' record (the inverse of
@@ -232,7 +292,11 @@ pub fn service_to_peer(ir: &Value) -> Result<Value, String> {
     let base = base_record();
     let labels = ir.get("labels").ok_or("no labels")?;
     let mut out = Map::new();
-    let g = |p: &str| ir.pointer(p).cloned().ok_or_else(|| format!("IR has no {p}"));
+    let g = |p: &str| {
+        ir.pointer(p)
+            .cloned()
+            .ok_or_else(|| format!("IR has no {p}"))
+    };
     out.insert("name".into(), g("/description")?);
     out.insert("description".into(), json!(label(labels, "summary")?));
     out.insert("image".into(), g("/base/ref")?);
@@ -243,8 +307,12 @@ pub fn service_to_peer(ir: &Value) -> Result<Value, String> {
     out.insert("command".into(), g("/command")?);
     out.insert("packages".into(), g("/system/packages")?);
     out.insert("pip_packages".into(), g("/python/packages")?);
-    let millis = g("/resources/requests/cpu")?.as_i64().ok_or("cpu is not an integer")?;
-    let bytes = g("/resources/requests/memory")?.as_i64().ok_or("memory is not an integer")?;
+    let millis = g("/resources/requests/cpu")?
+        .as_i64()
+        .ok_or("cpu is not an integer")?;
+    let bytes = g("/resources/requests/memory")?
+        .as_i64()
+        .ok_or("memory is not an integer")?;
     if millis % 1000 != 0 || bytes % (1 << 30) != 0 {
         return Err(format!("cpu {millis}m / memory {bytes} B not whole"));
     }
@@ -274,7 +342,11 @@ pub fn service_to_peer(ir: &Value) -> Result<Value, String> {
         out.insert((*k).into(), v);
     }
     let cmd: Vec<&str> = label(labels, "healthcheck.cmd")?.split(' ').collect();
-    let int = |k: &str| -> Result<i64, String> { label(labels, k)?.parse::<i64>().map_err(|e| format!("{k}: {e}")) };
+    let int = |k: &str| -> Result<i64, String> {
+        label(labels, k)?
+            .parse::<i64>()
+            .map_err(|e| format!("{k}: {e}"))
+    };
     out.insert(
         "healthcheck".into(),
         json!({"cmd": cmd, "interval_s": int("healthcheck.interval_s")?, "retries": int("healthcheck.retries")?}),
@@ -287,22 +359,34 @@ pub fn service_to_peer(ir: &Value) -> Result<Value, String> {
 /// (so env i's packages end with `pkg-<i>`, its CPU is doubled, its
 /// description is `env-<i>`, its parent label is prev's description).
 pub fn verify_ir(ir: &Value, expected: &Value) -> Result<(), String> {
-    let services = ir.pointer("/all/services").and_then(Value::as_object).ok_or("no all.services in the IR")?;
+    let services = ir
+        .pointer("/all/services")
+        .and_then(Value::as_object)
+        .ok_or("no all.services in the IR")?;
     verify_services(services, expected)
 }
 
 pub fn verify_services(services: &Map<String, Value>, expected: &Value) -> Result<(), String> {
     let envs = expected["envs"].as_array().ok_or("expected has no envs")?;
     if services.len() != envs.len() {
-        return Err(format!("{} services, expected {}", services.len(), envs.len()));
+        return Err(format!(
+            "{} services, expected {}",
+            services.len(),
+            envs.len()
+        ));
     }
     for (i, want) in envs.iter().enumerate() {
-        let svc = services.get(&format!("e{i}")).ok_or_else(|| format!("service e{i} missing"))?;
+        let svc = services
+            .get(&format!("e{i}"))
+            .ok_or_else(|| format!("service e{i} missing"))?;
         let got = service_to_peer(svc).map_err(|e| format!("service e{i}: {e}"))?;
         if &got != want {
             return Err(format!("service e{i} differs:\n got  {got}\n want {want}"));
         }
-        let pkgs = svc.pointer("/system/packages").and_then(Value::as_array).ok_or("no packages")?;
+        let pkgs = svc
+            .pointer("/system/packages")
+            .and_then(Value::as_array)
+            .ok_or("no packages")?;
         if pkgs.last() != Some(&json!(format!("pkg-{i}"))) {
             return Err(format!("service e{i}: packages do not end with pkg-{i}"));
         }
@@ -325,7 +409,10 @@ pub fn gen_main(args: &[String]) -> i32 {
             pos.push(a.clone());
         }
     }
-    let (Some(out), Some(n)) = (pos.first(), pos.get(1).and_then(|n| n.parse::<usize>().ok())) else {
+    let (Some(out), Some(n)) = (
+        pos.first(),
+        pos.get(1).and_then(|n| n.parse::<usize>().ok()),
+    ) else {
         eprintln!("usage: xtask gen OUTDIR N [--topology chain|fanin]");
         return 2;
     };
