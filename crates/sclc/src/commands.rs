@@ -323,6 +323,30 @@ fn check(paths: &[PathBuf], set: &[String], fmt: MessageFormat, stdlib: Option<P
         Err(code) => return code,
     };
     let mut errors = false;
+    if set.is_empty() {
+        // Files of one workspace share a database, so a module imported by
+        // several of them is checked (and reported) once.
+        let mut groups: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+        for f in files {
+            groups.entry(find_workspace_root(&f)).or_default().push(f);
+        }
+        for (root, files) in groups {
+            let db = Database::new(&root, stdlib.clone());
+            let mut diags: Vec<Diagnostic> = Vec::new();
+            for f in files {
+                let file = db.open(&f);
+                for d in db.check(file) {
+                    if !diags.contains(&d) {
+                        diags.push(d);
+                    }
+                }
+            }
+            errors |= diags.iter().any(Diagnostic::is_error);
+            print_diagnostics(&db, &diags, fmt, "");
+            std::mem::forget(db);
+        }
+        return i32::from(errors);
+    }
     for f in files {
         match load(&f, set, stdlib.clone()) {
             Ok((db, _, cmdline, diags)) => {
