@@ -628,15 +628,21 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             }
         }
         (Ty::MatchSpec, Value::Str(s)) => {
-            if s.trim().is_empty() || s.starts_with(['=', '<', '>', '!']) {
-                ev.err(
+            // conda's match spec grammar, as rattler (conda/rattler) parses it.
+            match rattler_conda_types::MatchSpec::from_str(
+                &s,
+                rattler_conda_types::ParseStrictness::Strict,
+            ) {
+                Ok(_) => Ok(Value::Str(s)),
+                Err(e) => Err(ev.report(
                     m,
-                    "E0205",
-                    span,
-                    format!("{:?} is not a conda match spec", &*s),
-                )
-            } else {
-                Ok(Value::Str(s))
+                    Diagnostic::error(
+                        "E0205",
+                        span,
+                        format!("{:?} is not a valid conda match spec: {e}", &*s),
+                    )
+                    .with_help("write `name`, `name=1.2`, `name >=1.2,<2` or `channel::name=1.2`"),
+                )),
             }
         }
         (Ty::Image, Value::Str(s)) => {
