@@ -238,26 +238,28 @@ const PAIRS: [(Tok, Tok); 5] = [
 ];
 
 /// One balanced group: `( ... )`, `[ ... ]`, `{ ... }`, a string with interpolation.
+///
+/// Built once per parse and shared (by cloning the box) by every [`junk`].
 fn group<'t>() -> P<'t, ()> {
-    fn one<'t>(i: usize) -> P<'t, ()> {
+    fn one<'t>(i: usize) -> impl Parser<'t, In<'t>, (), Ex<'t>> + Clone {
         let (s, e) = PAIRS[i].clone();
         let mut others: Vec<(Tok, Tok)> = PAIRS.to_vec();
         others.remove(i);
         let others: [(Tok, Tok); 4] = others.try_into().unwrap_or_else(|_| unreachable!());
-        nested_delimiters(s, e, others, |_| ()).boxed()
+        nested_delimiters(s, e, others, |_| ())
     }
     choice((one(0), one(1), one(2), one(3), one(4))).boxed()
 }
 
-/// Skips at least one token or group, up to (not including) a stop token or a
-/// closing delimiter at the same nesting.
-fn junk<'t>(stops: &[Tok]) -> P<'t, ()> {
+/// Skips at least one token or group (`group` is [`group`]), up to (not
+/// including) a stop token or a closing delimiter at the same nesting.
+fn junk<'t>(group: &P<'t, ()>, stops: &[Tok]) -> P<'t, ()> {
     let mut excluded: Vec<Tok> = stops.to_vec();
     for (o, c) in PAIRS {
         excluded.push(o);
         excluded.push(c);
     }
-    choice((group(), any().and_is(none_of(excluded)).ignored()))
+    choice((group.clone(), any().and_is(none_of(excluded)).ignored()))
         .repeated()
         .at_least(1)
         .boxed()
@@ -266,7 +268,7 @@ fn junk<'t>(stops: &[Tok]) -> P<'t, ()> {
 /// Skips a broken declaration: at least one token, then everything up to a
 /// newline followed by a declaration keyword (or the end of the file). So the
 /// lines of an env whose header is broken give one error, not one per line.
-fn junk_decl<'t>() -> P<'t, ()> {
+fn junk_decl<'t>(group: &P<'t, ()>) -> P<'t, ()> {
     let decl_kw = one_of([
         Tok::Import,
         Tok::Param,
@@ -278,8 +280,9 @@ fn junk_decl<'t>() -> P<'t, ()> {
     let nl_inside = just(Tok::Newline)
         .and_is(just(Tok::Newline).then(decl_kw).not())
         .ignored();
-    junk(&[Tok::Newline])
-        .then(choice((junk(&[Tok::Newline]), nl_inside)).repeated())
+    let line = junk(group, &[Tok::Newline]);
+    line.clone()
+        .then(choice((line, nl_inside)).repeated())
         .ignored()
         .boxed()
 }
@@ -290,17 +293,29 @@ fn ident<'t>() -> P<'t, Ident> {
         .boxed()
 }
 
+/// A recursive parser. Inside the closure given to [`recursive`] the handle
+/// is weak, so the parser graph holds no `Rc` cycle and is freed with the
+/// returned (strong) parser.
+type Rec<'t, O> = Recursive<chumsky::recursive::Direct<'t, 't, In<'t>, O, Ex<'t>>>;
+
 /// The parser of a whole module.
+///
+/// It is built anew for every file (it borrows the file's doc comments), so
+/// it must not leak: every recursive parser is made with [`recursive`], whose
+/// handle inside its own definition is weak. In particular no parser made
+/// with `Recursive::declare` may be used inside its own definition, because
+/// those clones are strong and form an `Rc` cycle that is never freed (see
+/// `tests/leak.rs`).
 fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
     let doc_at = move |span: SSpan| docs.get(&span.start).cloned();
 
-    let mut expr: Recursive<chumsky::recursive::Indirect<'t, 't, In<'t>, Expr, Ex<'t>>> =
-        Recursive::declare();
-    let mut block: Recursive<chumsky::recursive::Indirect<'t, 't, In<'t>, Block, Ex<'t>>> =
-        Recursive::declare();
+    // Shared pieces, built once and cloned (cheap: they are boxed).
+    let ident = ident();
+    let group = group();
+    let junk_comma = junk(&group, &[Tok::Comma]);
+    let junk_item = junk(&group, &[Tok::Newline, Tok::Comma]);
+    let junk_decl = junk_decl(&group);
 
-    let expr_p = expr.clone().boxed();
-    let block_p = block.clone().boxed();
     let err_expr = |s: SSpan| Expr {
         kind: ExprKind::Error,
         span: sp(s),
@@ -308,7 +323,8 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
 
     // ---- types --------------------------------------------------------------
     let ty: P<'t, TypeExpr> = recursive(|ty| {
-        let named = ident()
+        let named = ident
+            .clone()
             .separated_by(just(Tok::Dot))
             .at_least(1)
             .collect::<Vec<_>>()
@@ -319,7 +335,7 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
             .map(|t| TypeExprKind::List(Box::new(t)));
         let map = just(Tok::LBrace)
             .ignore_then(just(Tok::Newline).or_not())
-            .ignore_then(ident())
+            .ignore_then(ident.clone())
             .then_ignore(just(Tok::Colon))
             .then(ty.clone())
             .then_ignore(just(Tok::Newline).or_not())
@@ -341,388 +357,404 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
     .labelled("type")
     .boxed();
 
-    // ---- expressions --------------------------------------------------------
-    let literal = select! {
-        Tok::Int(i) => ExprKind::Int(i),
-        Tok::Float(f) => ExprKind::Float(f),
-        Tok::Quantity { number, suffix } => ExprKind::Quantity { number, suffix },
-        Tok::True => ExprKind::Bool(true),
-        Tok::False => ExprKind::Bool(false),
-        Tok::SelfKw => ExprKind::SelfRef,
-        Tok::Str(s) => ExprKind::Str(vec![StrPart::Lit(s)]),
-        Tok::Ident(n) => ExprKind::Name(n),
-    }
-    .map_with(|kind, e| Expr {
-        kind,
-        span: sp(e.span()),
-    });
+    // ---- expressions, items and blocks ----------------------------------------
+    // The block and postfix parsers are built inside the definition of `expr`
+    // (they need its weak handle) and handed out through these slots for the
+    // declarations. They only hold `expr` weakly: the module parser below keeps
+    // it alive by also using `expr` itself.
+    let mut block_slot: Option<Rec<'t, Block>> = None;
+    let mut postfix_slot: Option<P<'t, Expr>> = None;
+    let expr: Rec<'t, Expr> = recursive(|expr: Rec<'t, Expr>| {
+        // ---- items and blocks -----------------------------------------------
+        let block: Rec<'t, Block> = recursive(|block: Rec<'t, Block>| {
+            let seps = one_of([Tok::Newline, Tok::Comma]).repeated();
+            let segment = choice((
+                select! { Tok::Ident(name) = e => PathSegment { name, quoted: false, span: sp(e.span()) } },
+                select! { Tok::Str(name) = e => PathSegment { name, quoted: true, span: sp(e.span()) } },
+            ))
+            .labelled("field name");
+            let path = segment
+                .separated_by(just(Tok::Dot))
+                .at_least(1)
+                .collect::<Vec<_>>()
+                .map_with(|segments, e| FieldPath {
+                    segments,
+                    span: sp(e.span()),
+                });
+            let assign_op = select! {
+                Tok::Eq => AssignOp::Set,
+                Tok::PlusEq => AssignOp::Append,
+                Tok::MinusEq => AssignOp::Remove,
+            }
+            .labelled("`=`, `+=`, `-=`")
+            .map_with(|op, e| (op, sp(e.span())));
 
-    let enum_lit = just(Tok::Dot).ignore_then(ident()).map_with(|id, e| Expr {
-        kind: ExprKind::EnumLit(id.name),
-        span: sp(e.span()),
-    });
+            enum Rhs {
+                Assign(AssignOp, Span, Expr),
+                Nested(Block),
+            }
+            let path_item = path
+                .then(choice((
+                    assign_op
+                        .then(expr.clone())
+                        .map(|((op, s), v)| Rhs::Assign(op, s, v)),
+                    block.clone().map(Rhs::Nested),
+                )))
+                .map(|(path, rhs)| match rhs {
+                    Rhs::Assign(op, op_span, value) => ItemKind::Assign {
+                        path,
+                        op,
+                        op_span,
+                        value,
+                    },
+                    Rhs::Nested(body) => ItemKind::Nested { path, body },
+                });
 
-    let interp = expr_p
-        .clone()
-        .delimited_by(just(Tok::InterpStart), just(Tok::InterpEnd))
-        .map(StrPart::Interp)
-        .recover_with(via_parser(nested_delimiters(
-            Tok::InterpStart,
-            Tok::InterpEnd,
-            [
-                (Tok::LParen, Tok::RParen),
-                (Tok::LBracket, Tok::RBracket),
-                (Tok::LBrace, Tok::RBrace),
-                (Tok::StrStart, Tok::StrEnd),
-            ],
-            move |s| StrPart::Interp(err_expr(s)),
-        )));
-    let template = just(Tok::StrStart)
-        .ignore_then(
-            choice((select! { Tok::StrText(s) => StrPart::Lit(s) }, interp))
-                .repeated()
-                .collect::<Vec<_>>(),
-        )
-        .then_ignore(just(Tok::StrEnd))
-        .map_with(|parts, e| Expr {
-            kind: ExprKind::Str(parts),
-            span: sp(e.span()),
+            let if_item = recursive(|if_item| {
+                let else_if = just(Tok::If)
+                    .rewind()
+                    .ignore_then(if_item)
+                    .map_with(|kind, e| {
+                        let span = sp(e.span());
+                        Block {
+                            items: Arc::new(vec![Item {
+                                doc: None,
+                                kind,
+                                span,
+                            }]),
+                            span,
+                        }
+                    });
+                just(Tok::If)
+                    .ignore_then(expr.clone())
+                    .then(block.clone())
+                    .then(
+                        just(Tok::Else)
+                            .ignore_then(choice((block.clone(), else_if)))
+                            .or_not(),
+                    )
+                    .map(|((cond, then_block), else_block)| ItemKind::If {
+                        cond,
+                        then_block,
+                        else_block,
+                    })
+            });
+
+            let item = choice((if_item, path_item))
+                .map_with(move |kind, e| Item {
+                    doc: doc_at(e.span()),
+                    kind,
+                    span: sp(e.span()),
+                })
+                .then_ignore(choice((
+                    one_of([Tok::Newline, Tok::Comma]).ignored(),
+                    just(Tok::RBrace).rewind().ignored(),
+                )))
+                .recover_with(via_parser(junk_item.map_with(|_, e| Item {
+                    doc: None,
+                    kind: ItemKind::Error,
+                    span: sp(e.span()),
+                })))
+                .then_ignore(seps.clone());
+
+            just(Tok::LBrace)
+                .ignore_then(seps)
+                .ignore_then(item.repeated().collect::<Vec<_>>())
+                .then_ignore(just(Tok::RBrace))
+                .map_with(|items, e| Block {
+                    items: Arc::new(items),
+                    span: sp(e.span()),
+                })
+                .recover_with(via_parser(nested_delimiters(
+                    Tok::LBrace,
+                    Tok::RBrace,
+                    [
+                        (Tok::LParen, Tok::RParen),
+                        (Tok::LBracket, Tok::RBracket),
+                        (Tok::StrStart, Tok::StrEnd),
+                    ],
+                    |s| Block {
+                        items: Arc::new(Vec::new()),
+                        span: sp(s),
+                    },
+                )))
         });
 
-    let paren = expr_p
-        .clone()
-        .delimited_by(just(Tok::LParen), just(Tok::RParen))
-        .recover_with(via_parser(nested_delimiters(
-            Tok::LParen,
-            Tok::RParen,
-            [
-                (Tok::LBracket, Tok::RBracket),
-                (Tok::LBrace, Tok::RBrace),
-                (Tok::StrStart, Tok::StrEnd),
-            ],
-            err_expr,
-        )));
-
-    let comprehension = just(Tok::For)
-        .ignore_then(ident())
-        .then_ignore(just(Tok::In))
-        .then(expr_p.clone())
-        .then(just(Tok::If).ignore_then(expr_p.clone()).or_not())
-        .then_ignore(just(Tok::Colon))
-        .then(expr_p.clone())
-        .map(|(((var, iter), cond), body)| ExprKind::Comprehension {
-            var,
-            iter: Box::new(iter),
-            cond: cond.map(Box::new),
-            body: Box::new(body),
-        });
-    let element = expr_p.clone().recover_with(via_parser(
-        junk(&[Tok::Comma]).map_with(move |_, e| err_expr(e.span())),
-    ));
-    let elements = element
-        .separated_by(just(Tok::Comma))
-        .allow_trailing()
-        .collect::<Vec<_>>()
-        .map(ExprKind::List);
-    let list = choice((comprehension, elements))
-        .delimited_by(just(Tok::LBracket), just(Tok::RBracket))
+        // ---- expressions ----------------------------------------------------
+        let literal = select! {
+            Tok::Int(i) => ExprKind::Int(i),
+            Tok::Float(f) => ExprKind::Float(f),
+            Tok::Quantity { number, suffix } => ExprKind::Quantity { number, suffix },
+            Tok::True => ExprKind::Bool(true),
+            Tok::False => ExprKind::Bool(false),
+            Tok::SelfKw => ExprKind::SelfRef,
+            Tok::Str(s) => ExprKind::Str(vec![StrPart::Lit(s)]),
+            Tok::Ident(n) => ExprKind::Name(n),
+        }
         .map_with(|kind, e| Expr {
             kind,
             span: sp(e.span()),
-        })
-        .recover_with(via_parser(nested_delimiters(
-            Tok::LBracket,
-            Tok::RBracket,
-            [
-                (Tok::LParen, Tok::RParen),
-                (Tok::LBrace, Tok::RBrace),
-                (Tok::StrStart, Tok::StrEnd),
-            ],
-            err_expr,
-        )));
-
-    let record = block_p.clone().map(|b| Expr {
-        span: b.span,
-        kind: ExprKind::Record(b),
-    });
-
-    let if_expr = just(Tok::If)
-        .ignore_then(expr_p.clone())
-        .then_ignore(just(Tok::Then))
-        .then(expr_p.clone())
-        .then_ignore(just(Tok::Else))
-        .then(expr_p.clone())
-        .map_with(|((c, a), b), e| Expr {
-            kind: ExprKind::If(Box::new(c), Box::new(a), Box::new(b)),
-            span: sp(e.span()),
         });
 
-    let atom = choice((literal, template, enum_lit, paren, list, record, if_expr))
-        .labelled("expression")
-        .boxed();
-
-    // Postfix: calls, field access, indexing.
-    enum Post {
-        Call(Vec<Arg>, Span),
-        Field(Ident),
-        Index(Expr, Span),
-    }
-    let arg = choice((
-        ident()
-            .then_ignore(just(Tok::Eq))
-            .then(expr_p.clone())
-            .map_with(|(name, value), e| Arg {
-                name: Some(name),
-                value,
+        let enum_lit = just(Tok::Dot)
+            .ignore_then(ident.clone())
+            .map_with(|id, e| Expr {
+                kind: ExprKind::EnumLit(id.name),
                 span: sp(e.span()),
-            }),
-        expr_p.clone().map(|value| Arg {
-            name: None,
-            span: value.span,
-            value,
-        }),
-    ))
-    .recover_with(via_parser(junk(&[Tok::Comma]).map_with(move |_, e| Arg {
-        name: None,
-        value: err_expr(e.span()),
-        span: sp(e.span()),
-    })));
-    let args = arg
-        .separated_by(just(Tok::Comma))
-        .allow_trailing()
-        .collect::<Vec<_>>()
-        .validate(|args: Vec<Arg>, _, emitter| {
-            let mut named = false;
-            for a in &args {
-                if a.name.is_some() {
-                    named = true;
-                } else if named && a.value.kind != ExprKind::Error {
-                    let s = a.span;
-                    emitter.emit(Rich::custom(
-                        SSpan::from(s.start as usize..s.end as usize),
-                        "positional argument after a named argument",
-                    ));
-                    break;
-                }
-            }
-            args
-        })
-        .delimited_by(just(Tok::LParen), just(Tok::RParen))
-        .recover_with(via_parser(nested_delimiters(
-            Tok::LParen,
-            Tok::RParen,
-            [
-                (Tok::LBracket, Tok::RBracket),
-                (Tok::LBrace, Tok::RBrace),
-                (Tok::StrStart, Tok::StrEnd),
-            ],
-            |_| Vec::new(),
-        )))
-        .map_with(|args, e| Post::Call(args, sp(e.span())));
-    let field = just(Tok::Dot).ignore_then(ident()).map(Post::Field);
-    let index = expr_p
-        .clone()
-        .delimited_by(just(Tok::LBracket), just(Tok::RBracket))
-        .map_with(|i, e| Post::Index(i, sp(e.span())));
-    let postfix = atom
-        .foldl_with(
-            choice((args, field, index)).repeated(),
-            |lhs, post, _| match post {
-                Post::Call(args, s) => Expr {
-                    span: lhs.span.to(s),
-                    kind: ExprKind::Call {
-                        callee: Box::new(lhs),
-                        args,
-                    },
-                },
-                Post::Field(id) => Expr {
-                    span: lhs.span.to(id.span),
-                    kind: ExprKind::Field(Box::new(lhs), id),
-                },
-                Post::Index(i, s) => Expr {
-                    span: lhs.span.to(s),
-                    kind: ExprKind::Index(Box::new(lhs), Box::new(i)),
-                },
-            },
-        )
-        .boxed();
-
-    let with_ = postfix.clone().foldl_with(
-        just(Tok::With).ignore_then(block_p.clone()).repeated(),
-        |lhs, b, _| Expr {
-            span: lhs.span.to(b.span),
-            kind: ExprKind::With(Box::new(lhs), b),
-        },
-    );
-
-    let unary = select! { Tok::Bang => UnaryOp::Not, Tok::Minus => UnaryOp::Neg }
-        .map_with(|op, e| (op, sp(e.span())))
-        .repeated()
-        .foldr(with_, |(op, s), rhs: Expr| Expr {
-            span: s.to(rhs.span),
-            kind: ExprKind::Unary(op, Box::new(rhs)),
-        })
-        .boxed();
-
-    fn binary<'t>(lower: P<'t, Expr>, ops: P<'t, BinaryOp>) -> P<'t, Expr> {
-        lower
-            .clone()
-            .foldl(
-                ops.then(lower).repeated(),
-                |a: Expr, (op, b): (BinaryOp, Expr)| Expr {
-                    span: a.span.to(b.span),
-                    kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
-                },
-            )
-            .boxed()
-    }
-    let product = binary(
-        unary,
-        select! { Tok::Star => BinaryOp::Mul, Tok::Slash => BinaryOp::Div }.boxed(),
-    );
-    let sum = binary(
-        product,
-        select! { Tok::Plus => BinaryOp::Add, Tok::Minus => BinaryOp::Sub }.boxed(),
-    );
-    let compare = binary(
-        sum,
-        select! {
-            Tok::EqEq => BinaryOp::Eq,
-            Tok::NotEq => BinaryOp::Ne,
-            Tok::Lt => BinaryOp::Lt,
-            Tok::Le => BinaryOp::Le,
-            Tok::Gt => BinaryOp::Gt,
-            Tok::Ge => BinaryOp::Ge,
-        }
-        .boxed(),
-    );
-    let and = binary(compare, just(Tok::AndAnd).to(BinaryOp::And).boxed());
-    let or = binary(and, just(Tok::OrOr).to(BinaryOp::Or).boxed());
-    expr.define(or);
-
-    // ---- items and blocks ---------------------------------------------------
-    let seps = one_of([Tok::Newline, Tok::Comma]).repeated().boxed();
-    let segment = choice((
-        select! { Tok::Ident(name) = e => PathSegment { name, quoted: false, span: sp(e.span()) } },
-        select! { Tok::Str(name) = e => PathSegment { name, quoted: true, span: sp(e.span()) } },
-    ))
-    .labelled("field name");
-    let path = segment
-        .separated_by(just(Tok::Dot))
-        .at_least(1)
-        .collect::<Vec<_>>()
-        .map_with(|segments, e| FieldPath {
-            segments,
-            span: sp(e.span()),
-        });
-    let assign_op = select! {
-        Tok::Eq => AssignOp::Set,
-        Tok::PlusEq => AssignOp::Append,
-        Tok::MinusEq => AssignOp::Remove,
-    }
-    .labelled("`=`, `+=`, `-=`")
-    .map_with(|op, e| (op, sp(e.span())));
-
-    enum Rhs {
-        Assign(AssignOp, Span, Expr),
-        Nested(Block),
-    }
-    let path_item = path
-        .then(choice((
-            assign_op
-                .then(expr_p.clone())
-                .map(|((op, s), v)| Rhs::Assign(op, s, v)),
-            block_p.clone().map(Rhs::Nested),
-        )))
-        .map(|(path, rhs)| match rhs {
-            Rhs::Assign(op, op_span, value) => ItemKind::Assign {
-                path,
-                op,
-                op_span,
-                value,
-            },
-            Rhs::Nested(body) => ItemKind::Nested { path, body },
-        });
-
-    let if_item: P<'t, ItemKind> = recursive(|if_item| {
-        let else_if = just(Tok::If)
-            .rewind()
-            .ignore_then(if_item)
-            .map_with(|kind, e| {
-                let span = sp(e.span());
-                Block {
-                    items: Arc::new(vec![Item {
-                        doc: None,
-                        kind,
-                        span,
-                    }]),
-                    span,
-                }
             });
-        just(Tok::If)
-            .ignore_then(expr_p.clone())
-            .then(block_p.clone())
-            .then(
-                just(Tok::Else)
-                    .ignore_then(choice((block_p.clone(), else_if)))
-                    .or_not(),
-            )
-            .map(|((cond, then_block), else_block)| ItemKind::If {
-                cond,
-                then_block,
-                else_block,
-            })
-    })
-    .boxed();
 
-    let item = choice((if_item, path_item))
-        .map_with(move |kind, e| Item {
-            doc: doc_at(e.span()),
-            kind,
-            span: sp(e.span()),
-        })
-        .then_ignore(choice((
-            one_of([Tok::Newline, Tok::Comma]).ignored(),
-            just(Tok::RBrace).rewind().ignored(),
-        )))
-        .recover_with(via_parser(junk(&[Tok::Newline, Tok::Comma]).map_with(
-            |_, e| Item {
-                doc: None,
-                kind: ItemKind::Error,
-                span: sp(e.span()),
-            },
-        )))
-        .then_ignore(seps.clone());
-
-    block.define(
-        just(Tok::LBrace)
-            .ignore_then(seps.clone())
-            .ignore_then(item.repeated().collect::<Vec<_>>())
-            .then_ignore(just(Tok::RBrace))
-            .map_with(|items, e| Block {
-                items: Arc::new(items),
-                span: sp(e.span()),
-            })
+        let interp = expr
+            .clone()
+            .delimited_by(just(Tok::InterpStart), just(Tok::InterpEnd))
+            .map(StrPart::Interp)
             .recover_with(via_parser(nested_delimiters(
-                Tok::LBrace,
-                Tok::RBrace,
+                Tok::InterpStart,
+                Tok::InterpEnd,
                 [
                     (Tok::LParen, Tok::RParen),
                     (Tok::LBracket, Tok::RBracket),
+                    (Tok::LBrace, Tok::RBrace),
                     (Tok::StrStart, Tok::StrEnd),
                 ],
-                |s| Block {
-                    items: Arc::new(Vec::new()),
-                    span: sp(s),
+                move |s| StrPart::Interp(err_expr(s)),
+            )));
+        let template = just(Tok::StrStart)
+            .ignore_then(
+                choice((select! { Tok::StrText(s) => StrPart::Lit(s) }, interp))
+                    .repeated()
+                    .collect::<Vec<_>>(),
+            )
+            .then_ignore(just(Tok::StrEnd))
+            .map_with(|parts, e| Expr {
+                kind: ExprKind::Str(parts),
+                span: sp(e.span()),
+            });
+
+        let paren = expr
+            .clone()
+            .delimited_by(just(Tok::LParen), just(Tok::RParen))
+            .recover_with(via_parser(nested_delimiters(
+                Tok::LParen,
+                Tok::RParen,
+                [
+                    (Tok::LBracket, Tok::RBracket),
+                    (Tok::LBrace, Tok::RBrace),
+                    (Tok::StrStart, Tok::StrEnd),
+                ],
+                err_expr,
+            )));
+
+        let comprehension = just(Tok::For)
+            .ignore_then(ident.clone())
+            .then_ignore(just(Tok::In))
+            .then(expr.clone())
+            .then(just(Tok::If).ignore_then(expr.clone()).or_not())
+            .then_ignore(just(Tok::Colon))
+            .then(expr.clone())
+            .map(|(((var, iter), cond), body)| ExprKind::Comprehension {
+                var,
+                iter: Box::new(iter),
+                cond: cond.map(Box::new),
+                body: Box::new(body),
+            });
+        let element = expr.clone().recover_with(via_parser(
+            junk_comma.clone().map_with(move |_, e| err_expr(e.span())),
+        ));
+        let elements = element
+            .separated_by(just(Tok::Comma))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .map(ExprKind::List);
+        let list = choice((comprehension, elements))
+            .delimited_by(just(Tok::LBracket), just(Tok::RBracket))
+            .map_with(|kind, e| Expr {
+                kind,
+                span: sp(e.span()),
+            })
+            .recover_with(via_parser(nested_delimiters(
+                Tok::LBracket,
+                Tok::RBracket,
+                [
+                    (Tok::LParen, Tok::RParen),
+                    (Tok::LBrace, Tok::RBrace),
+                    (Tok::StrStart, Tok::StrEnd),
+                ],
+                err_expr,
+            )));
+
+        let record = block.clone().map(|b| Expr {
+            span: b.span,
+            kind: ExprKind::Record(b),
+        });
+
+        let if_expr = just(Tok::If)
+            .ignore_then(expr.clone())
+            .then_ignore(just(Tok::Then))
+            .then(expr.clone())
+            .then_ignore(just(Tok::Else))
+            .then(expr.clone())
+            .map_with(|((c, a), b), e| Expr {
+                kind: ExprKind::If(Box::new(c), Box::new(a), Box::new(b)),
+                span: sp(e.span()),
+            });
+
+        let atom = choice((literal, template, enum_lit, paren, list, record, if_expr))
+            .labelled("expression");
+
+        // Postfix: calls, field access, indexing.
+        enum Post {
+            Call(Vec<Arg>, Span),
+            Field(Ident),
+            Index(Expr, Span),
+        }
+        let arg = choice((
+            ident
+                .clone()
+                .then_ignore(just(Tok::Eq))
+                .then(expr.clone())
+                .map_with(|(name, value), e| Arg {
+                    name: Some(name),
+                    value,
+                    span: sp(e.span()),
+                }),
+            expr.clone().map(|value| Arg {
+                name: None,
+                span: value.span,
+                value,
+            }),
+        ))
+        .recover_with(via_parser(junk_comma.map_with(move |_, e| Arg {
+            name: None,
+            value: err_expr(e.span()),
+            span: sp(e.span()),
+        })));
+        let args = arg
+            .separated_by(just(Tok::Comma))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .validate(|args: Vec<Arg>, _, emitter| {
+                let mut named = false;
+                for a in &args {
+                    if a.name.is_some() {
+                        named = true;
+                    } else if named && a.value.kind != ExprKind::Error {
+                        let s = a.span;
+                        emitter.emit(Rich::custom(
+                            SSpan::from(s.start as usize..s.end as usize),
+                            "positional argument after a named argument",
+                        ));
+                        break;
+                    }
+                }
+                args
+            })
+            .delimited_by(just(Tok::LParen), just(Tok::RParen))
+            .recover_with(via_parser(nested_delimiters(
+                Tok::LParen,
+                Tok::RParen,
+                [
+                    (Tok::LBracket, Tok::RBracket),
+                    (Tok::LBrace, Tok::RBrace),
+                    (Tok::StrStart, Tok::StrEnd),
+                ],
+                |_| Vec::new(),
+            )))
+            .map_with(|args, e| Post::Call(args, sp(e.span())));
+        let field = just(Tok::Dot).ignore_then(ident.clone()).map(Post::Field);
+        let index = expr
+            .clone()
+            .delimited_by(just(Tok::LBracket), just(Tok::RBracket))
+            .map_with(|i, e| Post::Index(i, sp(e.span())));
+        let postfix = atom
+            .foldl_with(
+                choice((args, field, index)).repeated(),
+                |lhs, post, _| match post {
+                    Post::Call(args, s) => Expr {
+                        span: lhs.span.to(s),
+                        kind: ExprKind::Call {
+                            callee: Box::new(lhs),
+                            args,
+                        },
+                    },
+                    Post::Field(id) => Expr {
+                        span: lhs.span.to(id.span),
+                        kind: ExprKind::Field(Box::new(lhs), id),
+                    },
+                    Post::Index(i, s) => Expr {
+                        span: lhs.span.to(s),
+                        kind: ExprKind::Index(Box::new(lhs), Box::new(i)),
+                    },
                 },
-            ))),
-    );
+            )
+            .boxed();
+
+        let with_ = postfix.clone().foldl_with(
+            just(Tok::With).ignore_then(block.clone()).repeated(),
+            |lhs, b, _| Expr {
+                span: lhs.span.to(b.span),
+                kind: ExprKind::With(Box::new(lhs), b),
+            },
+        );
+
+        let unary = select! { Tok::Bang => UnaryOp::Not, Tok::Minus => UnaryOp::Neg }
+            .map_with(|op, e| (op, sp(e.span())))
+            .repeated()
+            .foldr(with_, |(op, s), rhs: Expr| Expr {
+                span: s.to(rhs.span),
+                kind: ExprKind::Unary(op, Box::new(rhs)),
+            })
+            .boxed();
+
+        fn binary<'t>(
+            lower: P<'t, Expr>,
+            ops: impl Parser<'t, In<'t>, BinaryOp, Ex<'t>> + Clone + 't,
+        ) -> P<'t, Expr> {
+            lower
+                .clone()
+                .foldl(
+                    ops.then(lower).repeated(),
+                    |a: Expr, (op, b): (BinaryOp, Expr)| Expr {
+                        span: a.span.to(b.span),
+                        kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
+                    },
+                )
+                .boxed()
+        }
+        let product = binary(
+            unary,
+            select! { Tok::Star => BinaryOp::Mul, Tok::Slash => BinaryOp::Div },
+        );
+        let sum = binary(
+            product,
+            select! { Tok::Plus => BinaryOp::Add, Tok::Minus => BinaryOp::Sub },
+        );
+        let compare = binary(
+            sum,
+            select! {
+                Tok::EqEq => BinaryOp::Eq,
+                Tok::NotEq => BinaryOp::Ne,
+                Tok::Lt => BinaryOp::Lt,
+                Tok::Le => BinaryOp::Le,
+                Tok::Gt => BinaryOp::Gt,
+                Tok::Ge => BinaryOp::Ge,
+            },
+        );
+        let and = binary(compare, just(Tok::AndAnd).to(BinaryOp::And));
+        let or = binary(and, just(Tok::OrOr).to(BinaryOp::Or));
+
+        block_slot = Some(block);
+        postfix_slot = Some(postfix);
+        or
+    });
+    let block = block_slot.expect("set by the definition of `expr`");
+    let postfix = postfix_slot.expect("set by the definition of `expr`");
 
     // ---- declarations -------------------------------------------------------
-    let param_sig = ident()
+    let param_sig = ident
+        .clone()
         .then_ignore(just(Tok::Colon))
         .then(ty.clone())
-        .then(just(Tok::Eq).ignore_then(expr_p.clone()).or_not())
+        .then(just(Tok::Eq).ignore_then(expr.clone()).or_not())
         .map_with(|((name, ty), default), e| ParamSig {
             name,
             ty,
@@ -739,7 +771,7 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
     let import = just(Tok::Import)
         .ignore_then(select! { Tok::Str(s) = e => (s, sp(e.span())) }.labelled("string"))
         .then_ignore(just(Tok::As))
-        .then(ident())
+        .then(ident.clone())
         .map_with(|((path, path_span), alias), e| {
             Decl::Import(ImportDecl {
                 path,
@@ -750,12 +782,12 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         });
 
     let param = just(Tok::Param)
-        .ignore_then(ident())
+        .ignore_then(ident.clone())
         .then_ignore(just(Tok::Colon))
         .then(ty.clone())
         .then_ignore(just(Tok::Eq))
-        .then(expr_p.clone())
-        .then(just(Tok::Where).ignore_then(expr_p.clone()).or_not())
+        .then(expr.clone())
+        .then(just(Tok::Where).ignore_then(expr.clone()).or_not())
         .map_with(move |(((name, ty), default), where_), e| {
             Decl::Param(ParamDecl {
                 doc: doc_at(e.span()),
@@ -768,9 +800,9 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         });
 
     let let_ = just(Tok::Let)
-        .ignore_then(ident())
+        .ignore_then(ident.clone())
         .then_ignore(just(Tok::Eq))
-        .then(expr_p.clone())
+        .then(expr.clone())
         .map_with(move |(name, value), e| {
             Decl::Let(LetDecl {
                 doc: doc_at(e.span()),
@@ -782,9 +814,10 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
 
     let seps1 = one_of([Tok::Newline, Tok::Comma]).repeated().at_least(1);
     let enum_ = just(Tok::Enum)
-        .ignore_then(ident())
+        .ignore_then(ident.clone())
         .then(
-            ident()
+            ident
+                .clone()
                 .separated_by(seps1)
                 .allow_leading()
                 .allow_trailing()
@@ -801,11 +834,11 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         });
 
     let fn_ = just(Tok::Fn)
-        .ignore_then(ident())
+        .ignore_then(ident.clone())
         .then(params.clone())
         .then(just(Tok::Arrow).ignore_then(ty.clone()).or_not())
         .then_ignore(just(Tok::Eq))
-        .then(expr_p.clone())
+        .then(expr.clone())
         .map_with(move |(((name, params), ret), body), e| {
             Decl::Fn(FnDecl {
                 doc: doc_at(e.span()),
@@ -820,17 +853,16 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
     let extends = just(Tok::Extends)
         .ignore_then(
             postfix
-                .clone()
                 .separated_by(just(Tok::Comma))
                 .at_least(1)
                 .collect::<Vec<_>>(),
         )
         .map_with(|parents, e| (parents, sp(e.span())));
     let env = just(Tok::Env)
-        .ignore_then(ident())
-        .then(params.clone().or_not())
+        .ignore_then(ident)
+        .then(params.or_not())
         .then(extends.or_not())
-        .then(block_p.clone())
+        .then(block)
         .map_with(move |(((name, params), extends), body), e| {
             let (extends, extends_span) = match extends {
                 Some((p, s)) => (p, Some(s)),
@@ -851,7 +883,7 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
         .labelled("declaration")
         .then_ignore(choice((just(Tok::Newline).ignored(), end())))
         .map(Some)
-        .recover_with(via_parser(junk_decl().to(None)))
+        .recover_with(via_parser(junk_decl.to(None)))
         .then_ignore(just(Tok::Newline).repeated());
 
     just(Tok::Newline)
