@@ -458,12 +458,26 @@ pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
     // A semantic error on text the parser already reported is a cascade
     // (`4GB` is E0005; "memory needs a unit" on it would be noise): drop it.
     let here = display_path(db, file);
+    // An unclosed delimiter (E0006) covers everything from its opener (a
+    // label) to where it was closed.
+    let regions: Vec<(u32, u32)> = syntax
+        .iter()
+        .map(|e| {
+            let start = e
+                .labels
+                .iter()
+                .map(|l| l.at.span.start)
+                .chain([e.at.span.start])
+                .min()
+                .unwrap_or(0);
+            (start, e.at.span.end.max(e.at.span.start + 1))
+        })
+        .collect();
     let cascade = |d: &Diagnostic| {
         *d.at.file == *here
-            && syntax.iter().any(|e| {
-                e.at.span.start < d.at.span.end.max(d.at.span.start + 1)
-                    && d.at.span.start < e.at.span.end.max(e.at.span.start + 1)
-            })
+            && regions
+                .iter()
+                .any(|&(s, e)| s < d.at.span.end.max(d.at.span.start + 1) && d.at.span.start < e)
     };
     out.extend(
         static_diagnostics(db, file)

@@ -30,6 +30,9 @@ pub(crate) struct SelfCx {
     snapshot: Option<Arc<Record>>,
     used: Cell<bool>,
     first_use: Cell<Option<(ModuleId, Span)>>,
+    /// The first `self.…` read that gave a still-pending value (the field
+    /// that depends on itself, when the fixpoint does not converge).
+    pending_use: Cell<Option<(ModuleId, Span)>>,
 }
 
 /// The context of one expression: the module its names resolve in, local
@@ -137,7 +140,7 @@ pub(crate) struct Evaluator<'h> {
     steps: Cell<u64>,
 }
 
-const MAX_DEPTH: u32 = 150;
+const MAX_DEPTH: u32 = 2000;
 /// Evaluation steps one module may take: far above any real program, low
 /// enough that exponential programs stop in about a second.
 const MAX_STEPS: u64 = 20_000_000;
@@ -618,7 +621,7 @@ impl<'h> Evaluator<'h> {
                 cx.module,
                 "E0306",
                 e.span,
-                "evaluation is nested too deeply (recursion?)",
+                format!("evaluation is nested more than {MAX_DEPTH} levels deep"),
             );
         }
         let steps = self.steps.get() + 1;
@@ -790,7 +793,14 @@ impl<'h> Evaluator<'h> {
             },
             ExprKind::Field(base, name) => {
                 let v = self.eval(cx, base, &Ty::Any)?;
-                self.member(cx.module, &v, &name.name, name.span)
+                let r = self.member(cx.module, &v, &name.name, name.span)?;
+                if let (ExprKind::SelfRef, Some(s), true) = (&base.kind, cx.selfcx, r.is_pending())
+                {
+                    if s.snapshot.is_some() && s.pending_use.get().is_none() {
+                        s.pending_use.set(Some((cx.module, e.span)));
+                    }
+                }
+                Ok(r)
             }
             ExprKind::Index(base, idx) => {
                 let b = self.eval(cx, base, &Ty::Any)?;
@@ -1528,6 +1538,7 @@ impl<'h> Evaluator<'h> {
                 snapshot: view,
                 used: Cell::new(false),
                 first_use: Cell::new(None),
+                pending_use: Cell::new(None),
             };
             let (start, mut b) = match &reuse {
                 Some((n, applied)) => (*n, Builder::from_applied(applied)),
@@ -1573,8 +1584,9 @@ impl<'h> Evaluator<'h> {
             if converged || round == 5 {
                 if record.values().any(Value::is_pending) || !converged {
                     let (m, span) = selfcx
-                        .first_use
+                        .pending_use
                         .get()
+                        .or(selfcx.first_use.get())
                         .unwrap_or((env.module, env.extends_span));
                     return Err(self.report(
                         m,
@@ -1816,7 +1828,7 @@ impl<'h> Evaluator<'h> {
             },
             ItemKind::Nested { path, body } => {
                 let (full, fty) = self.walk_path(cx.module, prefix, ty, path)?;
-                let key = full.join(".");
+                let key = path_key(&full);
                 match &fty {
                     Ty::Record(_) | Ty::Map(_) | Ty::Any => {}
                     other => {
@@ -1841,7 +1853,7 @@ impl<'h> Evaluator<'h> {
                 value,
             } => {
                 let (full, fty) = self.walk_path(cx.module, prefix, ty, path)?;
-                let key = full.join(".");
+                let key = path_key(&full);
                 if *op == AssignOp::Set {
                     if let Some(prev) = seen.overlapping(&key) {
                         return Err(self.report(
@@ -1974,7 +1986,7 @@ pub(crate) struct Seen {
 
 impl Seen {
     fn prefixes(key: &str) -> impl Iterator<Item = &str> {
-        key.match_indices('.').map(move |(i, _)| &key[..i])
+        key_dots(key).into_iter().map(move |i| &key[..i])
     }
 
     /// Where a path overlapping `key` was set, if any.
@@ -2115,6 +2127,24 @@ impl Builder {
         }
     }
 
+    /// Drops the provenance of `key` and of every path below it.
+    fn forget(&mut self, key: &str) {
+        if !self.track {
+            return;
+        }
+        self.origins.remove(key);
+        let below = format!("{key}.");
+        let stale: Vec<String> = self
+            .origins
+            .range(below.clone()..)
+            .take_while(|(k, _)| k.starts_with(&below))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in stale {
+            self.origins.remove(&k);
+        }
+    }
+
     /// `+=`/`-=` on a list: the last env to change it, but nothing was replaced.
     fn note_touch(&mut self, key: String, span: Span) {
         if !self.track {
@@ -2133,7 +2163,7 @@ impl Builder {
         ty: &Ty,
     ) -> Result<(), String> {
         let (last, parent) = path.split_last().expect("paths are never empty");
-        let key = path.join(".");
+        let key = path_key(path);
         let is_map = matches!(ty, Ty::Map(_))
             || (matches!(ty, Ty::Any) && matches!(v, Value::Record(_)) && op == AssignOp::Append);
         match op {
@@ -2162,7 +2192,7 @@ impl Builder {
                         let mut writes = Vec::new();
                         for (k, x) in new.iter() {
                             merged.insert(k.clone(), x.clone());
-                            writes.push((format!("{key}.{k}"), x.clone()));
+                            writes.push((format!("{key}.{}", quote_segment(k)), x.clone()));
                         }
                         rec.insert(last.clone(), Value::Record(Arc::new(merged)));
                         for (k, x) in writes {
@@ -2184,12 +2214,19 @@ impl Builder {
                         if is_map || matches!(ty, Ty::Any) =>
                     {
                         let mut m = (*old).clone();
+                        let mut gone = Vec::new();
                         for k in keys.iter() {
                             if let Value::Str(s) = k {
-                                m.remove(&**s);
+                                if m.remove(&**s).is_some() {
+                                    gone.push(format!("{key}.{}", quote_segment(s)));
+                                }
                             }
                         }
                         rec.insert(last.clone(), Value::Record(Arc::new(m)));
+                        // A removed key has no provenance any more.
+                        for g in gone {
+                            self.forget(&g);
+                        }
                     }
                     (Some(Value::List(old)), Value::List(rm)) => {
                         let kept: Vec<Value> = old
@@ -2297,12 +2334,69 @@ fn is_chain(env: &EnvValue) -> bool {
         .all(|(i, l)| l.ancestors.len() == i)
 }
 
-/// The value at a dotted path inside a record value.
+/// A path as one string key: segments joined with `.`, a segment holding a
+/// `.` or `"` quoted (`labels."app.kubernetes.io/name"`), so that a key and
+/// the paths below it never collide with a map key that contains a dot.
+pub(crate) fn path_key(segments: &[String]) -> String {
+    let mut out = String::new();
+    for (i, s) in segments.iter().enumerate() {
+        if i > 0 {
+            out.push('.');
+        }
+        out.push_str(&quote_segment(s));
+    }
+    out
+}
+
+/// One path segment as written in a key (quoted when it holds `.` or `"`).
+pub(crate) fn quote_segment(s: &str) -> String {
+    if s.contains(['.', '"']) {
+        format!("{s:?}")
+    } else {
+        s.to_string()
+    }
+}
+
+/// Byte positions of the `.` separators of a key (not those inside quotes).
+fn key_dots(key: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut quoted = false;
+    let mut escaped = false;
+    for (i, c) in key.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            '.' if !quoted => out.push(i),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The segments of a key (quoted ones unquoted).
+fn key_segments(key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in key_dots(key).into_iter().chain([key.len()]) {
+        let seg = &key[start..i];
+        out.push(
+            match seg.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+                Some(inner) => inner.replace("\\\"", "\"").replace("\\\\", "\\"),
+                None => seg.to_string(),
+            },
+        );
+        start = i + 1;
+    }
+    out
+}
+
+/// The value at a key's path inside a record value.
 fn sub_value(v: &Value, path: &str) -> Option<Value> {
     let mut cur = v.clone();
-    for seg in path.split('.') {
+    for seg in key_segments(path) {
         cur = match &cur {
-            Value::Record(r) => r.get(seg)?.clone(),
+            Value::Record(r) => r.get(&seg)?.clone(),
             _ => return None,
         };
     }

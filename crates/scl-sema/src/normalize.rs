@@ -159,8 +159,10 @@ pub(crate) fn normalize(
             }
         }
     }
-    let built = spec.base.is_some() || spec.services.is_empty();
-    if spec.base.is_none() && spec.services.is_empty() {
+    // An env that only has services (even ones that failed) is not built.
+    let has_services = rec(get(r, "services")).is_some_and(|m| !m.is_empty());
+    let built = spec.base.is_some() || !has_services;
+    if spec.base.is_none() && !has_services {
         let name = env
             .layers
             .last()

@@ -347,9 +347,16 @@ fn check(paths: &[PathBuf], set: &[String], fmt: MessageFormat, stdlib: Option<P
         }
         return i32::from(errors);
     }
+    // With `--set`, every file is a root of its own (the values apply to
+    // it); a diagnostic reached from several of them is still printed once.
+    let mut printed: std::collections::HashSet<Diagnostic> = std::collections::HashSet::new();
     for f in files {
         match load(&f, set, stdlib.clone()) {
             Ok((db, _, cmdline, diags)) => {
+                let diags: Vec<Diagnostic> = diags
+                    .into_iter()
+                    .filter(|d| printed.insert(d.clone()))
+                    .collect();
                 errors |= diags.iter().any(Diagnostic::is_error);
                 print_diagnostics(&db, &diags, fmt, &cmdline);
             }
@@ -371,6 +378,10 @@ fn select_envs(
         Some(name) => {
             if values.envs.iter().any(|e| e == name) {
                 return Ok(vec![name.to_string()]);
+            }
+            if values.failed.iter().any(|e| e == name) {
+                // It exists but has errors, which are reported already.
+                return Ok(Vec::new());
             }
             let parse = scl_db::parse(db, file);
             let template = parse.module.decls.iter().any(|d| matches!(d, scl_syntax::ast::Decl::Env(e) if e.name.name == name && e.params.is_some()));
