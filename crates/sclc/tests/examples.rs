@@ -292,3 +292,38 @@ fn build_refuses_to_replace_foreign_folders() {
         .collect();
     assert_eq!(names, ["a"], "no temporary folder is left behind");
 }
+
+/// The IR hash in a Dockerfile's label is the SHA-256 of the exact bytes
+/// `sclc ir --env` prints for that env.
+#[test]
+fn dockerfile_label_is_the_hash_of_the_printed_ir() {
+    let repo = repo();
+    let ir = sclc(
+        &repo,
+        &[
+            "ir",
+            "examples/bert-finetune/train.env.scl",
+            "--env",
+            "bert_train",
+        ],
+    );
+    let hash = scl_ir::sha256_hex(&ir.stdout);
+    let out = tempfile::tempdir().unwrap();
+    let r = sclc(
+        &repo,
+        &[
+            "build",
+            "examples/bert-finetune/train.env.scl",
+            "--target",
+            "docker",
+            "--out",
+            out.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.status.code(), Some(0));
+    let dockerfile = std::fs::read_to_string(out.path().join("bert_train/Dockerfile")).unwrap();
+    assert!(
+        dockerfile.contains(&format!("dev.scl.ir.sha256=\"{hash}\"")),
+        "{hash} not in\n{dockerfile}"
+    );
+}
