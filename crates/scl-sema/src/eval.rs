@@ -2107,16 +2107,7 @@ impl Builder {
             .map(|o| o.0)
             .filter(|l| *l != self.layer);
         // A write replaces what was below it.
-        let below = format!("{key}.");
-        let stale: Vec<String> = self
-            .origins
-            .range(below.clone()..)
-            .take_while(|(k, _)| k.starts_with(&below))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in stale {
-            self.origins.remove(&k);
-        }
+        self.forget(&key);
         self.origins.insert(key.clone(), (self.layer, span, prev));
         if self.track_writes {
             self.writes.entry(key).or_default().push(Write {

@@ -538,18 +538,8 @@ pub(crate) fn self_view(r: &Record) -> Record {
     }
     r.entry("workdir".into())
         .or_insert_with(|| Value::str("/workspace"));
-    let mut fill = |key: &str, defaults: Vec<(&str, Value)>| {
-        let entry = r
-            .entry(key.to_string())
-            .or_insert_with(|| Value::Record(Arc::new(Record::new())));
-        if let Value::Record(rec) = entry {
-            let rec = Arc::make_mut(rec);
-            for (k, v) in defaults {
-                rec.entry(k.to_string()).or_insert(v);
-            }
-        }
-    };
-    fill(
+    fill_defaults(
+        &mut r,
         "user",
         vec![("name", Value::str("app")), ("uid", Value::Int(1000))],
     );
@@ -563,18 +553,8 @@ pub(crate) fn self_view(r: &Record) -> Record {
             SystemManager::Apk => "apk",
             SystemManager::Dnf => "dnf",
         };
-        let mut fill = |key: &str, defaults: Vec<(&str, Value)>| {
-            let entry = r
-                .entry(key.to_string())
-                .or_insert_with(|| Value::Record(Arc::new(Record::new())));
-            if let Value::Record(rec) = entry {
-                let rec = Arc::make_mut(rec);
-                for (k, v) in defaults {
-                    rec.entry(k.to_string()).or_insert(v);
-                }
-            }
-        };
-        fill(
+        fill_defaults(
+            &mut r,
             "system",
             vec![
                 ("manager", enum_v("SystemManager", m)),
@@ -597,4 +577,18 @@ pub(crate) fn self_view(r: &Record) -> Record {
         d.entry("procs_per_node".into()).or_insert(Value::Int(1));
     }
     r
+}
+
+/// Sets the fields of the record at `key` that are missing to `defaults`
+/// (creating the record if needed).
+fn fill_defaults(r: &mut Record, key: &str, defaults: Vec<(&str, Value)>) {
+    let entry = r
+        .entry(key.to_string())
+        .or_insert_with(|| Value::Record(Arc::new(Record::new())));
+    if let Value::Record(rec) = entry {
+        let rec = Arc::make_mut(rec);
+        for (k, v) in defaults {
+            rec.entry(k.to_string()).or_insert(v);
+        }
+    }
 }

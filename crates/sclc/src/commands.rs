@@ -434,6 +434,40 @@ fn provenance_json(db: &Database, f: &scl_sema::FinalEnv) -> serde_json::Value {
     serde_json::Value::Object(out)
 }
 
+/// A checked file and the envs a command works on.
+struct Loaded {
+    db: Database,
+    file: SourceFile,
+    cmdline: String,
+    diags: Vec<Diagnostic>,
+    values: Arc<ModuleValues>,
+    envs: Vec<String>,
+}
+
+/// [`load`] plus the module's values and the envs selected by `--env`
+/// (an unknown env is one more diagnostic).
+fn load_envs(
+    file: &Path,
+    env: Option<&str>,
+    set: &[String],
+    stdlib: Option<PathBuf>,
+) -> Result<Loaded, i32> {
+    let (db, f, cmdline, mut diags) = load(file, set, stdlib)?;
+    let values = scl_db::module_values(&db, f).clone();
+    let envs = select_envs(&db, f, &values, env).unwrap_or_else(|d| {
+        diags.push(d);
+        Vec::new()
+    });
+    Ok(Loaded {
+        db,
+        file: f,
+        cmdline,
+        diags,
+        values,
+        envs,
+    })
+}
+
 fn ir(
     file: &Path,
     env: Option<&str>,
@@ -442,17 +476,16 @@ fn ir(
     fmt: MessageFormat,
     stdlib: Option<PathBuf>,
 ) -> i32 {
-    let (db, f, cmdline, mut diags) = match load(file, set, stdlib) {
+    let Loaded {
+        db,
+        cmdline,
+        diags,
+        values,
+        envs,
+        ..
+    } = match load_envs(file, env, set, stdlib) {
         Ok(x) => x,
         Err(code) => return code,
-    };
-    let values = scl_db::module_values(&db, f).clone();
-    let envs = match select_envs(&db, f, &values, env) {
-        Ok(e) => e,
-        Err(d) => {
-            diags.push(d);
-            Vec::new()
-        }
     };
     print_diagnostics(&db, &diags, fmt, &cmdline);
     if diags.iter().any(Diagnostic::is_error) {
@@ -517,17 +550,16 @@ fn build(
             format!("{target:?}").to_lowercase()
         ));
     }
-    let (db, f, cmdline, mut diags) = match load(file, set, stdlib) {
+    let Loaded {
+        db,
+        file: f,
+        cmdline,
+        mut diags,
+        values,
+        envs,
+    } = match load_envs(file, env, set, stdlib) {
         Ok(x) => x,
         Err(code) => return code,
-    };
-    let values = scl_db::module_values(&db, f).clone();
-    let envs = match select_envs(&db, f, &values, env) {
-        Ok(e) => e,
-        Err(d) => {
-            diags.push(d);
-            Vec::new()
-        }
     };
     if diags.iter().any(Diagnostic::is_error) {
         print_diagnostics(&db, &diags, fmt, &cmdline);
