@@ -189,7 +189,7 @@ pub struct LayerId {
 pub struct Layer {
     pub id: LayerId,
     /// Display name (`python_env`, `base.python_env`, `runtime(torch = "2.1.2", …)`).
-    pub name: String,
+    pub name: Arc<str>,
     pub block: ast::Block,
     /// Local bindings (template arguments) visible to the items.
     pub locals: Arc<Vec<(String, Value)>>,
@@ -230,10 +230,11 @@ impl PartialEq for EnvValue {
 /// span, plus the layer it replaced.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Origin {
-    pub layer: String,
+    /// The name of the layer (env) that wrote it, shared with the layer.
+    pub layer: Arc<str>,
     pub module: ModuleId,
     pub span: Span,
-    pub replaced: Option<String>,
+    pub replaced: Option<Arc<str>>,
 }
 
 /// An env after inheritance: the record, the provenance of every written

@@ -420,11 +420,11 @@ fn provenance_json(db: &Database, f: &scl_sema::FinalEnv) -> serde_json::Value {
         });
         let (line, column) = scl_diag::LineIndex::new(text).line_col(text, o.span.start as usize);
         let entry = scl_ir::ProvenanceEntry {
-            env: o.layer.clone(),
+            env: o.layer.to_string(),
             file: file.to_string(),
             line: line as u32,
             column: column as u32,
-            replaced: o.replaced.clone(),
+            replaced: o.replaced.as_deref().map(String::from),
         };
         out.insert(
             path.replace(scl_sema::value::TYPE_KEY, ""),
