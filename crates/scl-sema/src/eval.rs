@@ -1888,9 +1888,10 @@ impl<'h> Evaluator<'h> {
                     }
                 };
                 let v = self.eval(cx, value, &vty)?;
-                b.assign(&full, *op, v, item.span, &fty).map_err(|msg| {
-                    self.report(cx.module, Diagnostic::error("E0201", item.span, msg))
-                })
+                b.assign(&full, key, *op, v, item.span, &fty)
+                    .map_err(|msg| {
+                        self.report(cx.module, Diagnostic::error("E0201", item.span, msg))
+                    })
             }
         }
     }
@@ -2000,7 +2001,9 @@ impl Seen {
 
     fn insert(&mut self, key: &str, span: Span) {
         for p in Seen::prefixes(key) {
-            self.under.entry(p.to_string()).or_insert(span);
+            if !self.under.contains_key(p) {
+                self.under.insert(p.to_string(), span);
+            }
         }
         self.set.insert(key.to_string(), span);
     }
@@ -2148,13 +2151,13 @@ impl Builder {
     fn assign(
         &mut self,
         path: &[String],
+        key: String,
         op: AssignOp,
         v: Value,
         span: Span,
         ty: &Ty,
     ) -> Result<(), String> {
         let (last, parent) = path.split_last().expect("paths are never empty");
-        let key = path_key(path);
         let is_map = matches!(ty, Ty::Map(_))
             || (matches!(ty, Ty::Any) && matches!(v, Value::Record(_)) && op == AssignOp::Append);
         match op {
