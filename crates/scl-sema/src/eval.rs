@@ -2104,20 +2104,35 @@ impl Builder {
         if !self.track {
             return;
         }
-        let prev = self
-            .origins
-            .get(&key)
-            .map(|o| o.0)
-            .filter(|l| *l != self.layer);
-        // A write replaces what was below it.
-        self.forget(&key);
-        self.origins.insert(key.clone(), (self.layer, span, prev));
+        // A record written whole replaces what was recorded below it (only a
+        // record can have paths below it).
+        if matches!(value, Value::Record(_)) {
+            self.forget_below(&key);
+        }
+        let layer = self.layer;
+        let origin = |prev: Option<usize>| (layer, span, prev.filter(|l| *l != layer));
         if self.track_writes {
+            match self.origins.get_mut(&key) {
+                Some(o) => *o = origin(Some(o.0)),
+                None => {
+                    self.origins.insert(key.clone(), origin(None));
+                }
+            }
             self.writes.entry(key).or_default().push(Write {
                 layer: self.layer,
                 value: value.clone(),
                 span,
             });
+        } else {
+            match self.origins.entry(key) {
+                std::collections::btree_map::Entry::Occupied(mut o) => {
+                    let prev = o.get().0;
+                    o.insert(origin(Some(prev)));
+                }
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(origin(None));
+                }
+            }
         }
     }
 
@@ -2127,6 +2142,11 @@ impl Builder {
             return;
         }
         self.origins.remove(key);
+        self.forget_below(key);
+    }
+
+    /// Drops the provenance of every path below `key`.
+    fn forget_below(&mut self, key: &str) {
         let below = format!("{key}.");
         let stale: Vec<String> = self
             .origins
