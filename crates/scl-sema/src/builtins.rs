@@ -807,19 +807,8 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             if **et == Ty::Any {
                 return Ok(Value::List(l));
             }
-            let mut out = Vec::with_capacity(l.len());
-            let mut failed = false;
-            for x in l.iter() {
-                match coerce(ev, m, x.clone(), et, span) {
-                    Ok(v) => out.push(v),
-                    Err(_) => failed = true,
-                }
-            }
-            if failed {
-                Err(Reported)
-            } else {
-                Ok(Value::List(Arc::new(out)))
-            }
+            let out = crate::eval::all_ok(l.iter().map(|x| coerce(ev, m, x.clone(), et, span)))?;
+            Ok(Value::List(Arc::new(out)))
         }
         (Ty::Map(et), Value::Record(r)) => {
             let mut out = Record::new();

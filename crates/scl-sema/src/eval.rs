@@ -720,19 +720,8 @@ impl<'h> Evaluator<'h> {
                     Ty::List(t) => (**t).clone(),
                     _ => Ty::Any,
                 };
-                let mut out = Vec::with_capacity(items.len());
-                let mut failed = false;
-                for it in items {
-                    match self.eval(cx, it, &et) {
-                        Ok(v) => out.push(v),
-                        Err(_) => failed = true,
-                    }
-                }
-                if failed {
-                    Err(Reported)
-                } else {
-                    Ok(Value::List(Arc::new(out)))
-                }
+                let out = all_ok(items.iter().map(|it| self.eval(cx, it, &et)))?;
+                Ok(Value::List(Arc::new(out)))
             }
             ExprKind::Comprehension {
                 var,
@@ -2327,6 +2316,24 @@ pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
                         .all(|((k1, v1), (k2, v2))| k1 == k2 && values_equal(v1, v2))
         }
         _ => a == b,
+    }
+}
+
+/// Collects every result, so that every error is reported, then fails if
+/// any step failed.
+pub(crate) fn all_ok<T>(results: impl IntoIterator<Item = R<T>>) -> R<Vec<T>> {
+    let mut out = Vec::new();
+    let mut failed = false;
+    for r in results {
+        match r {
+            Ok(v) => out.push(v),
+            Err(_) => failed = true,
+        }
+    }
+    if failed {
+        Err(Reported)
+    } else {
+        Ok(out)
     }
 }
 

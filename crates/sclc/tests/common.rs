@@ -22,10 +22,10 @@ pub fn sclc(cwd: &Path, args: &[&str]) -> Output {
         .expect("sclc runs")
 }
 
-/// Every `*.env.scl` below `dir`, sorted.
-pub fn scl_files(dir: &Path) -> Vec<PathBuf> {
+/// Every file below `dir` (recursively, sorted) for which `keep` is true.
+pub fn files_below(dir: &Path, keep: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+    fn walk(d: &Path, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
         let mut es: Vec<PathBuf> = std::fs::read_dir(d)
             .unwrap()
             .flatten()
@@ -34,12 +34,17 @@ pub fn scl_files(dir: &Path) -> Vec<PathBuf> {
         es.sort();
         for p in es {
             if p.is_dir() {
-                walk(&p, out);
-            } else if p.to_string_lossy().ends_with(".env.scl") {
+                walk(&p, keep, out);
+            } else if keep(&p) {
                 out.push(p);
             }
         }
     }
-    walk(dir, &mut out);
+    walk(dir, keep, &mut out);
     out
+}
+
+/// Every `*.env.scl` below `dir`, sorted.
+pub fn scl_files(dir: &Path) -> Vec<PathBuf> {
+    files_below(dir, &|p| p.to_string_lossy().ends_with(".env.scl"))
 }

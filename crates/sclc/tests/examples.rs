@@ -53,23 +53,15 @@ fn examples_lower_to_dockerfiles() {
             "{rel}: {}",
             String::from_utf8_lossy(&r.stderr)
         );
-        let mut written: Vec<String> = Vec::new();
-        fn walk(d: &std::path::Path, base: &std::path::Path, out: &mut Vec<String>) {
-            let mut es: Vec<_> = std::fs::read_dir(d)
-                .unwrap()
-                .flatten()
-                .map(|e| e.path())
-                .collect();
-            es.sort();
-            for p in es {
-                if p.is_dir() {
-                    walk(&p, base, out);
-                } else {
-                    out.push(p.strip_prefix(base).unwrap().to_string_lossy().to_string());
-                }
-            }
-        }
-        walk(out.path(), out.path(), &mut written);
+        let written: Vec<String> = files_below(out.path(), &|_| true)
+            .iter()
+            .map(|p| {
+                p.strip_prefix(out.path())
+                    .unwrap()
+                    .to_string_lossy()
+                    .to_string()
+            })
+            .collect();
         assert!(
             !written.iter().any(|w| w.contains(".sclc-tmp")),
             "temporary folder left behind: {written:?}"
