@@ -230,11 +230,6 @@ impl Database {
         self.module_file(id)
     }
 
-    /// The module id of a file.
-    pub fn id(&self, file: SourceFile) -> ModuleId {
-        self.module_id(file)
-    }
-
     /// All diagnostics for `file` and every module it imports (transitively),
     /// sorted by file (the root file first) and position, plus import cycles.
     pub fn check(&self, file: SourceFile) -> Vec<Diagnostic> {

@@ -829,15 +829,12 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
         }
         (Ty::Record(rt), Value::Record(r)) => coerce_record(ev, m, *rt, &r, span),
         (Ty::Env, v @ Value::Env(_)) => Ok(v),
-        (Ty::Env, Value::Template { module, decl }) => {
-            let _ = (module, decl);
-            ev.err(
-                m,
-                "E0314",
-                span,
-                "a template must be instantiated with its arguments here",
-            )
-        }
+        (Ty::Env, Value::Template { .. }) => ev.err(
+            m,
+            "E0314",
+            span,
+            "a template must be instantiated with its arguments here",
+        ),
         (Ty::Asset, Value::Record(r)) if r.contains_key("kind") => Ok(Value::Record(r)),
         (ty, v) => Err(mismatch(ev, m, &v, ty, span)),
     }

@@ -317,9 +317,9 @@ impl<'h> Evaluator<'h> {
             .overrides(self.root)
             .into_iter()
             .find(|o| o.name == p.name.name);
-        let (value, from_cli) = match &over {
-            Some(o) => (self.eval_override(o, &ty)?, true),
-            None => (self.eval(cx, &p.default, &ty)?, false),
+        let value = match &over {
+            Some(o) => self.eval_override(o, &ty)?,
+            None => self.eval(cx, &p.default, &ty)?,
         };
         if let Some(pred) = &p.where_ {
             let locals = vec![(p.name.name.clone(), value.clone())];
@@ -355,7 +355,6 @@ impl<'h> Evaluator<'h> {
                             .with_primary_label("this default")
                             .with_label(Arc::from(""), pred.span, "the constraint"),
                     };
-                    let _ = from_cli;
                     return Err(self.report(
                         self.root,
                         d.with_help("choose a value that satisfies the constraint"),
