@@ -14,8 +14,10 @@
 
 mod host;
 mod paths;
+mod stack;
 
 pub use paths::{find_workspace_root, normalize_path};
+pub use stack::{with_compiler_stack, COMPILER_STACK_SIZE};
 
 use salsa::Setter;
 use scl_diag::Diagnostic;

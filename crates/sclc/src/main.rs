@@ -12,13 +12,7 @@ mod commands;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    // Deeply nested input recurses deeply; give the compiler a large stack
-    // instead of the main thread's 8 MiB.
-    let code = std::thread::Builder::new()
-        .stack_size(512 << 20)
-        .spawn(commands::main)
-        .expect("spawn the compiler thread")
-        .join()
-        .unwrap_or(101);
+    // The same known stack size as every other front end (see scl-db).
+    let code = scl_db::with_compiler_stack(commands::main);
     std::process::exit(code);
 }
