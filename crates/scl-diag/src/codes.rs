@@ -78,6 +78,14 @@ Fix: write `4Gi` (binary, 4×2^30 bytes) or `4G` (decimal).";
 
 Fix: add the closing delimiter; the label shows where the opening one is.";
 
+"E0007", "nested too deeply",
+"Brackets (`(`, `[`, `{`, `${`) and `if` constructs (`if … then … else` expressions, `else if` chains of items) nest at most 256 levels deep. The compiler works through nesting one level at a time, so the limit bounds the memory every stage needs, whatever the input. Chains of one operator (`a + b + c + …`), of calls, field accesses and indexes (`f(x).y[0]…`) and of `with` blocks are not nesting and have no limit.
+
+Example:
+    let size = if a then 1 else if b then 2 else if c then 3 …   // 300 cases
+
+Fix: split the expression with `let` declarations, or replace a long `if`/`else if` chain by a map lookup (`sizes[name]`).";
+
 "E0101", "unknown name",
 "A name is not declared in this scope. Names resolve to comprehension variables, template or function arguments, then the module's `let`, `param`, `fn`, `enum`, `env` and import names. Fields of the env being defined are not names (use `self.field`).
 

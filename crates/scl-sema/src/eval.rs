@@ -779,119 +779,165 @@ impl<'h> Evaluator<'h> {
                 }
                 _ => self.record_value(cx, block, ty),
             },
-            ExprKind::Field(base, name) => {
-                let v = self.eval(cx, base, &Ty::Any)?;
-                let r = self.member(cx.module, &v, &name.name, name.span)?;
-                if let (ExprKind::SelfRef, Some(s), true) = (&base.kind, cx.selfcx, r.is_pending())
-                {
-                    if s.snapshot.is_some() && s.pending_use.get().is_none() {
-                        s.pending_use.set(Some((cx.module, e.span)));
-                    }
-                }
-                Ok(r)
-            }
-            ExprKind::Index(base, idx) => {
-                let b = self.eval(cx, base, &Ty::Any)?;
-                let i = self.eval(cx, idx, &Ty::Any)?;
-                match (&b, &i) {
-                    (Value::Pending, _) | (_, Value::Pending) => Ok(Value::Pending),
-                    (Value::Record(r), Value::Str(k)) => match r.get(&**k) {
-                        Some(v) => Ok(v.clone()),
-                        None => {
-                            let mut d = Diagnostic::error(
-                                "E0311",
-                                idx.span,
-                                format!("no key {:?} in this map", &**k),
-                            )
-                            .with_primary_label("this key");
-                            d = d.with_help(format!("keys: {}", keys_list(r)));
-                            Err(self.report(cx.module, d))
-                        }
-                    },
-                    (Value::List(l), Value::Int(n)) => {
-                        let len = l.len() as i64;
-                        let k = if *n < 0 { len + n } else { *n };
-                        if k < 0 || k >= len {
-                            self.err(
+            ExprKind::Postfix { base, ops } => self.postfix(cx, base, ops, ty),
+            ExprKind::Unary { ops, operand } => {
+                let mut v = self.eval(cx, operand, &Ty::Any)?;
+                for (op, op_span) in ops.iter().rev() {
+                    let span = op_span.to(operand.span);
+                    v = match (op, v) {
+                        (_, Value::Pending) => Value::Pending,
+                        (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
+                        (UnaryOp::Neg, Value::Int(i)) => match i.checked_neg() {
+                            Some(n) => Value::Int(n),
+                            None => return self.err(cx.module, "E0207", span, "arithmetic overflow"),
+                        },
+                        (UnaryOp::Neg, Value::Float(f)) => Value::Float(-f),
+                        (UnaryOp::Neg, Value::Memory(b)) => Value::Memory(-b),
+                        (UnaryOp::Neg, Value::Cpu(c)) => match c.checked_neg() {
+                            Some(n) => Value::Cpu(n),
+                            None => return self.err(cx.module, "E0207", span, "arithmetic overflow"),
+                        },
+                        (op, v) => {
+                            return self.err(
                                 cx.module,
-                                "E0311",
-                                idx.span,
-                                format!("index {n} is out of range for a list of {len}"),
+                                "E0211",
+                                span,
+                                format!(
+                                    "`{}` does not apply to {}",
+                                    if *op == UnaryOp::Not { "!" } else { "-" },
+                                    v.type_name()
+                                ),
                             )
-                        } else {
-                            Ok(l[k as usize].clone())
                         }
-                    }
-                    _ => self.err(
-                        cx.module,
-                        "E0211",
-                        e.span,
-                        format!("cannot index a {} with a {}", b.type_name(), i.type_name()),
-                    ),
+                    };
                 }
+                Ok(v)
             }
-            ExprKind::Call { callee, args } => {
-                let f = self.eval(cx, callee, &Ty::Any)?;
-                self.call(cx, &f, args, e.span, callee.span, ty)
-            }
-            ExprKind::Unary(op, x) => {
-                let v = self.eval(cx, x, &Ty::Any)?;
-                match (op, v) {
-                    (_, Value::Pending) => Ok(Value::Pending),
-                    (UnaryOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
-                    (UnaryOp::Neg, Value::Int(i)) => match i.checked_neg() {
-                        Some(n) => Ok(Value::Int(n)),
-                        None => self.err(cx.module, "E0207", e.span, "arithmetic overflow"),
-                    },
-                    (UnaryOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
-                    (UnaryOp::Neg, Value::Memory(b)) => Ok(Value::Memory(-b)),
-                    (UnaryOp::Neg, Value::Cpu(c)) => match c.checked_neg() {
-                        Some(n) => Ok(Value::Cpu(n)),
-                        None => self.err(cx.module, "E0207", e.span, "arithmetic overflow"),
-                    },
-                    (op, v) => self.err(
-                        cx.module,
-                        "E0211",
-                        e.span,
-                        format!(
-                            "`{}` does not apply to {}",
-                            if *op == UnaryOp::Not { "!" } else { "-" },
-                            v.type_name()
-                        ),
-                    ),
-                }
-            }
-            ExprKind::Binary(op, a, b) => self.binary(cx, *op, a, b, e.span, ty),
+            ExprKind::Binary { first, rest } => self.binary_chain(cx, first, rest, ty),
             ExprKind::If(c, a, b) => match self.eval(cx, c, &Ty::Bool)? {
                 Value::Bool(true) => self.eval(cx, a, ty),
                 Value::Bool(false) => self.eval(cx, b, ty),
                 _ => Ok(Value::Pending),
             },
-            ExprKind::With(base, block) => {
-                let b = self.eval(cx, base, &Ty::Env)?;
-                let Value::Env(env) = b else {
-                    return self.err(
-                        cx.module,
-                        "E0313",
-                        base.span,
-                        format!("`with` needs an env, found {}", b.type_name()),
-                    );
-                };
-                let ancestors = env.layers.iter().map(|l| l.id.clone()).collect();
-                let layer =
-                    self.anon_layer(cx, block, ancestors, format!("{} with {{…}}", env.name));
-                let mut layers = env.layers.clone();
-                layers.push(layer);
-                Ok(Value::Env(Arc::new(EnvValue {
-                    name: format!("{} with {{…}}", env.name),
-                    layers,
-                    extends_span: e.span,
-                    module: cx.module,
-                    final_env: None,
-                    parent: Some(env.clone()),
-                })))
-            }
             ExprKind::Error => Err(Reported),
+        }
+    }
+
+    /// A flat postfix chain: calls, field access and indexing, then `with`
+    /// blocks, applied left to right to the value of `base`.
+    fn postfix(&self, cx: Cx, base: &ast::Expr, ops: &[ast::PostOp], ty: &Ty) -> R<Value> {
+        use ast::PostOpKind;
+        // A record literal before `with` is an anonymous env.
+        let base_ty = match ops.first().map(|o| &o.kind) {
+            Some(PostOpKind::With(_)) => Ty::Env,
+            _ => Ty::Any,
+        };
+        let mut v = self.eval(cx, base, &base_ty)?;
+        // The span of the expression so far (the receiver of the next op).
+        let mut span = base.span;
+        for (k, op) in ops.iter().enumerate() {
+            let whole = span.to(op.span);
+            v = match &op.kind {
+                PostOpKind::Field(name) => {
+                    let r = self.member(cx.module, &v, &name.name, name.span)?;
+                    if let (0, ExprKind::SelfRef, Some(s), true) =
+                        (k, &base.kind, cx.selfcx, r.is_pending())
+                    {
+                        if s.snapshot.is_some() && s.pending_use.get().is_none() {
+                            s.pending_use.set(Some((cx.module, whole)));
+                        }
+                    }
+                    r
+                }
+                PostOpKind::Index(idx) => {
+                    let i = self.eval(cx, idx, &Ty::Any)?;
+                    self.index(cx.module, &v, &i, idx.span, whole)?
+                }
+                PostOpKind::Call(args) => {
+                    let last = k + 1 == ops.len();
+                    self.call(cx, &v, args, whole, span, if last { ty } else { &Ty::Any })?
+                }
+                PostOpKind::With(block) => {
+                    let b = if k == 0 {
+                        v
+                    } else {
+                        self.coerce(cx.module, v, &Ty::Env, span)?
+                    };
+                    let env = match b {
+                        Value::Env(env) => env,
+                        Value::Pending => return Ok(Value::Pending),
+                        other => {
+                            return self.err(
+                                cx.module,
+                                "E0313",
+                                span,
+                                format!("`with` needs an env, found {}", other.type_name()),
+                            )
+                        }
+                    };
+                    self.with_env(cx, &env, block, whole)
+                }
+            };
+            span = whole;
+        }
+        Ok(v)
+    }
+
+    /// `env with { … }`: `env`'s layers plus an anonymous one for `block`;
+    /// `span` is the whole expression.
+    fn with_env(&self, cx: Cx, env: &Arc<EnvValue>, block: &ast::Block, span: Span) -> Value {
+        let ancestors = env.layers.iter().map(|l| l.id.clone()).collect();
+        let name = format!("{} with {{…}}", env.name);
+        let layer = self.anon_layer(cx, block, ancestors, name.clone());
+        let mut layers = env.layers.clone();
+        layers.push(layer);
+        Value::Env(Arc::new(EnvValue {
+            name,
+            layers,
+            extends_span: span,
+            module: cx.module,
+            final_env: None,
+            parent: Some(env.clone()),
+        }))
+    }
+
+    /// `b[i]`: a map by key, a list by position (negative from the end).
+    fn index(&self, m: ModuleId, b: &Value, i: &Value, idx_span: Span, span: Span) -> R<Value> {
+        match (b, i) {
+            (Value::Pending, _) | (_, Value::Pending) => Ok(Value::Pending),
+            (Value::Record(r), Value::Str(k)) => match r.get(&**k) {
+                Some(v) => Ok(v.clone()),
+                None => {
+                    let mut d = Diagnostic::error(
+                        "E0311",
+                        idx_span,
+                        format!("no key {:?} in this map", &**k),
+                    )
+                    .with_primary_label("this key");
+                    d = d.with_help(format!("keys: {}", keys_list(r)));
+                    Err(self.report(m, d))
+                }
+            },
+            (Value::List(l), Value::Int(n)) => {
+                let len = l.len() as i64;
+                let k = if *n < 0 { len + n } else { *n };
+                if k < 0 || k >= len {
+                    self.err(
+                        m,
+                        "E0311",
+                        idx_span,
+                        format!("index {n} is out of range for a list of {len}"),
+                    )
+                } else {
+                    Ok(l[k as usize].clone())
+                }
+            }
+            _ => self.err(
+                m,
+                "E0211",
+                span,
+                format!("cannot index a {} with a {}", b.type_name(), i.type_name()),
+            ),
         }
     }
 
@@ -953,18 +999,47 @@ impl<'h> Evaluator<'h> {
         })
     }
 
-    fn binary(
+    /// A flat chain `first OP x OP y …` of one precedence level, folded left
+    /// to right (no recursion, whatever its length).
+    fn binary_chain(
+        &self,
+        cx: Cx,
+        first: &ast::Expr,
+        rest: &[(BinaryOp, ast::Expr)],
+        ty: &Ty,
+    ) -> R<Value> {
+        let Some((op0, _)) = rest.first() else {
+            return self.eval(cx, first, ty);
+        };
+        let first_ty = match op0 {
+            BinaryOp::And | BinaryOp::Or => Ty::Bool,
+            op => operand_ty(*op, ty),
+        };
+        let mut acc = self.eval(cx, first, &first_ty)?;
+        let mut acc_span = first.span;
+        for (op, rhs) in rest {
+            let span = acc_span.to(rhs.span);
+            acc = self.binary_step(cx, *op, acc, acc_span, rhs, span, ty)?;
+            acc_span = span;
+        }
+        Ok(acc)
+    }
+
+    /// `x OP b`, where `x` (at `x_span`) is the value so far and `b` is not
+    /// evaluated yet (`&&` and `||` may not evaluate it); `span` covers both.
+    #[allow(clippy::too_many_arguments)]
+    fn binary_step(
         &self,
         cx: Cx,
         op: BinaryOp,
-        a: &ast::Expr,
+        x: Value,
+        x_span: Span,
         b: &ast::Expr,
         span: Span,
         ty: &Ty,
     ) -> R<Value> {
         use Value::*;
         if matches!(op, BinaryOp::And | BinaryOp::Or) {
-            let x = self.eval(cx, a, &Ty::Bool)?;
             return match (op, x) {
                 (_, Pending) => Ok(Pending),
                 (BinaryOp::And, Bool(false)) => Ok(Bool(false)),
@@ -973,7 +1048,7 @@ impl<'h> Evaluator<'h> {
                 (_, other) => self.err(
                     cx.module,
                     "E0201",
-                    a.span,
+                    x_span,
                     format!(
                         "`{}` needs Bool operands, found {}",
                         op.as_str(),
@@ -982,14 +1057,7 @@ impl<'h> Evaluator<'h> {
                 ),
             };
         }
-        // Let the expected type flow into arithmetic on quantities, so that
-        // `cpu = 2 * 4` is 8 cores.
-        let sub_ty = match (op, ty) {
-            (BinaryOp::Add | BinaryOp::Sub, Ty::List(_)) => ty.clone(),
-            _ => Ty::Any,
-        };
-        let x = self.eval(cx, a, &sub_ty)?;
-        let y = self.eval(cx, b, &sub_ty)?;
+        let y = self.eval(cx, b, &operand_ty(op, ty))?;
         if x.is_pending() || y.is_pending() {
             return Ok(Pending);
         }
@@ -2288,6 +2356,16 @@ fn field_alias(rt: RecordTy, name: &str) -> Option<&'static str> {
         (RecordTy::Python, "pip" | "package") => "packages",
         _ => return None,
     })
+}
+
+/// The type an operand of `op` is evaluated with when the whole expression
+/// is expected to be `ty`: a list type flows into `+`/`-` (so list literals
+/// in `xs + [..]` know their element type); nothing else does.
+fn operand_ty(op: BinaryOp, ty: &Ty) -> Ty {
+    match (op, ty) {
+        (BinaryOp::Add | BinaryOp::Sub, Ty::List(_)) => ty.clone(),
+        _ => Ty::Any,
+    }
 }
 
 fn as_f64(v: &Value) -> f64 {

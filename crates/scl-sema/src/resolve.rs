@@ -7,7 +7,7 @@ use crate::builtins;
 use crate::ty::Ty;
 use scl_diag::{did_you_mean, Diagnostic};
 use scl_syntax::ast::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// Checks one module's syntax tree; the diagnostics' files are left empty.
@@ -51,10 +51,17 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
             _ => None,
         })
         .collect();
+    // Lookups by hash (a module may declare thousands of names); the lists
+    // keep declaration order for the did-you-mean candidates.
+    let global_set: HashSet<&str> = globals.iter().copied().collect();
+    let enum_set: HashSet<&str> = enums.iter().copied().collect();
+    let import_set: HashSet<&str> = imports.iter().copied().collect();
     let mut w = Walker {
         globals: &globals,
+        global_set: &global_set,
         enums: &enums,
-        imports: &imports,
+        enum_set: &enum_set,
+        imports: &import_set,
         out: &mut out,
         refs: Vec::new(),
     };
@@ -71,6 +78,9 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
                 }
             }
             Decl::Fn(f) => {
+                // A call in a default argument is a call of the function
+                // too (`fn f(x: Int = f()) = x` never ends).
+                w.refs.clear();
                 let mut scope = Vec::new();
                 for p in &f.params {
                     w.ty(&p.ty);
@@ -82,7 +92,6 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
                 if let Some(r) = &f.ret {
                     w.ty(r);
                 }
-                w.refs.clear();
                 w.expr(&f.body, &mut scope);
                 calls.insert(i, std::mem::take(&mut w.refs));
             }
@@ -190,8 +199,10 @@ fn find_cycle(
 
 struct Walker<'a> {
     globals: &'a [&'a str],
+    global_set: &'a HashSet<&'a str>,
     enums: &'a [&'a str],
-    imports: &'a [&'a str],
+    enum_set: &'a HashSet<&'a str>,
+    imports: &'a HashSet<&'a str>,
     out: &'a mut Vec<Diagnostic>,
     /// Names referenced (for the call graph of the current fn).
     refs: Vec<(String, scl_diag::Span)>,
@@ -205,7 +216,7 @@ impl Walker<'_> {
             TypeExprKind::Named(segs) => {
                 if segs.len() == 1 {
                     let n = &segs[0].name;
-                    if Ty::builtin(n).is_none() && !self.enums.contains(&n.as_str()) {
+                    if Ty::builtin(n).is_none() && !self.enum_set.contains(n.as_str()) {
                         let mut cands: Vec<&str> = Ty::BUILTIN_NAMES.to_vec();
                         cands.extend(self.enums.iter().copied());
                         let mut d =
@@ -215,7 +226,7 @@ impl Walker<'_> {
                         }
                         self.out.push(d);
                     }
-                } else if !self.imports.contains(&segs[0].name.as_str()) {
+                } else if !self.imports.contains(segs[0].name.as_str()) {
                     self.out.push(Diagnostic::error(
                         "E0206",
                         segs[0].span,
@@ -284,7 +295,7 @@ impl Walker<'_> {
             ExprKind::Name(n) => {
                 self.refs.push((n.clone(), e.span));
                 if scope.iter().any(|s| s == n)
-                    || self.globals.contains(&n.as_str())
+                    || self.global_set.contains(n.as_str())
                     || builtins::lookup(n).is_some()
                 {
                     return;
@@ -314,26 +325,32 @@ impl Walker<'_> {
                 scope.pop();
             }
             ExprKind::Record(b) => self.block(b, scope),
-            ExprKind::Field(x, _) => self.expr(x, scope),
-            ExprKind::Index(a, b) | ExprKind::Binary(_, a, b) => {
-                self.expr(a, scope);
-                self.expr(b, scope);
-            }
-            ExprKind::Call { callee, args } => {
-                self.expr(callee, scope);
-                for a in args {
-                    self.expr(&a.value, scope);
+            ExprKind::Postfix { base, ops } => {
+                self.expr(base, scope);
+                for op in ops {
+                    match &op.kind {
+                        PostOpKind::Field(_) => {}
+                        PostOpKind::Index(i) => self.expr(i, scope),
+                        PostOpKind::Call(args) => {
+                            for a in args {
+                                self.expr(&a.value, scope);
+                            }
+                        }
+                        PostOpKind::With(b) => self.block(b, scope),
+                    }
                 }
             }
-            ExprKind::Unary(_, x) => self.expr(x, scope),
+            ExprKind::Binary { first, rest } => {
+                self.expr(first, scope);
+                for (_, x) in rest {
+                    self.expr(x, scope);
+                }
+            }
+            ExprKind::Unary { operand, .. } => self.expr(operand, scope),
             ExprKind::If(c, a, b) => {
                 self.expr(c, scope);
                 self.expr(a, scope);
                 self.expr(b, scope);
-            }
-            ExprKind::With(x, b) => {
-                self.expr(x, scope);
-                self.block(b, scope);
             }
         }
     }

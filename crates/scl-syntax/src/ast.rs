@@ -261,23 +261,51 @@ pub enum ExprKind {
     },
     /// `{ ITEMS }` — a record (or, where an Env is expected, an anonymous env).
     Record(Block),
-    /// `e.name`
-    Field(Box<Expr>, Ident),
-    /// `e[index]`
-    Index(Box<Expr>, Box<Expr>),
-    /// `f(args)`: positional arguments first, then named ones.
-    Call {
-        callee: Box<Expr>,
-        args: Vec<Arg>,
+    /// A base followed by postfix operations applied left to right: calls,
+    /// field access and indexing, then `with` blocks (`f(x).y[0] with { … }`).
+    /// Flat, so a chain of any length costs no recursion; `ops` is never
+    /// empty (a bare base is the base itself).
+    Postfix { base: Box<Expr>, ops: Vec<PostOp> },
+    /// `!x`, `-x`, `!-x`: the operators, outermost first, then the operand.
+    /// Flat like [`ExprKind::Postfix`]; `ops` is never empty.
+    Unary {
+        ops: Vec<(UnaryOp, Span)>,
+        operand: Box<Expr>,
     },
-    Unary(UnaryOp, Box<Expr>),
-    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `a OP b OP c …`: the operands of one precedence level, folded left to
+    /// right (`a - b - c` is `(a - b) - c`). Flat like [`ExprKind::Postfix`];
+    /// `rest` is never empty, and an operand is never a `Binary` of the same
+    /// precedence level unless it was written in parentheses.
+    Binary {
+        first: Box<Expr>,
+        rest: Vec<(BinaryOp, Expr)>,
+    },
     /// `if c then a else b`
     If(Box<Expr>, Box<Expr>, Box<Expr>),
-    /// `e with { ITEMS }`
-    With(Box<Expr>, Block),
     /// Could not be parsed (the error is in the parse result).
     Error,
+}
+
+/// One postfix operation of an [`ExprKind::Postfix`] chain.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PostOp {
+    pub kind: PostOpKind,
+    /// The operation's own text: `(args)`, the field name, `[index]`, or
+    /// `with { … }`. The expression up to and including operation `k` spans
+    /// from the base's start to the end of `ops[k].span`.
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum PostOpKind {
+    /// `(args)`: positional arguments first, then named ones.
+    Call(Vec<Arg>),
+    /// `.name`
+    Field(Ident),
+    /// `[index]`
+    Index(Box<Expr>),
+    /// `with { ITEMS }`: the same inheritance as an expression.
+    With(Block),
 }
 
 /// A piece of a string literal.

@@ -322,7 +322,7 @@ pub fn lex(src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
 }
 
 /// The deepest nesting of brackets and interpolations the lexer accepts.
-const MAX_DEPTH: usize = 256;
+const MAX_DEPTH: usize = crate::MAX_NESTING;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Delim {
@@ -560,12 +560,8 @@ impl<'a> Lexer<'a> {
         }
         if !self.aborted {
             let at = self.pos;
-            self.error(
-                "E0001",
-                Span::new(at, at + 1),
-                format!("brackets nested more than {MAX_DEPTH} levels deep"),
-            )
-            .help = Some("split the expression with `let` declarations".into());
+            self.diags
+                .push(crate::parser::too_deep(Span::new(at, at + 1)));
         }
         self.aborted = true;
         self.pos = self.src.len();

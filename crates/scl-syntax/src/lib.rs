@@ -11,6 +11,13 @@ mod parser;
 pub use lexer::{is_keyword, lex, Token, TokenKind};
 pub use parser::parse;
 
+/// The deepest nesting the syntax accepts: brackets (`( [ { ${`) and `if`
+/// constructs, each up to this many levels (`E0007` beyond). Chains of one
+/// operator, postfix chains and `with` chains are flat and have no limit.
+/// The later stages recurse once per level, so this bounds the stack every
+/// stage needs (see `scl_db::with_compiler_stack`).
+pub const MAX_NESTING: usize = 256;
+
 use scl_diag::Diagnostic;
 use std::sync::Arc;
 

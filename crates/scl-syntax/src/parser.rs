@@ -21,7 +21,8 @@ use crate::ast::*;
 use crate::lexer::{lex, TokenKind};
 use crate::Parse;
 use chumsky::error::{RichPattern, RichReason};
-use chumsky::input::MappedInput;
+use chumsky::input::{Checkpoint, Cursor, MapExtra, MappedInput};
+use chumsky::inspector::Inspector;
 use chumsky::prelude::*;
 use scl_diag::{Diagnostic, LineIndex, Span};
 use std::collections::HashMap;
@@ -30,7 +31,7 @@ use std::sync::Arc;
 type Tok = TokenKind;
 type SSpan = SimpleSpan<usize>;
 type In<'t> = MappedInput<'t, Tok, SSpan, &'t [(Tok, SSpan)]>;
-type Ex<'t> = extra::Err<Rich<'t, Tok, SSpan>>;
+type Ex<'t> = extra::Full<Rich<'t, Tok, SSpan>, Depth, ()>;
 type P<'t, O> = Boxed<'t, 't, In<'t>, O, Ex<'t>>;
 /// Doc comments by the byte offset of the token they precede.
 type Docs = HashMap<usize, String>;
@@ -71,9 +72,12 @@ pub fn parse(src: &str) -> Parse {
     }
 
     let eoi = SSpan::from(src.len()..src.len());
+    let nesting = Overflow::new(None);
     let (module, errs) = {
         let input = toks.as_slice().split_token_span(eoi);
-        let (out, errs) = module_parser(&docs).parse(input).into_output_errors();
+        let (out, errs) = module_parser(&docs, &nesting)
+            .parse_with_state(input, &mut Depth::default())
+            .into_output_errors();
         let errs: Vec<Diagnostic> = errs.iter().map(to_diagnostic).collect();
         (out, errs)
     };
@@ -92,11 +96,90 @@ pub fn parse(src: &str) -> Parse {
             Module::default()
         }
     };
+    let mut errs = errs;
+    if let Some(at) = nesting.get() {
+        // Everything the parser said after the point it refused to go
+        // deeper is a consequence of that.
+        errs.retain(|d| (d.at.span.start as usize) < at);
+        let end = toks
+            .iter()
+            .find(|(_, s)| s.start >= at)
+            .map_or(at, |(_, s)| s.end);
+        errors.push(too_deep(Span::new(at, end)));
+    }
     let errors = dedup_errors(src, errors, errs);
     Parse {
         module: Arc::new(module),
         errors,
     }
+}
+
+/// The parser's state: how many `if` constructs (`if … then … else`
+/// expressions and `else if` chains of items) enclose the current position.
+/// Brackets are limited to the same depth by the lexer
+/// ([`crate::MAX_NESTING`]). A checkpoint saves the depth and a rewind
+/// restores it, so a construct that failed half-way leaves no count behind.
+#[derive(Default)]
+struct Depth(usize);
+
+impl<'t> Inspector<'t, In<'t>> for Depth {
+    type Checkpoint = usize;
+    fn on_token(&mut self, _: &Tok) {}
+    fn on_save<'p>(&self, _: &Cursor<'t, 'p, In<'t>>) -> usize {
+        self.0
+    }
+    fn on_rewind<'p>(&mut self, marker: &Checkpoint<'t, 'p, In<'t>, usize>) {
+        self.0 = *marker.inspector();
+    }
+}
+
+/// Where the parser first refused to nest deeper (a byte offset): kept
+/// outside the state, so that no rewind forgets it.
+type Overflow = std::cell::Cell<Option<usize>>;
+
+/// `E0007` at `span`: nesting deeper than [`crate::MAX_NESTING`] levels.
+pub(crate) fn too_deep(span: Span) -> Diagnostic {
+    Diagnostic::error(
+        "E0007",
+        span,
+        format!(
+            "this is nested more than {} levels deep",
+            crate::MAX_NESTING
+        ),
+    )
+    .with_help("split the expression with `let` declarations, or use a map for long `if`/`else if` chains")
+}
+
+/// Parses `p`, an `if` construct, one level deeper, or fails (recording
+/// where in `overflow`) when that would pass [`crate::MAX_NESTING`]: the
+/// parser recurses once per
+/// level, so this bounds the stack it needs whatever the input. Both steps
+/// are `try_map_with`, which always runs (also where chumsky only checks).
+fn nested<'t, O: 't>(
+    overflow: &'t Overflow,
+    p: impl Parser<'t, In<'t>, O, Ex<'t>> + Clone + 't,
+) -> impl Parser<'t, In<'t>, O, Ex<'t>> + Clone + 't {
+    // Only where an `if` starts: a position where one merely could start
+    // (every item) must not count.
+    just(Tok::If)
+        .rewind()
+        .try_map_with(move |_, e: &mut MapExtra<'t, '_, In<'t>, Ex<'t>>| {
+            let depth = e.state().0;
+            if depth >= crate::MAX_NESTING {
+                let span: SSpan = e.span();
+                if overflow.get().is_none() {
+                    overflow.set(Some(span.start));
+                }
+                return Err(Rich::custom(span, "nested too deeply"));
+            }
+            e.state().0 = depth + 1;
+            Ok(())
+        })
+        .ignore_then(p)
+        .try_map_with(|o, e: &mut MapExtra<'t, '_, In<'t>, Ex<'t>>| {
+            e.state().0 -= 1;
+            Ok(o)
+        })
 }
 
 /// Keeps every lexer error, and a parser error only when its line has no
@@ -287,6 +370,38 @@ fn junk_decl<'t>(group: &P<'t, ()>) -> P<'t, ()> {
         .boxed()
 }
 
+/// `base` followed by `ops` as one flat [`ExprKind::Postfix`], merged into
+/// `base` when it already is one (the `with` blocks after a postfix chain);
+/// `base` itself when there is no operation.
+fn postfix_chain(base: Expr, ops: Vec<PostOp>) -> Expr {
+    let Some(last) = ops.last() else {
+        return base;
+    };
+    let span = base.span.to(last.span);
+    match base.kind {
+        ExprKind::Postfix {
+            base: inner,
+            ops: mut first,
+        } => {
+            first.extend(ops);
+            Expr {
+                span,
+                kind: ExprKind::Postfix { base: inner, ops: first },
+            }
+        }
+        kind => Expr {
+            span,
+            kind: ExprKind::Postfix {
+                base: Box::new(Expr {
+                    kind,
+                    span: base.span,
+                }),
+                ops,
+            },
+        },
+    }
+}
+
 fn ident<'t>() -> P<'t, Ident> {
     select! { Tok::Ident(name) = e => Ident { name, span: sp(e.span()) } }
         .labelled("identifier")
@@ -306,7 +421,7 @@ type Rec<'t, O> = Recursive<chumsky::recursive::Direct<'t, 't, In<'t>, O, Ex<'t>
 /// with `Recursive::declare` may be used inside its own definition, because
 /// those clones are strong and form an `Rc` cycle that is never freed (see
 /// `tests/leak.rs`).
-fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
+fn module_parser<'t>(docs: &'t Docs, nesting: &'t Overflow) -> P<'t, Module> {
     let doc_at = move |span: SSpan| docs.get(&span.start).cloned();
 
     // Shared pieces, built once and cloned (cheap: they are boxed).
@@ -348,9 +463,16 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
             })
             .foldl_with(
                 just(Tok::Question).map_with(|_, e| sp(e.span())).repeated(),
-                |t, q, _| TypeExpr {
-                    span: t.span.to(q),
-                    kind: TypeExprKind::Optional(Box::new(t)),
+                // `T??` is `T?`: one Optional however many `?` (flat).
+                |t, q, _| match t.kind {
+                    TypeExprKind::Optional(_) => TypeExpr {
+                        span: t.span.to(q),
+                        kind: t.kind,
+                    },
+                    _ => TypeExpr {
+                        span: t.span.to(q),
+                        kind: TypeExprKind::Optional(Box::new(t)),
+                    },
                 },
             )
     })
@@ -425,19 +547,22 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
                             span,
                         }
                     });
-                just(Tok::If)
-                    .ignore_then(expr.clone())
-                    .then(block.clone())
-                    .then(
-                        just(Tok::Else)
-                            .ignore_then(choice((block.clone(), else_if)))
-                            .or_not(),
-                    )
-                    .map(|((cond, then_block), else_block)| ItemKind::If {
-                        cond,
-                        then_block,
-                        else_block,
-                    })
+                nested(
+                    nesting,
+                    just(Tok::If)
+                        .ignore_then(expr.clone())
+                        .then(block.clone())
+                        .then(
+                            just(Tok::Else)
+                                .ignore_then(choice((block.clone(), else_if)))
+                                .or_not(),
+                        )
+                        .map(|((cond, then_block), else_block)| ItemKind::If {
+                            cond,
+                            then_block,
+                            else_block,
+                        }),
+                )
             });
 
             let item = choice((if_item, path_item))
@@ -587,26 +712,25 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
             kind: ExprKind::Record(b),
         });
 
-        let if_expr = just(Tok::If)
-            .ignore_then(expr.clone())
-            .then_ignore(just(Tok::Then))
-            .then(expr.clone())
-            .then_ignore(just(Tok::Else))
-            .then(expr.clone())
-            .map_with(|((c, a), b), e| Expr {
-                kind: ExprKind::If(Box::new(c), Box::new(a), Box::new(b)),
-                span: sp(e.span()),
-            });
+        let if_expr = nested(
+            nesting,
+            just(Tok::If)
+                .ignore_then(expr.clone())
+                .then_ignore(just(Tok::Then))
+                .then(expr.clone())
+                .then_ignore(just(Tok::Else))
+                .then(expr.clone())
+                .map_with(|((c, a), b), e| Expr {
+                    kind: ExprKind::If(Box::new(c), Box::new(a), Box::new(b)),
+                    span: sp(e.span()),
+                }),
+        );
 
         let atom = choice((literal, template, enum_lit, paren, list, record, if_expr))
             .labelled("expression");
 
-        // Postfix: calls, field access, indexing.
-        enum Post {
-            Call(Vec<Arg>, Span),
-            Field(Ident),
-            Index(Expr, Span),
-        }
+        // Postfix: calls, field access, indexing, then `with` blocks — one
+        // flat chain however long it is.
         let arg = choice((
             ident
                 .clone()
@@ -659,65 +783,81 @@ fn module_parser<'t>(docs: &'t Docs) -> P<'t, Module> {
                 ],
                 |_| Vec::new(),
             )))
-            .map_with(|args, e| Post::Call(args, sp(e.span())));
-        let field = just(Tok::Dot).ignore_then(ident.clone()).map(Post::Field);
+            .map_with(|args, e| PostOp {
+                kind: PostOpKind::Call(args),
+                span: sp(e.span()),
+            });
+        let field = just(Tok::Dot).ignore_then(ident.clone()).map(|id| PostOp {
+            span: id.span,
+            kind: PostOpKind::Field(id),
+        });
         let index = expr
             .clone()
             .delimited_by(just(Tok::LBracket), just(Tok::RBracket))
-            .map_with(|i, e| Post::Index(i, sp(e.span())));
+            .map_with(|i, e| PostOp {
+                kind: PostOpKind::Index(Box::new(i)),
+                span: sp(e.span()),
+            });
         let postfix = atom
-            .foldl_with(
-                choice((args, field, index)).repeated(),
-                |lhs, post, _| match post {
-                    Post::Call(args, s) => Expr {
-                        span: lhs.span.to(s),
-                        kind: ExprKind::Call {
-                            callee: Box::new(lhs),
-                            args,
-                        },
-                    },
-                    Post::Field(id) => Expr {
-                        span: lhs.span.to(id.span),
-                        kind: ExprKind::Field(Box::new(lhs), id),
-                    },
-                    Post::Index(i, s) => Expr {
-                        span: lhs.span.to(s),
-                        kind: ExprKind::Index(Box::new(lhs), Box::new(i)),
-                    },
-                },
+            .clone()
+            .then(
+                choice((args, field, index))
+                    .repeated()
+                    .collect::<Vec<PostOp>>(),
             )
+            .map(|(base, ops)| postfix_chain(base, ops))
             .boxed();
 
-        let with_ = postfix.clone().foldl_with(
-            just(Tok::With).ignore_then(block.clone()).repeated(),
-            |lhs, b, _| Expr {
-                span: lhs.span.to(b.span),
-                kind: ExprKind::With(Box::new(lhs), b),
-            },
-        );
+        let with_op = just(Tok::With)
+            .ignore_then(block.clone())
+            .map_with(|b, e| PostOp {
+                span: sp(e.span()),
+                kind: PostOpKind::With(b),
+            });
+        let with_ = postfix
+            .clone()
+            .then(with_op.repeated().collect::<Vec<PostOp>>())
+            .map(|(base, ops)| postfix_chain(base, ops));
 
         let unary = select! { Tok::Bang => UnaryOp::Not, Tok::Minus => UnaryOp::Neg }
             .map_with(|op, e| (op, sp(e.span())))
             .repeated()
-            .foldr(with_, |(op, s), rhs: Expr| Expr {
-                span: s.to(rhs.span),
-                kind: ExprKind::Unary(op, Box::new(rhs)),
+            .collect::<Vec<_>>()
+            .then(with_)
+            .map(|(ops, operand)| {
+                if ops.is_empty() {
+                    operand
+                } else {
+                    Expr {
+                        span: ops[0].1.to(operand.span),
+                        kind: ExprKind::Unary {
+                            ops,
+                            operand: Box::new(operand),
+                        },
+                    }
+                }
             })
             .boxed();
 
+        /// One precedence level: operands of `lower` separated by `ops`, as
+        /// one flat [`ExprKind::Binary`] (a single operand is itself).
         fn binary<'t>(
             lower: P<'t, Expr>,
             ops: impl Parser<'t, In<'t>, BinaryOp, Ex<'t>> + Clone + 't,
         ) -> P<'t, Expr> {
             lower
                 .clone()
-                .foldl(
-                    ops.then(lower).repeated(),
-                    |a: Expr, (op, b): (BinaryOp, Expr)| Expr {
-                        span: a.span.to(b.span),
-                        kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
+                .then(ops.then(lower).repeated().collect::<Vec<_>>())
+                .map(|(first, rest): (Expr, Vec<(BinaryOp, Expr)>)| match rest.last() {
+                    None => first,
+                    Some((_, last)) => Expr {
+                        span: first.span.to(last.span),
+                        kind: ExprKind::Binary {
+                            first: Box::new(first),
+                            rest,
+                        },
                     },
-                )
+                })
                 .boxed()
         }
         let product = binary(
