@@ -44,11 +44,15 @@ mod tests {
 
     #[test]
     fn runs_on_a_big_stack_and_borrows() {
-        let data = vec![1u8; 10];
+        let data = [1u8; 10];
         // 64 MiB of stack in one frame would overflow a default thread.
         let sum = with_compiler_stack(|| {
             let big = [1u8; 64 << 20];
-            std::hint::black_box(&big).iter().map(|&b| b as usize).sum::<usize>() + data.len()
+            std::hint::black_box(&big)
+                .iter()
+                .map(|&b| b as usize)
+                .sum::<usize>()
+                + data.len()
         });
         assert_eq!(sum, (64 << 20) + 10);
     }

@@ -134,13 +134,15 @@ pub(crate) struct Evaluator<'h> {
     depth: Cell<u32>,
     /// Functions and templates being called: calling one again is recursion.
     calls: RefCell<Vec<(ModuleId, usize)>>,
-    /// Envs whose final value is being computed (their layer ids, their name).
-    finalizing: RefCell<Vec<(Vec<LayerId>, String)>>,
+    /// Envs whose final value is being computed.
+    finalizing: RefCell<Vec<Arc<EnvValue>>>,
     /// Evaluation steps taken, against [`MAX_STEPS`].
     steps: Cell<u64>,
 }
 
 const MAX_DEPTH: u32 = 2000;
+/// The name of `e with { … }` is `e`'s name with this suffix.
+const WITH_SUFFIX: &str = " with {…}";
 /// Evaluation steps one module may take: far above any real program, low
 /// enough that exponential programs stop in about a second.
 const MAX_STEPS: u64 = 20_000_000;
@@ -767,14 +769,16 @@ impl<'h> Evaluator<'h> {
             }
             ExprKind::Record(block) => match ty {
                 Ty::Env => {
-                    let layer = self.anon_layer(cx, block, Vec::new(), "record".into());
+                    let layer = self.anon_layer(cx, block, Lin::new(), "record".into());
                     Ok(Value::Env(Arc::new(EnvValue {
                         name: "record".into(),
-                        layers: vec![layer],
+                        layers: Lin::new().push(layer),
+                        chain: true,
                         extends_span: block.span,
                         module: cx.module,
                         final_env: None,
-                        parent: None,
+                        single_parent: false,
+                        parent_final: None,
                     })))
                 }
                 _ => self.record_value(cx, block, ty),
@@ -789,13 +793,17 @@ impl<'h> Evaluator<'h> {
                         (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
                         (UnaryOp::Neg, Value::Int(i)) => match i.checked_neg() {
                             Some(n) => Value::Int(n),
-                            None => return self.err(cx.module, "E0207", span, "arithmetic overflow"),
+                            None => {
+                                return self.err(cx.module, "E0207", span, "arithmetic overflow")
+                            }
                         },
                         (UnaryOp::Neg, Value::Float(f)) => Value::Float(-f),
                         (UnaryOp::Neg, Value::Memory(b)) => Value::Memory(-b),
                         (UnaryOp::Neg, Value::Cpu(c)) => match c.checked_neg() {
                             Some(n) => Value::Cpu(n),
-                            None => return self.err(cx.module, "E0207", span, "arithmetic overflow"),
+                            None => {
+                                return self.err(cx.module, "E0207", span, "arithmetic overflow")
+                            }
                         },
                         (op, v) => {
                             return self.err(
@@ -886,18 +894,23 @@ impl<'h> Evaluator<'h> {
     /// `env with { … }`: `env`'s layers plus an anonymous one for `block`;
     /// `span` is the whole expression.
     fn with_env(&self, cx: Cx, env: &Arc<EnvValue>, block: &ast::Block, span: Span) -> Value {
-        let ancestors = env.layers.iter().map(|l| l.id.clone()).collect();
-        let name = format!("{} with {{…}}", env.name);
-        let layer = self.anon_layer(cx, block, ancestors, name.clone());
-        let mut layers = env.layers.clone();
-        layers.push(layer);
+        // `a with {…} with {…}` is still called `a with {…}` (a name that
+        // grew with the chain would cost its length at every link).
+        let name = if env.name.ends_with(WITH_SUFFIX) {
+            env.name.clone()
+        } else {
+            format!("{}{WITH_SUFFIX}", env.name)
+        };
+        let layer = self.anon_layer(cx, block, env.layers.clone(), name.clone());
         Value::Env(Arc::new(EnvValue {
             name,
-            layers,
+            layers: env.layers.push(layer),
+            chain: env.chain,
             extends_span: span,
             module: cx.module,
             final_env: None,
-            parent: Some(env.clone()),
+            single_parent: true,
+            parent_final: env.final_env.clone(),
         }))
     }
 
@@ -941,13 +954,7 @@ impl<'h> Evaluator<'h> {
         }
     }
 
-    fn anon_layer(
-        &self,
-        cx: Cx,
-        block: &ast::Block,
-        ancestors: Vec<LayerId>,
-        name: String,
-    ) -> Arc<Layer> {
+    fn anon_layer(&self, cx: Cx, block: &ast::Block, ancestors: Lin, name: String) -> Arc<Layer> {
         Arc::new(Layer {
             id: LayerId {
                 module: cx.module,
@@ -1444,7 +1451,6 @@ impl<'h> Evaluator<'h> {
             locals: &args,
             selfcx: None,
         };
-        let mut lin: Vec<Arc<Layer>> = Vec::new();
         let mut parents: Vec<Arc<EnvValue>> = Vec::new();
         let mut failed = false;
         for p in &ed.extends {
@@ -1480,22 +1486,14 @@ impl<'h> Evaluator<'h> {
                     continue;
                 }
             };
-            for l in &env.layers {
-                if !lin.iter().any(|x| x.id == l.id) {
-                    lin.push(l.clone());
-                }
-            }
             parents.push(env);
         }
         if failed {
             return Err(Reported);
         }
-        let parent = match &parents[..] {
-            [p] if p.layers.len() == lin.len() => Some(p.clone()),
-            _ => None,
-        };
-        let ancestors = lin.iter().map(|l| l.id.clone()).collect();
-        lin.push(Arc::new(Layer {
+        let (lin, chain) = linearize(&parents);
+        let single = parents.len() == 1;
+        let layer = Arc::new(Layer {
             id: LayerId {
                 module: m,
                 decl: Some(decl),
@@ -1505,15 +1503,21 @@ impl<'h> Evaluator<'h> {
             name: name.as_str().into(),
             block: ed.body.clone(),
             locals: Arc::new(args),
-            ancestors,
-        }));
+            ancestors: lin.clone(),
+        });
         Ok(Arc::new(EnvValue {
             name,
-            layers: lin,
+            layers: lin.push(layer),
+            chain,
             extends_span: ed.extends_span.unwrap_or(ed.name.span),
             module: m,
             final_env: None,
-            parent,
+            single_parent: single,
+            parent_final: if single {
+                parents[0].final_env.clone()
+            } else {
+                None
+            },
         }))
     }
 
@@ -1542,11 +1546,15 @@ impl<'h> Evaluator<'h> {
         }
         // An env whose value needs its own final value (a service that is the
         // env itself, two envs reading each other's fields) has none.
-        let ids: Vec<LayerId> = env.layers.iter().map(|l| l.id.clone()).collect();
-        if let Some(pos) = self.finalizing.borrow().iter().position(|(x, _)| *x == ids) {
+        let pos = self
+            .finalizing
+            .borrow()
+            .iter()
+            .position(|x| x.layers.len() == env.layers.len() && x.layers.same(&env.layers));
+        if let Some(pos) = pos {
             let chain: Vec<String> = self.finalizing.borrow()[pos..]
                 .iter()
-                .map(|(_, n)| format!("`{n}`"))
+                .map(|x| format!("`{}`", x.name))
                 .collect();
             let d = Diagnostic::error(
                 "E0301",
@@ -1556,7 +1564,7 @@ impl<'h> Evaluator<'h> {
             .with_help("an env cannot contain itself as a service or read its own fields through another env");
             return Err(self.report(env.module, d));
         }
-        self.finalizing.borrow_mut().push((ids, env.name.clone()));
+        self.finalizing.borrow_mut().push(env.clone());
         let r = self.compute_final(env);
         self.finalizing.borrow_mut().pop();
         if is_named {
@@ -1570,11 +1578,12 @@ impl<'h> Evaluator<'h> {
         // read the previous round's record, until two rounds agree.
         // A single parent whose layers were already applied: start from its
         // state and apply only this env's own layer.
-        let reuse = env.parent.as_ref().and_then(|p| {
-            let f = match &p.final_env {
+        let reuse = env.single_parent.then_some(()).and_then(|()| {
+            let f = match &env.parent_final {
                 Some(f) => Some(f.clone()),
                 None => {
-                    let last = p.layers.last()?;
+                    let parent = env.layers.init();
+                    let last = parent.last()?;
                     let key = if last.id.module == self.root && last.id.args.is_empty() {
                         last.id.decl
                     } else {
@@ -1583,8 +1592,11 @@ impl<'h> Evaluator<'h> {
                     key.and_then(|k| self.finals.borrow().get(&k).and_then(|r| r.clone().ok()))
                 }
             }?;
-            f.applied.clone().map(|a| (p.layers.len(), a))
+            f.applied.clone().map(|a| (env.layers.len() - 1, a))
         });
+        // The layers still to apply (only the last one when reusing).
+        let start = reuse.as_ref().map_or(0, |(n, _)| *n);
+        let todo = env.layers.suffix(start);
         let mut snapshot: Option<Arc<Record>> = None;
         let mut last: Option<(Arc<Record>, Builder, bool)> = None;
         for round in 0..6 {
@@ -1596,19 +1608,21 @@ impl<'h> Evaluator<'h> {
                 first_use: Cell::new(None),
                 pending_use: Cell::new(None),
             };
-            let (start, mut b) = match &reuse {
-                Some((n, applied)) => (*n, Builder::from_applied(applied)),
+            let mut b = match &reuse {
+                Some((_, applied)) => Builder::from_applied(applied),
                 None => {
                     let mut b = Builder::new(true);
                     // Writes are needed only for the diamond rule, which a
                     // single chain of inheritance cannot break.
-                    b.track_writes = !is_chain(env);
-                    (0, b)
+                    b.track_writes = !env.chain;
+                    b
                 }
             };
             let mut failed = false;
-            for (i, layer) in env.layers.iter().enumerate().skip(start) {
-                b.layer = i;
+            for (j, layer) in todo.iter().enumerate() {
+                b.layer = start + j;
+                b.layer_name = layer.name.clone();
+                b.layer_module = layer.id.module;
                 let cx = Cx {
                     module: layer.id.module,
                     locals: &layer.locals,
@@ -1669,15 +1683,14 @@ impl<'h> Evaluator<'h> {
         let origins: BTreeMap<String, Origin> = b
             .origins
             .iter()
-            .map(|(k, (li, span, replaced))| {
-                let l = &env.layers[*li];
+            .map(|(k, o)| {
                 (
                     k.clone(),
                     Origin {
-                        layer: l.name.clone(),
-                        module: l.id.module,
-                        span: *span,
-                        replaced: replaced.map(|r| env.layers[r].name.clone()),
+                        layer: o.name.clone(),
+                        module: o.module,
+                        span: o.span,
+                        replaced: o.replaced.clone(),
                     },
                 )
             })
@@ -1697,90 +1710,101 @@ impl<'h> Evaluator<'h> {
     /// field below it) by envs that are not ancestors of each other, with
     /// different values, are an error unless an env that inherits both (or
     /// the env itself) writes the path again.
+    ///
+    /// Only writes of one path and of the paths above it can conflict, so
+    /// the pairs are looked for per path; a path whose writers are all
+    /// ancestors of each other (the common case) is skipped after one pass.
     fn check_conflicts(&self, env: &Arc<EnvValue>, b: &Builder) -> R<()> {
         // A single chain of inheritance has no unrelated layers.
-        if is_chain(env) {
+        if env.chain {
             return Ok(());
         }
-        let is_anc = |x: usize, y: usize| -> bool {
-            // is layer x an ancestor of layer y?
-            let xid = &env.layers[x].id;
-            env.layers[y].ancestors.iter().any(|a| a == xid)
-        };
-        let last = env.layers.len() - 1;
-        let all: Vec<(&String, &Write)> = b
-            .writes
-            .iter()
-            .flat_map(|(p, ws)| ws.iter().map(move |w| (p, w)))
-            .collect();
-        for (i, (pi, wi)) in all.iter().enumerate() {
-            for (pj, wj) in all.iter().skip(i + 1) {
-                // Order the pair so that `p` is a prefix of (or equal to) `q`.
-                let ((p, wp), (q, wq)) = if pj.len() < pi.len() {
-                    ((pj, wj), (pi, wi))
-                } else {
-                    ((pi, wi), (pj, wj))
-                };
-                let same = p == q;
-                if !same && !(q.starts_with(p.as_str()) && q.as_bytes().get(p.len()) == Some(&b'.'))
-                {
-                    continue;
+        let layers = env.layers.to_vec();
+        let anc = Ancestry::new(&layers);
+        let last = layers.len() - 1;
+        for (path, writes) in &b.writes {
+            // The writes of `path` and of every path above it.
+            let mut group: Vec<(&str, &Write)> =
+                writes.iter().map(|w| (path.as_str(), w)).collect();
+            for p in Seen::prefixes(path) {
+                if let Some((k, ws)) = b.writes.get_key_value(p) {
+                    group.extend(ws.iter().map(|w| (k.as_str(), w)));
                 }
-                if wp.layer == wq.layer || is_anc(wp.layer, wq.layer) || is_anc(wq.layer, wp.layer)
-                {
-                    continue;
+            }
+            let mut writers: Vec<usize> = group.iter().map(|(_, w)| w.layer).collect();
+            writers.sort_unstable();
+            writers.dedup();
+            if writers.windows(2).all(|w| anc.is_anc(w[0], w[1])) {
+                continue;
+            }
+            for (i, (pi, wi)) in group.iter().enumerate() {
+                for (pj, wj) in group.iter().skip(i + 1) {
+                    // Order the pair so that `p` is a prefix of (or equal to) `q`.
+                    let ((p, wp), (q, wq)) = if pj.len() < pi.len() {
+                        ((pj, wj), (pi, wi))
+                    } else {
+                        ((pi, wi), (pj, wj))
+                    };
+                    let same = p == q;
+                    if wp.layer == wq.layer
+                        || anc.is_anc(wp.layer, wq.layer)
+                        || anc.is_anc(wq.layer, wp.layer)
+                    {
+                        continue;
+                    }
+                    let sub = if same {
+                        Some(wp.value.clone())
+                    } else {
+                        sub_value(&wp.value, &q[p.len() + 1..])
+                    };
+                    if sub.as_ref().is_some_and(|v| values_equal(v, &wq.value)) {
+                        continue;
+                    }
+                    // Resolved by a later write of `q` or an enclosing path in
+                    // an env that has both as ancestors (or the env itself)?
+                    let resolved = group.iter().any(|(pz, wz)| {
+                        (*q == *pz
+                            || (q.starts_with(*pz) && q.as_bytes().get(pz.len()) == Some(&b'.')))
+                            && wz.layer != wp.layer
+                            && wz.layer != wq.layer
+                            && (wz.layer == last
+                                || (anc.is_anc(wp.layer, wz.layer)
+                                    && anc.is_anc(wq.layer, wz.layer)))
+                    });
+                    if resolved {
+                        continue;
+                    }
+                    let (lp, lq) = (&layers[wp.layer], &layers[wq.layer]);
+                    let me = &layers[last];
+                    let shown = |v: Option<&Value>| {
+                        v.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into())
+                    };
+                    let d = Diagnostic::error(
+                        "E0302",
+                        env.extends_span,
+                        format!(
+                            "`{}` inherits conflicting values for `{q}`: {} from `{}` and {} from `{}`",
+                            me.name,
+                            shown(sub.as_ref()),
+                            lp.name,
+                            wq.value,
+                            lq.name
+                        ),
+                    )
+                    .with_primary_label("both parents are inherited here")
+                    .with_label(
+                        self.host.display_path(lp.id.module),
+                        wp.span,
+                        format!("`{}` sets {p} = {}", lp.name, wp.value),
+                    )
+                    .with_label(
+                        self.host.display_path(lq.id.module),
+                        wq.span,
+                        format!("`{}` sets {q} = {}", lq.name, wq.value),
+                    )
+                    .with_help(format!("set `{q}` in `{}` itself to choose one", me.name));
+                    return Err(self.report(env.module, d));
                 }
-                let sub = if same {
-                    Some(wp.value.clone())
-                } else {
-                    sub_value(&wp.value, &q[p.len() + 1..])
-                };
-                if sub.as_ref().is_some_and(|v| values_equal(v, &wq.value)) {
-                    continue;
-                }
-                // Resolved by a later write of `q` or an enclosing path in an env that has both as ancestors?
-                let resolved = all.iter().any(|(pz, wz)| {
-                    (q.as_str() == pz.as_str()
-                        || (q.starts_with(pz.as_str())
-                            && q.as_bytes().get(pz.len()) == Some(&b'.')))
-                        && wz.layer != wp.layer
-                        && wz.layer != wq.layer
-                        && (wz.layer == last
-                            || (is_anc(wp.layer, wz.layer) && is_anc(wq.layer, wz.layer)))
-                });
-                if resolved {
-                    continue;
-                }
-                let (lp, lq) = (&env.layers[wp.layer], &env.layers[wq.layer]);
-                let me = env.layers.last().unwrap();
-                let shown = |v: Option<&Value>| {
-                    v.map(|v| v.to_string()).unwrap_or_else(|| "nothing".into())
-                };
-                let d = Diagnostic::error(
-                    "E0302",
-                    env.extends_span,
-                    format!(
-                        "`{}` inherits conflicting values for `{q}`: {} from `{}` and {} from `{}`",
-                        me.name,
-                        shown(sub.as_ref()),
-                        lp.name,
-                        wq.value,
-                        lq.name
-                    ),
-                )
-                .with_primary_label("both parents are inherited here")
-                .with_label(
-                    self.host.display_path(lp.id.module),
-                    wp.span,
-                    format!("`{}` sets {p} = {}", lp.name, wp.value),
-                )
-                .with_label(
-                    self.host.display_path(lq.id.module),
-                    wq.span,
-                    format!("`{}` sets {q} = {}", lq.name, wq.value),
-                )
-                .with_help(format!("set `{q}` in `{}` itself to choose one", me.name));
-                return Err(self.report(env.module, d));
             }
         }
         Ok(())
@@ -2083,9 +2107,24 @@ pub(crate) struct Builder {
     track: bool,
     /// Record writes for the diamond rule (not needed for a single chain).
     track_writes: bool,
+    /// The layer being applied: its position, name and module.
     pub layer: usize,
+    pub layer_name: Arc<str>,
+    pub layer_module: ModuleId,
     pub writes: BTreeMap<String, Vec<Write>>,
-    pub origins: BTreeMap<String, (usize, Span, Option<usize>)>,
+    pub origins: BTreeMap<String, Written>,
+}
+
+/// The last write of a path, for provenance.
+#[derive(Clone, Debug)]
+pub(crate) struct Written {
+    /// Position of the layer that wrote it.
+    layer: usize,
+    name: Arc<str>,
+    module: ModuleId,
+    span: Span,
+    /// The layer whose write it replaced, if another one.
+    replaced: Option<Arc<str>>,
 }
 
 #[derive(Clone, Debug)]
@@ -2102,7 +2141,7 @@ pub(crate) struct Applied {
     record: Record,
     track_writes: bool,
     writes: BTreeMap<String, Vec<Write>>,
-    origins: BTreeMap<String, (usize, Span, Option<usize>)>,
+    origins: BTreeMap<String, Written>,
 }
 
 impl Builder {
@@ -2112,6 +2151,8 @@ impl Builder {
             track,
             track_writes: track,
             layer: 0,
+            layer_name: Arc::from(""),
+            layer_module: ModuleId(0),
             writes: BTreeMap::new(),
             origins: BTreeMap::new(),
         }
@@ -2123,6 +2164,8 @@ impl Builder {
             track: true,
             track_writes: a.track_writes,
             layer: 0,
+            layer_name: Arc::from(""),
+            layer_module: ModuleId(0),
             writes: a.writes.clone(),
             origins: a.origins.clone(),
         }
@@ -2165,29 +2208,30 @@ impl Builder {
         if matches!(value, Value::Record(_)) {
             self.forget_below(&key);
         }
-        let layer = self.layer;
-        let origin = |prev: Option<usize>| (layer, span, prev.filter(|l| *l != layer));
         if self.track_writes {
-            match self.origins.get_mut(&key) {
-                Some(o) => *o = origin(Some(o.0)),
-                None => {
-                    self.origins.insert(key.clone(), origin(None));
-                }
-            }
-            self.writes.entry(key).or_default().push(Write {
+            self.writes.entry(key.clone()).or_default().push(Write {
                 layer: self.layer,
                 value: value.clone(),
                 span,
             });
-        } else {
-            match self.origins.entry(key) {
-                std::collections::btree_map::Entry::Occupied(mut o) => {
-                    let prev = o.get().0;
-                    o.insert(origin(Some(prev)));
+        }
+        let mut w = Written {
+            layer: self.layer,
+            name: self.layer_name.clone(),
+            module: self.layer_module,
+            span,
+            replaced: None,
+        };
+        match self.origins.entry(key) {
+            std::collections::btree_map::Entry::Occupied(mut o) => {
+                let prev = o.get();
+                if prev.layer != w.layer {
+                    w.replaced = Some(prev.name.clone());
                 }
-                std::collections::btree_map::Entry::Vacant(v) => {
-                    v.insert(origin(None));
-                }
+                o.insert(w);
+            }
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(w);
             }
         }
     }
@@ -2220,7 +2264,16 @@ impl Builder {
         if !self.track {
             return;
         }
-        self.origins.insert(key, (self.layer, span, None));
+        self.origins.insert(
+            key,
+            Written {
+                layer: self.layer,
+                name: self.layer_name.clone(),
+                module: self.layer_module,
+                span,
+                replaced: None,
+            },
+        );
     }
 
     /// Applies `=`, `+=` or `-=` of `v` at `path` (whose type is `ty`).
@@ -2423,13 +2476,101 @@ fn a_type(name: &str) -> String {
     format!("{} {name}", if vowel { "an" } else { "a" })
 }
 
-/// True when every layer inherits from all the layers before it (a single
-/// chain of `extends`), so no two layers are unrelated.
-fn is_chain(env: &EnvValue) -> bool {
-    env.layers
+/// The linearization of an env with these parents (`design`: depth-first,
+/// left to right, each ancestor once): the first parent's list, shared, then
+/// the layers of each later parent that are not in it yet. Also whether the
+/// result is a single chain (every layer inherits all the layers before it).
+///
+/// O(1) for one parent; O(total layers) for several.
+fn linearize(parents: &[Arc<EnvValue>]) -> (Lin, bool) {
+    let Some((first, rest)) = parents.split_first() else {
+        return (Lin::new(), true);
+    };
+    if rest.is_empty() {
+        return (first.layers.clone(), first.chain);
+    }
+    // Layers by declaration and span; equal keys are told apart by their
+    // arguments (two instances of one template).
+    type Key = (ModuleId, Option<usize>, u32, u32);
+    let key = |l: &Layer| -> Key { (l.id.module, l.id.decl, l.id.span.start, l.id.span.end) };
+    let mut seen: HashMap<Key, Vec<Arc<Layer>>> = HashMap::new();
+    for l in first.layers.to_vec() {
+        seen.entry(key(&l)).or_default().push(l);
+    }
+    let mut lin = first.layers.clone();
+    for p in rest {
+        for l in p.layers.to_vec() {
+            let same = seen.entry(key(&l)).or_default();
+            if !same.iter().any(|x| x.id == l.id) {
+                same.push(l.clone());
+                lin = lin.push(l);
+            }
+        }
+    }
+    // Every ancestor of a layer comes before it in a linearization, so a
+    // layer inherits all the layers before it exactly when it has that many
+    // ancestors.
+    let chain = lin
+        .to_vec()
         .iter()
         .enumerate()
-        .all(|(i, l)| l.ancestors.len() == i)
+        .all(|(i, l)| l.ancestors.len() == i);
+    (lin, chain)
+}
+
+/// "Is layer `x` an ancestor of layer `y`?" for the layers of one
+/// linearization, by position. A layer with as many ancestors as layers
+/// before it inherits them all (every ancestor precedes it), which answers
+/// in O(1) for every layer of a chain; other layers' ancestors are looked up
+/// once and kept.
+struct Ancestry<'a> {
+    layers: &'a [Arc<Layer>],
+    /// Positions of layers by declaration and span (equal keys: template
+    /// instances, told apart by their arguments).
+    index: HashMap<(ModuleId, Option<usize>, u32, u32), Vec<usize>>,
+    sets: RefCell<HashMap<usize, HashSet<usize>>>,
+}
+
+impl<'a> Ancestry<'a> {
+    fn new(layers: &'a [Arc<Layer>]) -> Ancestry<'a> {
+        let mut index: HashMap<_, Vec<usize>> = HashMap::new();
+        for (i, l) in layers.iter().enumerate() {
+            index
+                .entry((l.id.module, l.id.decl, l.id.span.start, l.id.span.end))
+                .or_default()
+                .push(i);
+        }
+        Ancestry {
+            layers,
+            index,
+            sets: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn is_anc(&self, x: usize, y: usize) -> bool {
+        if x >= y {
+            return false;
+        }
+        let l = &self.layers[y];
+        if l.ancestors.len() == y {
+            return true;
+        }
+        let mut sets = self.sets.borrow_mut();
+        let set = sets.entry(y).or_insert_with(|| {
+            l.ancestors
+                .to_vec()
+                .iter()
+                .filter_map(|a| {
+                    self.index
+                        .get(&(a.id.module, a.id.decl, a.id.span.start, a.id.span.end))?
+                        .iter()
+                        .copied()
+                        .find(|&i| self.layers[i].id == a.id)
+                })
+                .collect()
+        });
+        set.contains(&x)
+    }
 }
 
 /// A path as one string key: segments joined with `.`, a segment holding a

@@ -185,7 +185,7 @@ pub struct LayerId {
 }
 
 /// One layer: the items of one env, with the scope they are evaluated in.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Layer {
     pub id: LayerId,
     /// Display name (`python_env`, `base.python_env`, `runtime(torch = "2.1.2", …)`).
@@ -193,8 +193,128 @@ pub struct Layer {
     pub block: ast::Block,
     /// Local bindings (template arguments) visible to the items.
     pub locals: Arc<Vec<(String, Value)>>,
-    /// The ids of this layer's ancestors (its linearization without itself).
-    pub ancestors: Vec<LayerId>,
+    /// This layer's ancestors: the linearization of its parents (shared
+    /// with them, so a chain of `extends` costs one node per env).
+    pub ancestors: Lin,
+}
+
+/// Layers are the same when their ids are: the id (declaration and
+/// arguments, or the block of an anonymous env) determines the rest.
+impl PartialEq for Layer {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+/// A linearization: layers in order, ancestors first. Persistent: adding a
+/// layer shares the list it extends, so the linearization of each env of an
+/// `extends` chain costs O(1) time and memory, not O(depth).
+#[derive(Clone, Default)]
+pub struct Lin(Option<Arc<LinNode>>);
+
+struct LinNode {
+    last: Arc<Layer>,
+    init: Lin,
+    len: usize,
+}
+
+impl Lin {
+    /// The empty linearization.
+    pub fn new() -> Lin {
+        Lin(None)
+    }
+
+    /// How many layers it holds.
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |n| n.len)
+    }
+
+    /// True when it holds no layer.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// `self` followed by `layer` (O(1); `self` is shared, not copied).
+    pub fn push(&self, layer: Arc<Layer>) -> Lin {
+        Lin(Some(Arc::new(LinNode {
+            last: layer,
+            init: self.clone(),
+            len: self.len() + 1,
+        })))
+    }
+
+    /// The last layer (the env itself, for an env's linearization).
+    pub fn last(&self) -> Option<&Arc<Layer>> {
+        self.0.as_ref().map(|n| &n.last)
+    }
+
+    /// Every layer but the last.
+    pub fn init(&self) -> Lin {
+        self.0.as_ref().map(|n| n.init.clone()).unwrap_or_default()
+    }
+
+    /// The layers from position `start` (0-based) to the end, in order
+    /// (O(len − start)).
+    pub fn suffix(&self, start: usize) -> Vec<Arc<Layer>> {
+        let mut out = Vec::with_capacity(self.len().saturating_sub(start));
+        let mut cur = self.0.as_ref();
+        while let Some(n) = cur {
+            if n.len <= start {
+                break;
+            }
+            out.push(n.last.clone());
+            cur = n.init.0.as_ref();
+        }
+        out.reverse();
+        out
+    }
+
+    /// Every layer, in order (O(len)).
+    pub fn to_vec(&self) -> Vec<Arc<Layer>> {
+        self.suffix(0)
+    }
+
+    /// The same list: the same nodes, or equal layers in the same order.
+    pub fn same(&self, other: &Lin) -> bool {
+        let (mut a, mut b) = (self.0.as_ref(), other.0.as_ref());
+        loop {
+            match (a, b) {
+                (None, None) => return true,
+                (Some(x), Some(y)) => {
+                    if Arc::ptr_eq(x, y) {
+                        return true;
+                    }
+                    if x.len != y.len || !(Arc::ptr_eq(&x.last, &y.last) || x.last == y.last) {
+                        return false;
+                    }
+                    a = x.init.0.as_ref();
+                    b = y.init.0.as_ref();
+                }
+                _ => return false,
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Lin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.to_vec().iter().map(|l| l.name.clone()))
+            .finish()
+    }
+}
+
+/// Frees a long list without recursing once per node.
+impl Drop for LinNode {
+    fn drop(&mut self) {
+        let mut next = self.init.0.take();
+        while let Some(node) = next {
+            match Arc::try_unwrap(node) {
+                Ok(mut n) => next = n.init.0.take(),
+                Err(_) => break,
+            }
+        }
+    }
 }
 
 /// An env value: its linearization (ancestors first, itself last), and for
@@ -202,26 +322,31 @@ pub struct Layer {
 #[derive(Clone, Debug)]
 pub struct EnvValue {
     pub name: String,
-    pub layers: Vec<Arc<Layer>>,
+    pub layers: Lin,
+    /// True when every layer inherits all the layers before it (a single
+    /// chain of `extends`): no two layers are unrelated, so the diamond rule
+    /// has nothing to check.
+    pub chain: bool,
     /// Span of the `extends` clause (for conflict errors), or of the name.
     pub extends_span: Span,
     pub module: ModuleId,
     /// Set by the defining module for named envs.
     pub final_env: Option<Arc<FinalEnv>>,
-    /// The one parent of a single `extends`: its layers are this env's
-    /// layers but the last, so its applied state can be reused.
-    pub parent: Option<Arc<EnvValue>>,
+    /// True when the env has one parent whose layers are all of this env's
+    /// layers but the last (`extends p`, `p with {…}`): the parent's applied
+    /// state can be reused, and only the last layer applied.
+    pub single_parent: bool,
+    /// That parent's final result, when it was known as the env was built
+    /// (envs of other modules); else it is looked up by its declaration.
+    /// Not the parent itself: a chain of envs holding their parents would be
+    /// freed recursively.
+    pub parent_final: Option<Arc<FinalEnv>>,
 }
 
 impl PartialEq for EnvValue {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
-            && self.layers.len() == other.layers.len()
-            && self
-                .layers
-                .iter()
-                .zip(&other.layers)
-                .all(|(a, b)| Arc::ptr_eq(a, b) || a == b)
+            && self.layers.same(&other.layers)
             && self.final_env == other.final_env
     }
 }

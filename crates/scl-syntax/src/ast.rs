@@ -265,7 +265,10 @@ pub enum ExprKind {
     /// field access and indexing, then `with` blocks (`f(x).y[0] with { … }`).
     /// Flat, so a chain of any length costs no recursion; `ops` is never
     /// empty (a bare base is the base itself).
-    Postfix { base: Box<Expr>, ops: Vec<PostOp> },
+    Postfix {
+        base: Box<Expr>,
+        ops: Vec<PostOp>,
+    },
     /// `!x`, `-x`, `!-x`: the operators, outermost first, then the operand.
     /// Flat like [`ExprKind::Postfix`]; `ops` is never empty.
     Unary {

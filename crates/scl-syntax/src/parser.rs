@@ -147,7 +147,9 @@ pub(crate) fn too_deep(span: Span) -> Diagnostic {
             crate::MAX_NESTING
         ),
     )
-    .with_help("split the expression with `let` declarations, or use a map for long `if`/`else if` chains")
+    .with_help(
+        "split the expression with `let` declarations, or use a map for long `if`/`else if` chains",
+    )
 }
 
 /// Parses `p`, an `if` construct, one level deeper, or fails (recording
@@ -386,7 +388,10 @@ fn postfix_chain(base: Expr, ops: Vec<PostOp>) -> Expr {
             first.extend(ops);
             Expr {
                 span,
-                kind: ExprKind::Postfix { base: inner, ops: first },
+                kind: ExprKind::Postfix {
+                    base: inner,
+                    ops: first,
+                },
             }
         }
         kind => Expr {
@@ -848,16 +853,18 @@ fn module_parser<'t>(docs: &'t Docs, nesting: &'t Overflow) -> P<'t, Module> {
             lower
                 .clone()
                 .then(ops.then(lower).repeated().collect::<Vec<_>>())
-                .map(|(first, rest): (Expr, Vec<(BinaryOp, Expr)>)| match rest.last() {
-                    None => first,
-                    Some((_, last)) => Expr {
-                        span: first.span.to(last.span),
-                        kind: ExprKind::Binary {
-                            first: Box::new(first),
-                            rest,
+                .map(
+                    |(first, rest): (Expr, Vec<(BinaryOp, Expr)>)| match rest.last() {
+                        None => first,
+                        Some((_, last)) => Expr {
+                            span: first.span.to(last.span),
+                            kind: ExprKind::Binary {
+                                first: Box::new(first),
+                                rest,
+                            },
                         },
                     },
-                })
+                )
                 .boxed()
         }
         let product = binary(

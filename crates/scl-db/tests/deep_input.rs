@@ -1,0 +1,142 @@
+//! Input shaped to exhaust the stack: chains of one operator, postfix, call
+//! and `with` chains of any length are flat (no recursion in any stage),
+//! and every other kind of nesting stops at `scl_syntax::MAX_NESTING` levels
+//! with `E0007`. Everything runs on `with_compiler_stack`, as every front end
+//! does, and in the test profile (unoptimized: the largest stack frames).
+
+use scl_db::{with_compiler_stack, Database};
+
+/// `(code, line, column, message)` of every diagnostic of `src` as one file.
+fn check(src: &str) -> Vec<(String, usize, usize, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deep.env.scl");
+    std::fs::write(&path, src).unwrap();
+    with_compiler_stack(|| {
+        let db = Database::new(dir.path(), None);
+        let f = db.open(&path);
+        let diags = db.check(f);
+        let index = scl_diag::LineIndex::new(src);
+        diags
+            .iter()
+            .map(|d| {
+                let (l, c) = index.line_col(src, d.at.span.start as usize);
+                (d.code.to_string(), l, c, d.message.clone())
+            })
+            .collect()
+    })
+}
+
+/// Links per chain: far past the 2,000 levels of evaluation depth the tree
+/// once needed per link, and enough to overflow any stack one frame per
+/// link (the parse alone takes seconds in the unoptimized test build).
+const N: usize = 200_000;
+const ENV: &str = "env app {\n  base = image(\"debian:12.5\")\n}\n";
+
+#[test]
+fn long_addition_chains_are_flat() {
+    let src = format!("let x = {}1\n", "1+".repeat(N));
+    assert_eq!(check(&src), vec![]);
+}
+
+#[test]
+fn long_prefix_operator_chains() {
+    let src = format!("let x = {}true\n", "!".repeat(N));
+    assert_eq!(check(&src), vec![]);
+}
+
+#[test]
+fn long_index_chains() {
+    // The third `[0]` indexes an Int: one error, then evaluation stops.
+    let src = format!("let x = [[0]]{}\n", "[0]".repeat(N));
+    let d = check(&src);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        (d[0].0.as_str(), d[0].3.as_str()),
+        ("E0211", "cannot index a Int with a Int")
+    );
+}
+
+#[test]
+fn long_call_chains() {
+    let src = format!("let x = len(\"ab\"){}\n", "()".repeat(N));
+    let d = check(&src);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        (d[0].0.as_str(), d[0].3.as_str()),
+        ("E0211", "an Int cannot be called")
+    );
+}
+
+#[test]
+fn a_long_with_chain() {
+    let src = format!("{ENV}let x = app{}\n", " with {}".repeat(N));
+    assert_eq!(check(&src), vec![]);
+}
+
+#[test]
+fn long_optional_type_chains() {
+    let src = format!("param p: Int{} = 1\n", "?".repeat(N));
+    assert_eq!(check(&src), vec![]);
+}
+
+#[test]
+fn brackets_stop_at_the_limit() {
+    let ok = format!("let x = {}1{}\n", "(".repeat(256), ")".repeat(256));
+    assert_eq!(check(&ok), vec![]);
+    let deep = format!("let x = {}1{}\n", "[".repeat(N), "]".repeat(N));
+    assert_eq!(
+        check(&deep),
+        vec![(
+            "E0007".to_string(),
+            1,
+            9 + 256,
+            "this is nested more than 256 levels deep".to_string()
+        )]
+    );
+}
+
+#[test]
+fn if_expressions_stop_at_the_limit() {
+    let nest = |n: usize| {
+        format!(
+            "let x = {}1{}\n",
+            "if true then ".repeat(n),
+            " else 2".repeat(n)
+        )
+    };
+    assert_eq!(check(&nest(256)), vec![]);
+    assert_eq!(
+        check(&nest(N / 10)),
+        vec![(
+            "E0007".to_string(),
+            1,
+            9 + 13 * 256,
+            "this is nested more than 256 levels deep".to_string()
+        )]
+    );
+}
+
+#[test]
+fn else_if_chains_stop_at_the_limit() {
+    let chain = |n: usize| {
+        format!(
+            "env app {{\n  base = image(\"debian:12.5\")\n  if false {{ }}{}\n}}\n",
+            " else if false { }".repeat(n)
+        )
+    };
+    assert_eq!(check(&chain(255)), vec![]);
+    let d = check(&chain(100_000));
+    assert_eq!(d.len(), 1, "{:?}", &d[..d.len().min(3)]);
+    assert_eq!((d[0].0.as_str(), d[0].1), ("E0007", 3));
+}
+
+#[test]
+fn brackets_and_ifs_together_at_their_limits() {
+    // 256 brackets, each holding an `if`: 512 levels of recursion in every stage.
+    let src = format!(
+        "let x = {}1{}\n",
+        "(if true then ".repeat(256),
+        " else 2)".repeat(256)
+    );
+    assert_eq!(check(&src), vec![]);
+}
