@@ -235,15 +235,18 @@ impl Database {
     /// All diagnostics for `file` and every module it imports (transitively),
     /// sorted by file (the root file first) and position, plus import cycles.
     pub fn check(&self, file: SourceFile) -> Vec<Diagnostic> {
+        let walk = self.walk(file);
+        // Evaluate each module after the modules it imports, so that no
+        // module's evaluation waits on another's (an import chain of any
+        // length costs no stack).
+        for f in &walk.post_order {
+            let _ = module_values(self, *f);
+        }
         let mut out: Vec<Diagnostic> = Vec::new();
-        let mut order = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cycles = Vec::new();
-        self.walk(file, &mut Vec::new(), &mut seen, &mut order, &mut cycles);
-        for f in &order {
+        for f in &walk.order {
             out.extend(module_diagnostics(self, *f).iter().cloned());
         }
-        out.extend(cycles);
+        out.extend(walk.cycles);
         let root = display_path(self, file);
         let mut seen = HashSet::new();
         out.retain(|d| seen.insert((d.code, d.at.clone(), d.message.clone())));
@@ -258,63 +261,81 @@ impl Database {
         out
     }
 
-    fn walk(
-        &self,
-        file: SourceFile,
-        stack: &mut Vec<(SourceFile, usize)>,
-        seen: &mut HashSet<SourceFile>,
-        order: &mut Vec<SourceFile>,
-        cycles: &mut Vec<Diagnostic>,
-    ) {
-        if !seen.insert(file) {
-            return;
-        }
-        order.push(file);
-        let imps = imports(self, file);
-        let todo: Vec<SourceFile> = imps
-            .targets
-            .iter()
-            .flatten()
-            .filter(|t| !seen.contains(*t))
-            .copied()
-            .collect();
-        if todo.len() >= PREFETCH_MIN {
-            self.prefetch(&todo);
-        }
-        for (decl, target) in imps.targets.iter().enumerate() {
-            let Some(t) = target else { continue };
-            if let Some(pos) = stack.iter().position(|(f, _)| *f == *t).or(if *t == file {
-                Some(usize::MAX)
-            } else {
-                None
-            }) {
-                let mut chain: Vec<String> = if pos == usize::MAX {
-                    vec![]
-                } else {
-                    stack[pos..]
-                        .iter()
-                        .map(|(f, _)| display_path(self, *f).to_string())
-                        .collect()
-                };
-                chain.push(display_path(self, file).to_string());
-                chain.push(display_path(self, *t).to_string());
-                let span = imps.spans[decl];
-                cycles.push(
+    /// The modules `file` reaches through imports, without recursion: in
+    /// the order they are first reached (`order`, `file` first), and each
+    /// after all it imports (`post_order`), with an `E0103` for every import
+    /// that closes a cycle.
+    fn walk(&self, file: SourceFile) -> Walk {
+        let mut walk = Walk::default();
+        let mut seen: HashSet<SourceFile> = HashSet::new();
+        // The path from `file` to the module being walked: each module, its
+        // imports, and the next import to follow.
+        let mut path: Vec<(SourceFile, Arc<Imports>, usize)> = Vec::new();
+        let mut on_path: HashMap<SourceFile, usize> = HashMap::new();
+        let mut enter = |f: SourceFile,
+                         path: &mut Vec<(SourceFile, Arc<Imports>, usize)>,
+                         on_path: &mut HashMap<SourceFile, usize>,
+                         walk: &mut Walk| {
+            if !seen.insert(f) {
+                return;
+            }
+            walk.order.push(f);
+            let imps = imports(self, f).clone();
+            let todo: Vec<SourceFile> = imps
+                .targets
+                .iter()
+                .flatten()
+                .filter(|t| !seen.contains(*t))
+                .copied()
+                .collect();
+            if todo.len() >= PREFETCH_MIN {
+                self.prefetch(&todo);
+            }
+            on_path.insert(f, path.len());
+            path.push((f, imps, 0));
+        };
+        enter(file, &mut path, &mut on_path, &mut walk);
+        while let Some((f, imps, next)) = path.last_mut() {
+            let (f, decl) = (*f, *next);
+            let Some(target) = imps.targets.get(decl) else {
+                walk.post_order.push(f);
+                on_path.remove(&f);
+                path.pop();
+                continue;
+            };
+            *next += 1;
+            let (Some(t), span) = (*target, imps.spans[decl]) else {
+                continue;
+            };
+            if let Some(&pos) = on_path.get(&t) {
+                let mut chain: Vec<String> = path[pos..]
+                    .iter()
+                    .map(|(m, _, _)| display_path(self, *m).to_string())
+                    .collect();
+                chain.push(display_path(self, t).to_string());
+                walk.cycles.push(
                     Diagnostic::error(
                         "E0103",
                         span,
                         format!("import cycle: {}", chain.join(" → ")),
                     )
-                    .in_file(&display_path(self, file))
+                    .in_file(&display_path(self, f))
                     .with_help("move what both modules need into a third module that both import"),
                 );
                 continue;
             }
-            stack.push((file, decl));
-            self.walk(*t, stack, seen, order, cycles);
-            stack.pop();
+            enter(t, &mut path, &mut on_path, &mut walk);
         }
+        walk
     }
+}
+
+/// What [`Database::walk`] found.
+#[derive(Default)]
+struct Walk {
+    order: Vec<SourceFile>,
+    post_order: Vec<SourceFile>,
+    cycles: Vec<Diagnostic>,
 }
 
 /// How many imports a module needs before they are parsed in parallel.

@@ -140,3 +140,64 @@ fn brackets_and_ifs_together_at_their_limits() {
     );
     assert_eq!(check(&src), vec![]);
 }
+
+/// `env e0 { … }` and `n - 1` envs each extending the previous one, in
+/// declaration order or reversed.
+fn extends_chain(n: usize, reversed: bool) -> String {
+    let mut decls = vec![format!("{}", ENV.replace("app", "e0"))];
+    for i in 1..n {
+        decls.push(format!(
+            "env e{i} extends e{} {{\n  description = \"e{i}\"\n  vars {{ LEVEL = \"{i}\" }}\n}}\n",
+            i - 1
+        ));
+    }
+    if reversed {
+        decls.reverse();
+    }
+    decls.concat()
+}
+
+#[test]
+fn long_extends_chains_in_any_order() {
+    // Each env is evaluated after its parent, whatever the declaration
+    // order, so no evaluation nests another env's.
+    for reversed in [false, true] {
+        assert_eq!(
+            check(&extends_chain(5_000, reversed)),
+            vec![],
+            "reversed: {reversed}"
+        );
+    }
+}
+
+#[test]
+fn long_import_chains() {
+    // m0 ← m1 ← … ← m2999, each env extending the previous module's.
+    let n = 3_000;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m0.env.scl"), ENV.replace("app", "e")).unwrap();
+    for i in 1..n {
+        std::fs::write(
+            dir.path().join(format!("m{i}.env.scl")),
+            format!(
+                "import \"./m{}.env.scl\" as prev\nenv e extends prev.e {{\n  vars {{ LEVEL = \"{i}\" }}\n}}\n",
+                i - 1
+            ),
+        )
+        .unwrap();
+    }
+    let top = dir.path().join(format!("m{}.env.scl", n - 1));
+    let (diags, level) = with_compiler_stack(|| {
+        let db = Database::new(dir.path(), None);
+        let f = db.open(&top);
+        let diags = db.check(f);
+        let values = scl_db::module_values(&db, f);
+        let spec = values.final_env("e").and_then(|f| f.spec.clone());
+        let level = spec.and_then(|s| match s.vars.get("LEVEL") {
+            Some(scl_ir::VarValue::Plain(v)) => Some(v.clone()),
+            _ => None,
+        });
+        (diags.len(), level)
+    });
+    assert_eq!((diags, level.as_deref()), (0, Some("2999")));
+}

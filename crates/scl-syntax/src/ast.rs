@@ -391,3 +391,137 @@ impl BinaryOp {
         }
     }
 }
+
+/// Calls `f` with every name a declaration refers to: each `Name`
+/// expression and the first segment of each named type, in its types,
+/// defaults, parents and body. Names bound inside it (arguments,
+/// comprehension variables) are included where they are used: the caller
+/// decides what a name means. Recurses once per level of nesting (bounded by
+/// [`crate::MAX_NESTING`]); chains are visited in loops.
+pub fn names_in_decl(d: &Decl, f: &mut dyn FnMut(&str)) {
+    let params = |ps: &[ParamSig], f: &mut dyn FnMut(&str)| {
+        for p in ps {
+            names_in_type(&p.ty, f);
+            if let Some(x) = &p.default {
+                names_in_expr(x, f);
+            }
+        }
+    };
+    match d {
+        Decl::Import(_) => {}
+        Decl::Enum(_) => {}
+        Decl::Param(p) => {
+            names_in_type(&p.ty, f);
+            names_in_expr(&p.default, f);
+            if let Some(w) = &p.where_ {
+                names_in_expr(w, f);
+            }
+        }
+        Decl::Let(l) => names_in_expr(&l.value, f),
+        Decl::Fn(fd) => {
+            params(&fd.params, f);
+            if let Some(t) = &fd.ret {
+                names_in_type(t, f);
+            }
+            names_in_expr(&fd.body, f);
+        }
+        Decl::Env(e) => {
+            if let Some(ps) = &e.params {
+                params(ps, f);
+            }
+            for p in &e.extends {
+                names_in_expr(p, f);
+            }
+            names_in_block(&e.body, f);
+        }
+    }
+}
+
+fn names_in_type(t: &TypeExpr, f: &mut dyn FnMut(&str)) {
+    match &t.kind {
+        TypeExprKind::Named(segs) => {
+            if let Some(s) = segs.first() {
+                f(&s.name);
+            }
+        }
+        TypeExprKind::List(x) | TypeExprKind::Map(x) | TypeExprKind::Optional(x) => {
+            names_in_type(x, f)
+        }
+        TypeExprKind::Error => {}
+    }
+}
+
+fn names_in_block(b: &Block, f: &mut dyn FnMut(&str)) {
+    for it in b.items.iter() {
+        match &it.kind {
+            ItemKind::Assign { value, .. } => names_in_expr(value, f),
+            ItemKind::Nested { body, .. } => names_in_block(body, f),
+            ItemKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                names_in_expr(cond, f);
+                names_in_block(then_block, f);
+                if let Some(e) = else_block {
+                    names_in_block(e, f);
+                }
+            }
+            ItemKind::Error => {}
+        }
+    }
+}
+
+fn names_in_expr(e: &Expr, f: &mut dyn FnMut(&str)) {
+    match &e.kind {
+        ExprKind::Name(n) => f(n),
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Quantity { .. }
+        | ExprKind::EnumLit(_)
+        | ExprKind::SelfRef
+        | ExprKind::Error => {}
+        ExprKind::Str(parts) => {
+            for p in parts {
+                if let StrPart::Interp(x) = p {
+                    names_in_expr(x, f);
+                }
+            }
+        }
+        ExprKind::List(xs) => xs.iter().for_each(|x| names_in_expr(x, f)),
+        ExprKind::Comprehension {
+            iter, cond, body, ..
+        } => {
+            names_in_expr(iter, f);
+            if let Some(c) = cond {
+                names_in_expr(c, f);
+            }
+            names_in_expr(body, f);
+        }
+        ExprKind::Record(b) => names_in_block(b, f),
+        ExprKind::Postfix { base, ops } => {
+            names_in_expr(base, f);
+            for op in ops {
+                match &op.kind {
+                    PostOpKind::Call(args) => args.iter().for_each(|a| names_in_expr(&a.value, f)),
+                    PostOpKind::Field(_) => {}
+                    PostOpKind::Index(i) => names_in_expr(i, f),
+                    PostOpKind::With(b) => names_in_block(b, f),
+                }
+            }
+        }
+        ExprKind::Unary { operand, .. } => names_in_expr(operand, f),
+        ExprKind::Binary { first, rest } => {
+            names_in_expr(first, f);
+            for (_, x) in rest {
+                names_in_expr(x, f);
+            }
+        }
+        ExprKind::If(c, a, b) => {
+            names_in_expr(c, f);
+            names_in_expr(a, f);
+            names_in_expr(b, f);
+        }
+    }
+}
