@@ -295,13 +295,22 @@ pub(crate) fn call(
                 format!("`len` needs a string, list or map, found {}", v.type_name()),
             ),
         },
+        // Every string and list a builtin makes is sized before it is built
+        // and charged to the evaluation budget (`E0316`).
         "join" => {
             let (sep, _) = str_arg(1)?.unwrap();
             let mut parts = Vec::new();
             if let Some((Value::List(l), sp)) = &vals[0] {
+                let mut len = sep.len().saturating_mul(l.len().saturating_sub(1));
                 for x in l.iter() {
-                    parts.push(ev.interpolate(m, x, *sp)?);
+                    let p = ev.interpolate(m, x, *sp)?;
+                    len = len.saturating_add(p.len());
+                    if len > crate::eval::MAX_SIZE {
+                        return ev.too_large(m, span, "string");
+                    }
+                    parts.push(p);
                 }
+                ev.new_string(m, span, len)?;
             } else {
                 return ev.err(
                     m,
@@ -318,6 +327,8 @@ pub(crate) fn call(
             if sep.is_empty() {
                 return ev.err(m, "E0208", sp, "`split` needs a non-empty separator");
             }
+            ev.new_list(m, span, s.matches(&*sep).count() + 1)?;
+            ev.new_string(m, span, s.len())?;
             Ok(Value::List(Arc::new(
                 s.split(&*sep).map(Value::str).collect(),
             )))
@@ -329,10 +340,23 @@ pub(crate) fn call(
             if from.is_empty() {
                 return ev.err(m, "E0208", sp, "`replace` needs a non-empty pattern");
             }
+            let hits = s.matches(&*from).count();
+            let len = (s.len() - hits * from.len()).saturating_add(hits.saturating_mul(to.len()));
+            ev.new_string(m, span, len)?;
             Ok(Value::str(s.replace(&*from, &to)))
         }
-        "lower" => Ok(Value::str(str_arg(0)?.unwrap().0.to_lowercase())),
-        "upper" => Ok(Value::str(str_arg(0)?.unwrap().0.to_uppercase())),
+        "lower" | "upper" => {
+            let (s, _) = str_arg(0)?.unwrap();
+            // Case mapping can lengthen a string (`ß` → `SS`, at most 3x):
+            // sized once made.
+            let out = if name == "lower" {
+                s.to_lowercase()
+            } else {
+                s.to_uppercase()
+            };
+            ev.new_string(m, span, out.len())?;
+            Ok(Value::str(out))
+        }
         "contains" => {
             let item = &vals[1].as_ref().unwrap().0;
             match (&vals[0].as_ref().unwrap().0, item) {
@@ -353,12 +377,14 @@ pub(crate) fn call(
             }
         }
         "keys" => match &vals[0].as_ref().unwrap().0 {
-            Value::Record(r) => Ok(Value::List(Arc::new(
-                r.keys()
-                    .filter(|k| k.as_str() != TYPE_KEY)
-                    .map(|k| Value::str(k.as_str()))
-                    .collect(),
-            ))),
+            Value::Record(r) => ev.new_list(m, span, r.len()).map(|()| {
+                Value::List(Arc::new(
+                    r.keys()
+                        .filter(|k| k.as_str() != TYPE_KEY)
+                        .map(|k| Value::str(k.as_str()))
+                        .collect(),
+                ))
+            }),
             v => ev.err(
                 m,
                 "E0201",

@@ -213,9 +213,15 @@ pub(crate) struct Evaluator<'h> {
     finalizing: RefCell<Vec<Arc<EnvValue>>>,
     /// Evaluation steps taken, against [`MAX_STEPS`].
     steps: Cell<u64>,
+    /// Bytes of strings and lists produced so far, against [`MAX_PRODUCED`].
+    produced: Cell<u64>,
 }
 
-const MAX_DEPTH: u32 = 2000;
+/// How deeply evaluation may nest: one level per expression inside another
+/// and per call of a function or template from another. Syntax bounds the
+/// first (`E0007`); this bounds chains of calls (`f1` calls `f2` … calls
+/// `f5000`), which are legal but would otherwise need unbounded stack.
+const MAX_DEPTH: u32 = 10_000;
 /// The name of `e with { … }` is `e`'s name with this suffix.
 const WITH_SUFFIX: &str = " with {…}";
 /// Evaluation steps one module may take: far above any real program, low
@@ -223,6 +229,14 @@ const WITH_SUFFIX: &str = " with {…}";
 const MAX_STEPS: u64 = 20_000_000;
 /// The largest string (bytes) or list (elements) a program may build.
 pub(crate) const MAX_SIZE: usize = 1 << 24;
+/// The bytes of strings and lists one module's evaluation may produce in
+/// all (256 MiB; a list element counts as the size of a value): every
+/// string and list an operator, a builtin, a literal, a comprehension or an
+/// append makes is charged, so no program can grow memory past a known bound
+/// however its values are combined.
+pub(crate) const MAX_PRODUCED: u64 = 1 << 28;
+/// What one list element costs against [`MAX_PRODUCED`].
+const VALUE_BYTES: usize = std::mem::size_of::<Value>();
 
 impl<'h> Evaluator<'h> {
     fn new(host: &'h dyn Host, m: ModuleId) -> Self {
@@ -245,6 +259,7 @@ impl<'h> Evaluator<'h> {
             calls: RefCell::new(Vec::new()),
             finalizing: RefCell::new(Vec::new()),
             steps: Cell::new(0),
+            produced: Cell::new(0),
         }
     }
 
@@ -693,12 +708,15 @@ impl<'h> Evaluator<'h> {
     pub fn eval(&self, cx: Cx, e: &ast::Expr, ty: &Ty) -> R<Value> {
         let d = self.depth.get();
         if d > MAX_DEPTH {
-            return self.err(
+            return Err(self.report(
                 cx.module,
-                "E0306",
-                e.span,
-                format!("evaluation is nested more than {MAX_DEPTH} levels deep"),
-            );
+                Diagnostic::error(
+                    "E0316",
+                    e.span,
+                    format!("evaluation is nested more than {MAX_DEPTH} levels deep"),
+                )
+                .with_help("a chain of functions or templates, each calling the next, is too long; compute the steps in a list instead"),
+            ));
         }
         let steps = self.steps.get() + 1;
         self.steps.set(steps);
@@ -750,12 +768,16 @@ impl<'h> Evaluator<'h> {
                             if v.is_pending() {
                                 return Ok(Value::Pending);
                             }
-                            s.push_str(&self.interpolate(cx.module, &v, x.span)?);
-                            if s.len() > MAX_SIZE {
+                            let piece = self.interpolate(cx.module, &v, x.span)?;
+                            if s.len() + piece.len() > MAX_SIZE {
                                 return self.too_large(cx.module, e.span, "string");
                             }
+                            s.push_str(&piece);
                         }
                     }
+                }
+                if parts.len() > 1 || matches!(parts.first(), Some(ast::StrPart::Interp(_))) {
+                    self.new_string(cx.module, e.span, s.len())?;
                 }
                 Ok(Value::str(s))
             }
@@ -796,6 +818,7 @@ impl<'h> Evaluator<'h> {
                     Ty::List(t) => (**t).clone(),
                     _ => Ty::Any,
                 };
+                self.new_list(cx.module, e.span, items.len())?;
                 let out = all_ok(items.iter().map(|it| self.eval(cx, it, &et)))?;
                 Ok(Value::List(Arc::new(out)))
             }
@@ -840,6 +863,7 @@ impl<'h> Evaluator<'h> {
                     }
                     out.push(self.eval(icx, body, &et)?);
                 }
+                self.new_list(cx.module, e.span, out.len())?;
                 Ok(Value::List(Arc::new(out)))
             }
             ExprKind::Record(block) => match ty {
@@ -1052,6 +1076,50 @@ impl<'h> Evaluator<'h> {
         ))
     }
 
+    /// Charges `bytes` against [`MAX_PRODUCED`]; past it, `E0316` (reported
+    /// once) and every later charge fails.
+    fn charge(&self, m: ModuleId, span: Span, bytes: usize) -> R<()> {
+        let before = self.produced.get();
+        let total = before.saturating_add(bytes as u64);
+        self.produced.set(total);
+        if total <= MAX_PRODUCED {
+            return Ok(());
+        }
+        if before <= MAX_PRODUCED {
+            self.report(
+                m,
+                Diagnostic::error(
+                    "E0316",
+                    span,
+                    format!(
+                        "evaluation produced more than {} MiB of strings and lists",
+                        MAX_PRODUCED >> 20
+                    ),
+                )
+                .with_help("the program builds ever larger values (a value doubled in a chain of lets, nested `replace` or `join`?)"),
+            );
+        }
+        Err(Reported)
+    }
+
+    /// Before a string of `len` bytes is built: at most [`MAX_SIZE`], and
+    /// charged against [`MAX_PRODUCED`].
+    pub(crate) fn new_string(&self, m: ModuleId, span: Span, len: usize) -> R<()> {
+        if len > MAX_SIZE {
+            return self.too_large(m, span, "string");
+        }
+        self.charge(m, span, len)
+    }
+
+    /// Before a list of `n` elements is built: at most [`MAX_SIZE`], and
+    /// charged against [`MAX_PRODUCED`].
+    pub(crate) fn new_list(&self, m: ModuleId, span: Span, n: usize) -> R<()> {
+        if n > MAX_SIZE {
+            return self.too_large(m, span, "list");
+        }
+        self.charge(m, span, n.saturating_mul(VALUE_BYTES))
+    }
+
     /// Text of a value inside a string (`"${x}"`).
     pub fn interpolate(&self, m: ModuleId, v: &Value, span: Span) -> R<String> {
         Ok(match v {
@@ -1212,15 +1280,11 @@ impl<'h> Evaluator<'h> {
                 }))
             }
             (BinaryOp::Add, Str(p), Str(q)) => {
-                if p.len() + q.len() > MAX_SIZE {
-                    return self.too_large(cx.module, span, "string");
-                }
+                self.new_string(cx.module, span, p.len() + q.len())?;
                 Some(Value::str(format!("{p}{q}")))
             }
             (BinaryOp::Add, List(p), List(q)) => {
-                if p.len() + q.len() > MAX_SIZE {
-                    return self.too_large(cx.module, span, "list");
-                }
+                self.new_list(cx.module, span, p.len() + q.len())?;
                 Some(List(Arc::new(p.iter().chain(q.iter()).cloned().collect())))
             }
             (BinaryOp::Add, Memory(p), Memory(q)) => p.checked_add(*q).map(Memory),
@@ -2043,6 +2107,10 @@ impl<'h> Evaluator<'h> {
                     }
                 };
                 let v = self.eval(cx, value, &vty)?;
+                if let (AssignOp::Append, Value::List(l)) = (op, &v) {
+                    // The list grows by a copy of the new elements.
+                    self.charge(cx.module, item.span, l.len().saturating_mul(VALUE_BYTES))?;
+                }
                 b.assign(&full, key, *op, v, item.span, &fty)
                     .map_err(|msg| {
                         self.report(cx.module, Diagnostic::error("E0201", item.span, msg))

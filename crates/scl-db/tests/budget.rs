@@ -1,0 +1,151 @@
+//! The evaluation budget covers every way to make a big value: each string
+//! and list an operator, a builtin, a literal, a comprehension or an append
+//! produces is sized before it is built (at most 16 MiB or 16 Mi elements)
+//! and charged against 256 MiB per module (`E0316`), so no program grows
+//! memory without bound however it combines values.
+
+use scl_db::{with_compiler_stack, Database};
+
+/// `(code, line, column, message)` of every diagnostic of `src`.
+fn check(src: &str) -> Vec<(String, usize, usize, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("budget.env.scl");
+    std::fs::write(&path, src).unwrap();
+    with_compiler_stack(|| {
+        let db = Database::new(dir.path(), None);
+        let f = db.open(&path);
+        let index = scl_diag::LineIndex::new(src);
+        db.check(f)
+            .iter()
+            .map(|d| {
+                let (l, c) = index.line_col(src, d.at.span.start as usize);
+                (d.code.to_string(), l, c, d.message.clone())
+            })
+            .collect()
+    })
+}
+
+/// `let s0 = <16 bytes>` and `let sK = "${sK-1}${sK-1}"` up to `s{n}`
+/// (16 × 2^n bytes), one line each.
+fn doubling(n: usize) -> String {
+    let mut out = String::from("let s0 = \"xxxxxxxxxxxxxxxx\"\n");
+    for k in 1..=n {
+        out.push_str(&format!("let s{k} = \"${{s{}}}${{s{}}}\"\n", k - 1, k - 1));
+    }
+    out
+}
+
+fn too_large(line: usize, column: usize, what: &str) -> Vec<(String, usize, usize, String)> {
+    vec![(
+        "E0316".into(),
+        line,
+        column,
+        format!("this {what} is larger than 16777216 (bytes or elements)"),
+    )]
+}
+
+#[test]
+fn replace_is_sized_before_it_is_built() {
+    // 8 KiB with 8192 hits, each replaced by 8 KiB: 64 MiB.
+    let src = format!("{}let r = replace(s9, \"x\", s9)\n", doubling(9));
+    assert_eq!(check(&src), too_large(11, 9, "string"));
+}
+
+#[test]
+fn join_is_sized_before_it_is_built() {
+    // Two 16 MiB strings joined: 32 MiB (this used to build a 1 GiB string).
+    let src = format!("{}let j = join([s20, s20], \"\")\n", doubling(20));
+    assert_eq!(check(&src), too_large(22, 9, "string"));
+}
+
+#[test]
+fn case_mapping_split_and_keys_are_sized() {
+    let src = format!("{}let u = upper(s20)\nlet l = lower(s20)\n", doubling(20));
+    assert_eq!(check(&src), vec![]);
+    // 16 Mi + 1 pieces.
+    let src = format!("{}let p = split(s20, \"x\")\n", doubling(20));
+    assert_eq!(check(&src), too_large(22, 9, "list"));
+}
+
+#[test]
+fn list_concatenation_is_charged() {
+    // A list doubled again and again: every element of every list made is
+    // charged, so the total stops it when the 22nd doubling (4 Mi elements)
+    // brings the lists made to 8 Mi elements (256 MiB).
+    let mut src = String::from("let l0 = [1]\n");
+    for k in 1..=24 {
+        src.push_str(&format!("let l{k} = l{} + l{}\n", k - 1, k - 1));
+    }
+    assert_eq!(
+        check(&src),
+        vec![(
+            "E0316".into(),
+            23,
+            11,
+            "evaluation produced more than 256 MiB of strings and lists".into()
+        )]
+    );
+}
+
+#[test]
+fn comprehensions_are_charged() {
+    // Each comprehension over a 4 Mi-element list makes 4 Mi elements.
+    let mut src = String::from("let l0 = [1]\n");
+    for k in 1..=20 {
+        src.push_str(&format!("let l{k} = l{} + l{}\n", k - 1, k - 1));
+    }
+    for i in 0..8 {
+        src.push_str(&format!("let c{i} = [for x in l20: x]\n"));
+    }
+    let d = check(&src);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        (d[0].0.as_str(), d[0].3.as_str()),
+        (
+            "E0316",
+            "evaluation produced more than 256 MiB of strings and lists"
+        )
+    );
+}
+
+#[test]
+fn the_total_is_bounded_too() {
+    // Each `t` is 16 MiB, within the limit of one value; 17 of them pass
+    // the 256 MiB a module may produce.
+    let mut src = doubling(19);
+    for i in 0..17 {
+        src.push_str(&format!("let t{i} = \"${{s19}}${{s19}}\"\n"));
+    }
+    let d = check(&src);
+    assert_eq!(
+        d,
+        vec![(
+            "E0316".into(),
+            36,
+            11,
+            "evaluation produced more than 256 MiB of strings and lists".into()
+        )]
+    );
+}
+
+#[test]
+fn appends_are_charged() {
+    // A 4 Mi-element list appended by 2 envs in a chain... and by 20.
+    let mut src = String::from("let l0 = [1]\n");
+    for k in 1..=22 {
+        src.push_str(&format!("let l{k} = l{} + l{}\n", k - 1, k - 1));
+    }
+    src.push_str("env e0 {\n  base = image(\"debian:12.5\")\n}\n");
+    for i in 1..=20 {
+        src.push_str(&format!(
+            "env e{i} extends e{} {{\n  python.packages += l22\n}}\n",
+            i - 1
+        ));
+    }
+    let d = check(&src);
+    assert!(
+        d.iter().any(|x| x.0 == "E0316"
+            && x.3 == "evaluation produced more than 256 MiB of strings and lists"),
+        "{d:?}"
+    );
+}
