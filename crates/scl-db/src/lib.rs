@@ -497,17 +497,21 @@ pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
                 .iter()
                 .any(|&(s, e)| s < d.at.span.end.max(d.at.span.start + 1) && d.at.span.start < e)
     };
-    out.extend(
-        static_diagnostics(db, file)
-            .iter()
-            .filter(|d| !cascade(d))
-            .cloned(),
-    );
+    let statics = static_diagnostics(db, file);
+    out.extend(statics.iter().filter(|d| !cascade(d)).cloned());
+    // Evaluation meets some problems the static pass already reported (a
+    // recursive call runs into the call-stack guard): one problem, one
+    // diagnostic.
+    let reported = |d: &Diagnostic| {
+        statics.iter().any(|s| {
+            s.code == d.code && s.at.file == d.at.file && s.at.span.start == d.at.span.start
+        })
+    };
     out.extend(
         module_values(db, file)
             .diagnostics
             .iter()
-            .filter(|d| !cascade(d))
+            .filter(|d| !cascade(d) && !reported(d))
             .cloned(),
     );
     Arc::new(out)

@@ -1393,20 +1393,23 @@ impl<'h> Evaluator<'h> {
             Value::Pending => Ok(Value::Pending),
             Value::Builtin(name) => builtins::call(self, cx, name, args, span, ty),
             Value::Func { module, decl } => {
-                let _guard = self.enter_call(cx.module, *module, *decl, span)?;
                 let parse = self.parse_of(*module);
                 let Decl::Fn(fd) = &parse.module.decls[*decl] else {
                     return Err(Reported);
                 };
+                // Arguments are evaluated in the caller, before the call
+                // begins: `g(g(x))` is two calls one after the other, not
+                // recursion.
                 let bound = self.bind_args(
                     cx,
-                    *module,
+                    (*module, *decl),
                     &fd.name.name,
                     &fd.params,
                     args,
                     span,
                     "function",
                 )?;
+                let _guard = self.enter_call(cx.module, *module, *decl, span)?;
                 let ret = match &fd.ret {
                     Some(t) => self.resolve_type(*module, t)?,
                     None => Ty::Any,
@@ -1418,11 +1421,9 @@ impl<'h> Evaluator<'h> {
                 };
                 self.eval(fcx, &fd.body, &ret)
             }
-            Value::Template { module, decl } => {
-                let _guard = self.enter_call(cx.module, *module, *decl, span)?;
-                self.instantiate(cx, *module, *decl, args, span)
-                    .map(Value::Env)
-            }
+            Value::Template { module, decl } => self
+                .instantiate(cx, *module, *decl, args, span)
+                .map(Value::Env),
             other => self.err(
                 cx.module,
                 "E0211",
@@ -1438,7 +1439,7 @@ impl<'h> Evaluator<'h> {
     fn bind_args(
         &self,
         cx: Cx,
-        callee_module: ModuleId,
+        (callee_module, callee_decl): (ModuleId, usize),
         callee: &str,
         params: &[ast::ParamSig],
         args: &[ast::Arg],
@@ -1518,12 +1519,15 @@ impl<'h> Evaluator<'h> {
             let v = match (g, &p.default) {
                 (Some(a), _) => self.eval(cx, &a.value, &pty),
                 (None, Some(d)) => {
+                    // A default belongs to the callee: a call of the callee
+                    // inside it is recursion.
                     let dcx = Cx {
                         module: callee_module,
                         locals: &bound,
                         selfcx: None,
                     };
-                    self.eval(dcx, d, &pty)
+                    self.enter_call(cx.module, callee_module, callee_decl, span)
+                        .and_then(|_guard| self.eval(dcx, d, &pty))
                 }
                 (None, None) => {
                     if !failed {
@@ -1566,7 +1570,17 @@ impl<'h> Evaluator<'h> {
             return Err(Reported);
         };
         let params = ed.params.clone().unwrap_or_default();
-        let bound = self.bind_args(cx, module, &ed.name.name, &params, args, span, "template")?;
+        // As for functions: arguments first, in the caller; then the call.
+        let bound = self.bind_args(
+            cx,
+            (module, decl),
+            &ed.name.name,
+            &params,
+            args,
+            span,
+            "template",
+        )?;
+        let _guard = self.enter_call(cx.module, module, decl, span)?;
         let shown: Vec<String> = bound.iter().map(|(n, v)| format!("{n} = {v}")).collect();
         let name = format!("{}({})", ed.name.name, shown.join(", "));
         self.env_value(module, decl, bound, name)
@@ -1602,16 +1616,15 @@ impl<'h> Evaluator<'h> {
             };
             let env = match v {
                 Value::Env(e) => e,
-                Value::Template { module, decl } => match self
-                    .enter_call(m, module, decl, p.span)
-                    .and_then(|_g| self.instantiate(cx, module, decl, &[], p.span))
-                {
-                    Ok(e) => e,
-                    Err(_) => {
-                        failed = true;
-                        continue;
+                Value::Template { module, decl } => {
+                    match self.instantiate(cx, module, decl, &[], p.span) {
+                        Ok(e) => e,
+                        Err(_) => {
+                            failed = true;
+                            continue;
+                        }
                     }
-                },
+                }
                 other => {
                     self.report(
                         m,
