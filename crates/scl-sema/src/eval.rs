@@ -473,9 +473,14 @@ impl<'h> Evaluator<'h> {
             d
         };
         if ty.is_string_like() {
-            return self
-                .coerce(self.root, Value::str(o.value.as_str()), ty, span)
-                .map_err(|_| Reported);
+            // The value is the text itself; a diagnostic about it points
+            // into the command line, not into the module.
+            let before = self.diags.borrow().len();
+            let r = self.coerce(self.root, Value::str(o.value.as_str()), ty, span);
+            for d in self.diags.borrow_mut()[before..].iter_mut() {
+                d.at.file = o.file.clone();
+            }
+            return r;
         }
         // Parse the value as an SCL expression: `let __set = VALUE`.
         let prefix = "let __set = ";
