@@ -258,7 +258,7 @@ impl Database {
                 b.code,
             ))
         });
-        out
+        cap_per_file(out)
     }
 
     /// The modules `file` reaches through imports, without recursion: in
@@ -328,6 +328,51 @@ impl Database {
         }
         walk
     }
+}
+
+/// The most diagnostics [`Database::check`] reports for one file: the
+/// first ones (by position) are kept, and one more says how many were left
+/// out. Every front end shows the same list.
+pub const MAX_DIAGNOSTICS_PER_FILE: usize = 100;
+
+/// Keeps the first [`MAX_DIAGNOSTICS_PER_FILE`] diagnostics of each file of
+/// `diags` (sorted by file) and adds, where some were left out, `E0008` (if
+/// an error was among them) or `W0005` at the first one left out.
+fn cap_per_file(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut out = Vec::with_capacity(diags.len().min(4 * MAX_DIAGNOSTICS_PER_FILE));
+    let mut i = 0;
+    while i < diags.len() {
+        let file = diags[i].at.file.clone();
+        let end = diags[i..]
+            .iter()
+            .position(|d| d.at.file != file)
+            .map_or(diags.len(), |n| i + n);
+        let group = &diags[i..end];
+        out.extend(group.iter().take(MAX_DIAGNOSTICS_PER_FILE).cloned());
+        if let Some(rest) = group.get(MAX_DIAGNOSTICS_PER_FILE..) {
+            let errors = rest.iter().filter(|d| d.is_error()).count();
+            let n = rest.len();
+            let what = match errors {
+                0 if n == 1 => "warning".to_string(),
+                0 => "warnings".to_string(),
+                e if e == n && n == 1 => "error".to_string(),
+                e if e == n => "errors".to_string(),
+                e => format!("diagnostics ({e} of them errors)"),
+            };
+            let message = format!(
+                "and {n} more {what} in this file, not shown (at most {MAX_DIAGNOSTICS_PER_FILE} per file)"
+            );
+            let help = "fix the ones above first: later ones are often caused by them";
+            let d = if errors > 0 {
+                Diagnostic::error("E0008", rest[0].at.span, message)
+            } else {
+                Diagnostic::warning("W0005", rest[0].at.span, message)
+            };
+            out.push(d.with_help(help).in_file(&file));
+        }
+        i = end;
+    }
+    out
 }
 
 /// What [`Database::walk`] found.
@@ -478,35 +523,35 @@ pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
     let here = display_path(db, file);
     // An unclosed delimiter (E0006) covers everything from its opener (a
     // label) to where it was closed.
-    let regions: Vec<(u32, u32)> = syntax
-        .iter()
-        .map(|e| {
-            let start = e
-                .labels
-                .iter()
-                .map(|l| l.at.span.start)
-                .chain([e.at.span.start])
-                .min()
-                .unwrap_or(0);
-            (start, e.at.span.end.max(e.at.span.start + 1))
-        })
-        .collect();
+    let regions = scl_diag::Ranges::new(
+        syntax
+            .iter()
+            .map(|e| {
+                let start = e
+                    .labels
+                    .iter()
+                    .map(|l| l.at.span.start)
+                    .chain([e.at.span.start])
+                    .min()
+                    .unwrap_or(0);
+                (start, e.at.span.end.max(e.at.span.start + 1))
+            })
+            .collect(),
+    );
     let cascade = |d: &Diagnostic| {
         *d.at.file == *here
-            && regions
-                .iter()
-                .any(|&(s, e)| s < d.at.span.end.max(d.at.span.start + 1) && d.at.span.start < e)
+            && regions.overlaps(d.at.span.start, d.at.span.end.max(d.at.span.start + 1))
     };
     let statics = static_diagnostics(db, file);
     out.extend(statics.iter().filter(|d| !cascade(d)).cloned());
     // Evaluation meets some problems the static pass already reported (a
     // recursive call runs into the call-stack guard): one problem, one
     // diagnostic.
-    let reported = |d: &Diagnostic| {
-        statics.iter().any(|s| {
-            s.code == d.code && s.at.file == d.at.file && s.at.span.start == d.at.span.start
-        })
-    };
+    let known: HashSet<(&str, &str, u32)> = statics
+        .iter()
+        .map(|s| (s.code, &*s.at.file, s.at.span.start))
+        .collect();
+    let reported = |d: &Diagnostic| known.contains(&(d.code, &*d.at.file, d.at.span.start));
     out.extend(
         module_values(db, file)
             .diagnostics

@@ -201,3 +201,46 @@ fn long_import_chains() {
     });
     assert_eq!((diags, level.as_deref()), (0, Some("2999")));
 }
+
+#[test]
+fn a_file_of_closing_brackets_is_one_error() {
+    let src = ")".repeat(40_000);
+    assert_eq!(
+        check(&src),
+        vec![("E0001".to_string(), 1, 1, "unexpected `)`".to_string())]
+    );
+}
+
+#[test]
+fn diagnostics_are_capped_per_file() {
+    // 150 unknown names: the first 100 are shown, then one says the rest.
+    let src: String = (0..150).map(|i| format!("let a{i} = nope{i}\n")).collect();
+    let d = check(&src);
+    assert_eq!(d.len(), 101);
+    assert_eq!(d[99].1, 100);
+    assert_eq!(
+        d[100],
+        (
+            "E0008".to_string(),
+            101,
+            12,
+            "and 50 more errors in this file, not shown (at most 100 per file)".to_string()
+        )
+    );
+    // Only warnings left out: W0005.
+    let mut src: String = (0..100).map(|i| format!("let a{i} = nope{i}\n")).collect();
+    src.push_str("env app {\n  base = image(\"debian:12.5\")\n");
+    for i in 0..3 {
+        src.push_str(&format!("  labels.m{i} = \"${{1G}}\"\n"));
+    }
+    src.push_str("}\n");
+    let d = check(&src);
+    assert_eq!(d.len(), 101);
+    assert_eq!(
+        (d[100].0.as_str(), d[100].3.as_str()),
+        (
+            "W0005",
+            "and 3 more warnings in this file, not shown (at most 100 per file)"
+        )
+    );
+}

@@ -86,6 +86,11 @@ Example:
 
 Fix: split the expression with `let` declarations, or replace a long `if`/`else if` chain by a map lookup (`sizes[name]`).";
 
+"E0008", "too many diagnostics",
+"A file has more than 100 diagnostics. Only the first 100 (by position) are shown, in every front end; this one says how many more there are, and how many of them are errors.
+
+Fix: fix the diagnostics shown first. In a file with that many, most of the later ones are usually consequences of the first (a missing bracket, a broken declaration), and disappear with them.";
+
 "E0101", "unknown name",
 "A name is not declared in this scope. Names resolve to comprehension variables, template or function arguments, then the module's `let`, `param`, `fn`, `enum`, `env` and import names. Fields of the env being defined are not names (use `self.field`).
 
@@ -328,6 +333,11 @@ Fix: pin a tag (`debian:12.5`) or a digest.";
 "The target format cannot express a field of the env; the artifact leaves it out. The message names the field.
 
 Fix: none needed if the target does not need it; otherwise use a target that supports it.";
+
+"W0005", "too many warnings",
+"A file has more than 100 diagnostics, all warnings past the first 100. Only the first 100 (by position) are shown, in every front end; this one says how many more there are.
+
+Fix: fix the warnings shown first, or the common cause of them (often one repeated pattern).";
 }
 
 #[cfg(test)]

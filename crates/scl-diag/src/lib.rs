@@ -10,9 +10,11 @@
 //! converts them to 1-based lines and character columns.
 
 mod codes;
+mod ranges;
 mod render;
 
 pub use codes::{explain, lookup, Code, CODES};
+pub use ranges::Ranges;
 pub use render::{render_human, render_json, LineIndex, SourceCache};
 
 use std::sync::Arc;

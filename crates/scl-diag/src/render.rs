@@ -16,6 +16,12 @@ impl LineIndex {
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         LineIndex { starts }
     }
+    /// The 1-based line of byte `offset` (O(log lines); offsets past the end
+    /// are on the last line).
+    pub fn line(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&s| s <= offset)
+    }
+
     /// `(line, column)` of byte `offset`, both 1-based, the column counted in
     /// characters. Offsets past the end clamp to the end.
     pub fn line_col(&self, text: &str, offset: usize) -> (usize, usize) {
@@ -83,9 +89,14 @@ pub fn render_json(d: &Diagnostic, sources: &dyn SourceCache) -> String {
     .to_string()
 }
 
+/// Lines longer than this (in bytes) are not drawn by [`render_human`].
+const MAX_DRAWN_LINE: usize = 1000;
+
 /// The diagnostic as ariadne draws it: the source lines with labels, the help
 /// and notes. `color` turns ANSI colours on (only on a terminal; respect
-/// `NO_COLOR`). Falls back to a one-line form when a source is missing.
+/// `NO_COLOR`). Falls back to a compact form (position, labels, help and
+/// notes as lines) when a source is missing or a line to draw is longer than
+/// 1000 bytes.
 pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> String {
     use ariadne::{Config, IndexType, Label, Report, ReportKind};
     let kind = match d.severity {
@@ -98,7 +109,22 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
             files.push(l.at.file.to_string());
         }
     }
-    if files.iter().any(|f| sources.source(f).is_none()) {
+    // A very long line (generated or minified input) is not drawn: ariadne
+    // would print all of it, once for the source and once for the marks.
+    let too_long = |file: &str, offset: u32| {
+        sources.source(file).is_some_and(|t| {
+            let at = (offset as usize).min(t.len());
+            let start = t[..at].rfind('\n').map_or(0, |i| i + 1);
+            let end = t[at..].find('\n').map_or(t.len(), |i| at + i);
+            end - start > MAX_DRAWN_LINE
+        })
+    };
+    if files.iter().any(|f| sources.source(f).is_none())
+        || too_long(&d.at.file, d.at.span.start)
+        || d.labels
+            .iter()
+            .any(|l| too_long(&l.at.file, l.at.span.start))
+    {
         let (line, col) = position(sources, &d.at.file, d.at.span.start);
         let mut s = format!(
             "{}[{}]: {}\n  --> {}:{}:{}\n",
@@ -109,8 +135,18 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
             line,
             col
         );
+        for l in &d.labels {
+            let (line, col) = position(sources, &l.at.file, l.at.span.start);
+            s.push_str(&format!(
+                "  --> {}:{}:{}: {}\n",
+                l.at.file, line, col, l.message
+            ));
+        }
         if let Some(h) = &d.help {
             s.push_str(&format!("  help: {h}\n"));
+        }
+        for n in &d.notes {
+            s.push_str(&format!("  note: {n}\n"));
         }
         return s;
     }
@@ -195,5 +231,17 @@ mod tests {
         assert_eq!(ix.line_col(t, 0), (1, 1));
         assert_eq!(ix.line_col(t, 3), (2, 1));
         assert_eq!(ix.line_col(t, 5), (2, 2)); // after the two-byte ç
+        assert_eq!((ix.line(0), ix.line(3), ix.line(99)), (1, 2, 3));
+    }
+
+    #[test]
+    fn long_lines_are_not_drawn() {
+        let text = format!("let x = {}\n", "1+".repeat(5000));
+        let mut src = HashMap::new();
+        src.insert("a.env.scl".to_string(), text);
+        let d = Diagnostic::error("E0001", crate::Span::new(8, 9), "bad")
+            .in_file(&std::sync::Arc::from("a.env.scl"));
+        let out = render_human(&d, &src, false);
+        assert_eq!(out, "error[E0001]: bad\n  --> a.env.scl:1:9\n");
     }
 }

@@ -592,8 +592,19 @@ impl<'a> Lexer<'a> {
             None => {
                 // A stray closer: reported and dropped, so that the token
                 // stream stays balanced.
+                // A run of them is one error (a file of 40,000 `)` is one
+                // problem, not 40,000).
                 let c = delim.close_str();
-                let d = Diagnostic::error("E0001", span, format!("unexpected `{c}`"))
+                let message = format!("unexpected `{c}`");
+                if let Some(prev) = self.diags.last_mut() {
+                    if prev.message == message && prev.at.span.end == span.start {
+                        prev.at.span.end = span.end;
+                        prev.primary_label =
+                            Some(format!("no matching opening bracket for these `{c}`"));
+                        return None;
+                    }
+                }
+                let d = Diagnostic::error("E0001", span, message)
                     .with_primary_label(format!("no matching opening bracket for this `{c}`"));
                 self.diags.push(d);
                 None

@@ -193,18 +193,16 @@ fn dedup_errors(
 ) -> Vec<Diagnostic> {
     // Parser errors between an unclosed delimiter and the place where the
     // lexer closed it are consequences of it.
-    let regions: Vec<(u32, u32)> = lex_errors
-        .iter()
-        .filter(|d| d.code == "E0006")
-        .filter_map(|d| d.labels.first().map(|l| (l.at.span.start, d.at.span.end)))
-        .collect();
-    parse_errors.retain(|d| {
-        !regions
+    let regions = scl_diag::Ranges::new(
+        lex_errors
             .iter()
-            .any(|&(s, e)| d.at.span.start >= s && d.at.span.start <= e)
-    });
+            .filter(|d| d.code == "E0006")
+            .filter_map(|d| d.labels.first().map(|l| (l.at.span.start, d.at.span.end)))
+            .collect(),
+    );
+    parse_errors.retain(|d| !regions.contains(d.at.span.start));
     let index = LineIndex::new(src);
-    let line = |d: &Diagnostic| index.line_col(src, d.at.span.start as usize).0;
+    let line = |d: &Diagnostic| index.line(d.at.span.start as usize);
     let mut lines: std::collections::HashSet<usize> = lex_errors.iter().map(line).collect();
     parse_errors.sort_by_key(|d| (d.at.span.start, d.at.span.end));
     let mut out = lex_errors;
