@@ -24,6 +24,8 @@ struct Opts {
     keep: Option<PathBuf>,
     peer: bool,
     inprocess: bool,
+    /// Lengths of the deep-chain and import-chain workloads (empty: skip).
+    deep: Vec<usize>,
 }
 
 fn parse_opts(args: &[String]) -> Result<Opts, String> {
@@ -36,6 +38,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
         keep: None,
         peer: true,
         inprocess: true,
+        deep: vec![1000, 5000, 20000],
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -62,6 +65,20 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--shared" => o.shared = Some(PathBuf::from(val()?)),
             "--keep" => o.keep = Some(PathBuf::from(val()?)),
             "--no-peer" => o.peer = false,
+            "--deep" => {
+                o.deep = val()?
+                    .split(',')
+                    .map(|s| {
+                        s.trim()
+                            .parse::<usize>()
+                            .map_err(|e| format!("--deep {s}: {e}"))
+                    })
+                    .collect::<Result<_, _>>()?;
+                if o.deep.contains(&0) {
+                    return Err("--deep values must be at least 1".into());
+                }
+            }
+            "--no-deep" => o.deep.clear(),
             "--no-inprocess" => o.inprocess = false,
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -836,8 +853,116 @@ fn run(o: &Opts) -> Result<bool, String> {
             verdict(format!("N={}: outputs verified", r.n), Some(false));
         }
     }
+    if !o.deep.is_empty() {
+        all_ok &= deep_chains(&tools, &sclc, &work, &o.deep, o.runs)?;
+    }
     if o.keep.is_some() {
         println!("\nworkloads kept in {}", work.display());
     }
     Ok(all_ok)
+}
+
+/// The deep-chain workloads: `sclc check` of one module holding an
+/// `extends` chain of N envs (declared last to first), and of an import
+/// chain of N modules, each extending the previous one's env. The time per
+/// env should not grow with N (linear in total). Returns whether every
+/// output verified and the 5000-long chain met its bound (2 s, 300 MiB).
+fn deep_chains(
+    tools: &Tools,
+    sclc: &Path,
+    work: &Path,
+    ns: &[usize],
+    runs: Option<usize>,
+) -> Result<bool, String> {
+    let mut ok = true;
+    println!();
+    println!("Deep chains (`sclc check`, whole process; `ir --env` verified):");
+    println!();
+    println!("| workload | N | sclc check ms | µs per env | RSS MiB | output |");
+    println!("|---|---:|---:|---:|---:|---|");
+    let mut five_k: Option<(f64, f64)> = None;
+    for &n in ns {
+        let runs = runs.unwrap_or(if n >= 5000 { 3 } else { 5 });
+        // One module, an extends chain.
+        let dir = work.join(format!("deep/extends-N{n}"));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        std::fs::write(dir.join("chain.env.scl"), workload::deep_chain_source(n))
+            .map_err(|e| e.to_string())?;
+        let ir_cmd = Cmd {
+            prog: sclc,
+            args: vec![
+                "ir".into(),
+                "chain.env.scl".into(),
+                "--env".into(),
+                format!("e{}", n - 1),
+            ],
+            dir: &dir,
+        };
+        let verified = ir_cmd
+            .output()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()))
+            .and_then(|v| workload::verify_deep_chain(&v, n));
+        let check = Cmd {
+            prog: sclc,
+            args: vec!["check".into(), "chain.env.scl".into()],
+            dir: &dir,
+        };
+        let ms = wall_ms(tools, &check, runs)?;
+        let rss = peak_rss_mib(tools, &check)?;
+        if n == 5000 {
+            five_k = Some((ms, rss));
+        }
+        ok &= verified.is_ok();
+        println!(
+            "| extends chain, one module | {n} | {ms:.1} | {:.1} | {rss:.1} | {} |",
+            ms * 1000.0 / n as f64,
+            verified.map_or_else(|e| format!("WRONG: {e}"), |()| "verified".into())
+        );
+        // N modules, an import chain.
+        let dir = work.join(format!("deep/imports-N{n}"));
+        let top = workload::write_import_chain(&dir, n).map_err(|e| e.to_string())?;
+        let top = top.file_name().unwrap().to_string_lossy().to_string();
+        let ir_cmd = Cmd {
+            prog: sclc,
+            args: vec!["ir".into(), top.clone(), "--env".into(), "e".into()],
+            dir: &dir,
+        };
+        let verified = ir_cmd
+            .output()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()))
+            .and_then(|v| {
+                let level = v
+                    .pointer("/vars/LEVEL")
+                    .and_then(Value::as_str)
+                    .map(String::from);
+                if n == 1 || level == Some((n - 1).to_string()) {
+                    Ok(())
+                } else {
+                    Err(format!("vars.LEVEL: {level:?}"))
+                }
+            });
+        let check = Cmd {
+            prog: sclc,
+            args: vec!["check".into(), top],
+            dir: &dir,
+        };
+        let ms = wall_ms(tools, &check, runs)?;
+        let rss = peak_rss_mib(tools, &check)?;
+        ok &= verified.is_ok();
+        println!(
+            "| import chain, N modules | {n} | {ms:.1} | {:.1} | {rss:.1} | {} |",
+            ms * 1000.0 / n as f64,
+            verified.map_or_else(|e| format!("WRONG: {e}"), |()| "verified".into())
+        );
+    }
+    if let Some((ms, rss)) = five_k {
+        let pass = ms < 2000.0 && rss < 300.0;
+        ok &= pass;
+        println!();
+        println!(
+            "{}  N=5000 extends chain: sclc check under 2 s and 300 MiB ({ms:.0} ms, {rss:.1} MiB)",
+            if pass { "PASS" } else { "FAIL" }
+        );
+    }
+    Ok(ok)
 }

@@ -429,3 +429,75 @@ pub fn gen_main(args: &[String]) -> i32 {
     println!("wrote {} (N={n}, {})", dir.display(), topo.name());
     0
 }
+
+/// The deep-chain workload: one module of `n` envs, `e0` with a base and
+/// each `e<i>` extending `e<i-1>` (description, one var, a CPU request),
+/// declared last to first so that no env is evaluated before its parent by
+/// declaration order. `sclc ir --env e<n-1>` must say `description =
+/// "e<n-1>"`, `vars.LEVEL = "<n-1>"` and every `vars.K<i mod 8>` set.
+pub fn deep_chain_source(n: usize) -> String {
+    let mut decls = vec![
+        "env e0 {\n  base = image(\"debian:12.5\")\n  system.packages = [\"git\"]\n}\n".to_string(),
+    ];
+    for i in 1..n {
+        decls.push(format!(
+            "env e{i} extends e{} {{\n  description = \"e{i}\"\n  vars {{ LEVEL = \"{i}\", K{} = \"{i}\" }}\n  resources.requests.cpu = {}\n}}\n",
+            i - 1,
+            i % 8,
+            i % 7 + 1
+        ));
+    }
+    decls.reverse();
+    decls.concat()
+}
+
+/// Checks `sclc ir --env e<n-1>` of [`deep_chain_source`].
+pub fn verify_deep_chain(ir: &Value, n: usize) -> Result<(), String> {
+    let last = n - 1;
+    let want_desc = if last == 0 {
+        None
+    } else {
+        Some(format!("e{last}"))
+    };
+    if ir
+        .get("description")
+        .and_then(Value::as_str)
+        .map(String::from)
+        != want_desc
+    {
+        return Err(format!("description: {:?}", ir.get("description")));
+    }
+    if last > 0 {
+        let level = ir.pointer("/vars/LEVEL").and_then(Value::as_str);
+        if level != Some(last.to_string().as_str()) {
+            return Err(format!("vars.LEVEL: {level:?}"));
+        }
+        let cpu = ir
+            .pointer("/resources/requests/cpu")
+            .and_then(Value::as_u64);
+        if cpu != Some(((last % 7 + 1) * 1000) as u64) {
+            return Err(format!("resources.requests.cpu: {cpu:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// The import-chain workload: `m0.env.scl` … `m<n-1>.env.scl`, each module
+/// importing the previous one and extending its env. Returns the top file.
+pub fn write_import_chain(dir: &Path, n: usize) -> std::io::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(
+        dir.join("m0.env.scl"),
+        "env e {\n  base = image(\"debian:12.5\")\n}\n",
+    )?;
+    for i in 1..n {
+        std::fs::write(
+            dir.join(format!("m{i}.env.scl")),
+            format!(
+                "import \"./m{}.env.scl\" as prev\nenv e extends prev.e {{\n  description = \"m{i}\"\n  vars {{ LEVEL = \"{i}\" }}\n}}\n",
+                i - 1
+            ),
+        )?;
+    }
+    Ok(dir.join(format!("m{}.env.scl", n - 1)))
+}
