@@ -578,7 +578,16 @@ pub(crate) fn image_reference(s: &str) -> Result<ImageParts, Invalid> {
                 help,
             )
         }
-        Some(Err(e)) => return bad(format!("{s:?} is not a valid image reference: {e}"), help),
+        Some(Err(e)) => {
+            // The grammar only says "invalid reference format" for upper
+            // case in the repository path; say what is wrong.
+            let lower = s.to_ascii_lowercase();
+            let why = match guarded(|| lower.parse::<oci_spec::distribution::Reference>()) {
+                Some(Ok(_)) => "the repository name must be lower case".to_string(),
+                _ => e.to_string(),
+            };
+            return bad(format!("{s:?} is not a valid image reference: {why}"), help);
+        }
         Some(Ok(r)) => r,
     };
     let digest = r.digest().map(String::from);
