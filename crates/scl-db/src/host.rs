@@ -53,13 +53,16 @@ fn resolve_local(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf, Fi
     Ok(p)
 }
 
+/// `p` relative to the workspace root, as written on disk: a `\\` in a
+/// name stays a `\\` (on Unix it is part of the name, and rewriting it to `/`
+/// would name another file than the one hashed).
 fn ws_relative(db: &dyn Db, p: &Path) -> String {
     let root = db.workspace().root(db);
     let rel = p
         .strip_prefix(root)
         .unwrap_or(p)
         .to_string_lossy()
-        .replace('\\', "/");
+        .into_owned();
     if rel.is_empty() {
         ".".into()
     } else {
@@ -108,10 +111,10 @@ impl scl_sema::Host for DbHost<'_> {
             None => Err(FileError::NotFound(p.display().to_string())),
         }
     }
-    fn host_path(&self, m: ModuleId, rel: &str) -> Result<String, FileError> {
+    fn host_path(&self, m: ModuleId, rel: &str, must_exist: bool) -> Result<String, FileError> {
         let f = self.db.module_file(m);
         let p = resolve_local(self.db, f, rel)?;
-        if !p.exists() {
+        if must_exist && !p.exists() {
             return Err(FileError::NotFound(p.display().to_string()));
         }
         Ok(ws_relative(self.db, &p))

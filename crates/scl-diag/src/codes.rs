@@ -189,7 +189,7 @@ Example:
 Fix: write `4Gi + 2Gi`.";
 
 "E0208", "invalid value",
-"A value has the right type but is not valid for it: an image reference, a volume source scheme, a port out of range, a negative count.
+"A value has the right type but is not valid for it: a version, a container path, a volume source scheme, a `sha256` checksum, two volumes with one name, a `depends_on` naming no service. (Image references, URLs, package and user names, and out-of-range integers have codes of their own: E0318–E0328.)
 
 Fix: follow the message; it names what is accepted.";
 
@@ -313,6 +313,140 @@ Example:
     let s2 = \"${s1}${s1}\"   // … 40 times
 
 Fix: build the value directly; SCL evaluation must stay small.";
+
+"E0317", "a parser failed on this value",
+"A library that sclc uses to read a value (pep508_rs for Python requirements, rattler for conda match specs, oci-spec for image references, the url crate) failed on it instead of giving an error. sclc stops that failure at the boundary, so the value is refused with this error rather than crashing; the value is not valid in any case.
+
+Example:
+    python.packages = [\"a-}\"]     // a name must end with a letter or digit
+
+Fix: correct the value (the help says what the grammar expects).";
+
+"E0318", "integer out of range",
+"An integer does not fit the field it is written to, and sclc never clamps or wraps a value. The message gives the allowed range: counts (`gpu.count`, `nodes`, `procs_per_node`, the `elastic` bounds) are 0 or 1 to 4294967295, `user.uid` is 0 to 4294967294 (4294967295 is `(uid_t)-1`, which chown and setuid read as \"no change\"), ports 1 to 65535; `elastic.max_nodes` may not be below `min_nodes`.
+
+Example:
+    user = { name = \"app\", uid = 4294967296 }
+
+Fix: write a value inside the range.";
+
+"E0319", "`--set` given twice",
+"The same parameter is set twice on the command line (perhaps through two aliases of one module). sclc does not pick one silently.
+
+Example:
+    sclc ir train.env.scl --set gpus=2 --set gpus=4
+
+Fix: give each parameter once.";
+
+"E0320", "invalid system package name",
+"A `system.packages` entry is not a package name for the env's package manager (`system.manager`, or the one inferred from the base image), so the install command would misread it — a value starting with `-` would even become an option of `apt-get`, `dnf` or `apk`.
+- apt (Debian Policy §5.6.7, §5.6.12; apt-get(8)): `name[:arch][=version|/release]` — lower-case letters, digits and `+ - .`, at least two characters, starting with a letter or digit, not ending in `-` (`pkg-` means \"remove\"): `curl`, `curl=7.88.1-10`, `libc6:amd64`, `git/bookworm-backports`.
+- dnf (rpm's name rules): letters, digits and `. _ + -` (`~ ^ :` in versions), starting with a letter, digit or `_`: `python3-devel`, `curl-8.6.0-1.fc40`.
+- apk (apk-package(5), apk-world(5)): `name[@tag][op version]`, names of letters, digits and `. _ + -` and not containing `.apk`: `py3-numpy`, `curl=8.5.0-r0`, `busybox@edge`.
+
+Example:
+    system.packages = [\"-o\", \"APT::Get::AllowUnauthenticated=true\"]
+
+Fix: list package names only; set options of the package manager elsewhere.";
+
+"E0321", "invalid user name",
+"`user.name` is not a portable user name. POSIX allows letters, digits, `. _ -` and no leading `-`; `useradd` (shadow's default rule) needs lower case, a first character in `a-z` or `_`, and at most 32 characters. sclc accepts the names every base image's tools accept: `[a-z_][a-z0-9_-]*`, up to 32 characters.
+
+Example:
+    user = { name = \"Trainer\", uid = 1000 }
+
+Fix: write a lower-case name such as `trainer`.";
+
+"E0322", "invalid Hugging Face repository, revision or file",
+"An argument of `huggingface(...)` does not follow the Hub's rules, and would reach `huggingface-cli download` as something else (a leading `-` as an option).
+- repository id (huggingface_hub's `validate_repo_id`): `name` or `namespace/name`, letters, digits, `- _ .`, no part starting or ending with `-` or `.`, no `--` or `..`, not ending in `.git`, a name of at most 96 characters;
+- revision (git's ref-name rules): a branch, tag or commit, without spaces, `~ ^ : ? * [ \\`, `..`, `@{` or a leading `-`;
+- files: paths inside the repository, without `.`/`..` components or a leading `/` or `-`.
+
+Example:
+    huggingface(\"bert base\", to = \"/models/bert\")
+
+Fix: copy the id from the model's Hub page (`google-bert/bert-base-uncased`).";
+
+"E0323", "invalid conda channel",
+"A `conda.channels` entry is neither a channel name (`conda-forge`, `nvidia`, or `NAME/label/LABEL`: letters, digits and `- _ .`, starting with a letter or digit) nor an http(s) URL. Local paths are refused: they are not in the image.
+
+Example:
+    conda.channels = [\"--override-channels\"]
+
+Fix: write the channel's name or its URL.";
+
+"E0324", "invalid image reference",
+"An image reference does not follow the grammar of distribution/reference (what Docker, Podman and every registry read): `[HOST[:PORT]/]NAME[:TAG][@sha256:DIGEST]`, a lower-case name of components separated by `/`, a tag of letters, digits, `_ . -` (at most 128, not starting with `.` or `-`), and a digest of `sha256:` and 64 hex digits. Nothing else is allowed — no `$VAR`, backquotes, spaces or a second `:`.
+
+Example:
+    base = image(\"debian:$TAG\")
+
+Fix: write the reference as the registry shows it (`debian:12.5`), and use a param with interpolation for a varying tag: `image(\"debian:${tag}\")`.";
+
+"E0325", "invalid URL",
+"A URL is not valid by the URL Standard, as the url crate reads it. sclc also refuses a URL the standard would repair silently — a space, a backslash, a missing `//`, a bad `%` escape — so that every tool reads the same URL as the IR shows. This applies to every `Url` (`python.index_url`, `python.extra_index_urls`, `std/s3-data` sources); a download (`url(...)`), a conda channel URL and the `--index-url`/`--extra-index-url` lines of requirements files must also be http(s) with a host.
+
+Example:
+    python.index_url = \"https://pypi.example.com/my index\"
+
+Fix: percent-encode special characters (`%20` for a space) and write `https://HOST/PATH`.";
+
+"E0326", "URL asset that Docker would clone as git",
+"A `url(...)` asset's path ends in `.git`. Docker's `ADD` (BuildKit) reads such a URL as a git repository and clones it, instead of downloading one file whose checksum sclc can pin.
+
+Example:
+    assets = [url(\"https://github.com/org/repo.git\", to = \"/opt/repo\")]
+
+Fix: download a file (a release archive, `…/archive/refs/tags/v1.0.tar.gz`), or clone in a `setup` step (`git clone --depth 1 URL DIR`).";
+
+"E0327", "file name that COPY reads as a pattern",
+"A file read by `file(...)` or copied by `files[].from` has `*`, `?`, `[` or `\\` in its workspace-relative path (or a control character). Docker's `COPY` reads those as a pattern (`req[1].txt` copies `req1.txt`), so the image could get another file than the one whose sha256 the IR shows.
+
+Example:
+    python.requirements = [file(\"./req[1].txt\")]
+
+Fix: rename the file or folder without those characters.";
+
+"E0328", "workdir is a system folder",
+"`workdir` is `/` or a top-level system folder of the base image (`/bin`, `/boot`, `/dev`, `/etc`, `/lib*`, `/proc`, `/run`, `/sbin`, `/sys`, `/usr`, `/var`). The image makes the workdir the runtime user's, which would hand a system folder to that user. Folders below them (`/usr/src/app`) are fine.
+
+Example:
+    workdir = \"/\"
+
+Fix: use a folder of the application's own, such as `/workspace`.";
+
+"E0329", "depends_on cycle",
+"Services depend on each other in a cycle (or a service on itself), so none of them can start first. Every target refuses this; sclc reports it at `check`.
+
+Example:
+    services {
+      web = app with { depends_on = [\"db\"] }
+      db  = pg  with { depends_on = [\"web\"] }
+    }
+
+Fix: remove one `depends_on` entry of the cycle.";
+
+"E0330", "two volumes on one mount path",
+"Two volumes of one env are mounted at the same container path (compared after normalizing `/data/` to `/data`); the second would hide the first.
+
+Fix: give each volume its own `mount`.";
+
+"E0331", "unsupported requirements file option",
+"A requirements file has an option line that sclc cannot carry into the IR and that would change the build behind its back. Per pip's \"Requirements File Format\":
+- carried into the IR: `-i`/`--index-url` (as `python.index_url`) and `--extra-index-url` (appended to `python.extra_index_urls`);
+- accepted (pip applies them to the file's own requirements): `--pre`, `--only-binary`, `--no-binary`, `--prefer-binary`, `--require-hashes`, and per-requirement `--hash`, `--config-settings`, `--global-option`;
+- refused: `-r`/`--requirement` and `-c`/`--constraint` (another file, not copied), `-e`/`--editable` (a local folder or checkout the image does not have), `-f`/`--find-links` (archives the IR does not carry), `--no-index` (would ignore the env's indexes), `--trusted-host` (turns off TLS checks), `--use-feature`, and any other option.
+
+Example:
+    -e ./my-package
+
+Fix: follow the help: list each file in `python.requirements`, install from an index, or move the setting into the env.";
+
+"E0332", "conflicting index URLs",
+"A requirements file's `--index-url` differs from the env's `python.index_url` (or from another file's `--index-url`). pip would install from the file's index, not the one the IR shows, so sclc refuses the mismatch. A file's `--index-url` with no `python.index_url` in the env becomes the env's index.
+
+Fix: remove the line, or make both the same; use `--extra-index-url` / `python.extra_index_urls` for additional indexes.";
 
 "W0001", "decimal memory suffix",
 "A memory quantity uses a decimal suffix (`G` = 10^9 bytes). Kubernetes and most tools use binary sizes (`Gi` = 2^30 bytes), and `32G` is about 7% less than `32Gi`.

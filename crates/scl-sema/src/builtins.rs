@@ -2,6 +2,7 @@
 
 use crate::eval::{Cx, Evaluator, Reported, R};
 use crate::ty::{RecordTy, Ty};
+use crate::validate::{self, Invalid};
 use crate::value::*;
 use crate::{FileError, ModuleId};
 use scl_diag::{did_you_mean, Diagnostic, Span};
@@ -167,44 +168,34 @@ pub(crate) fn call(
     match name {
         "image" => {
             let (r, sp) = str_arg(0)?.unwrap();
-            check_image_ref(ev, m, &r, sp)?;
+            let parts = check_image_ref(ev, m, &r, sp)?;
             let digest = str_arg(1)?;
-            if let (Some((_, dsp)), true) = (&digest, r.contains('@')) {
+            if let (Some((_, dsp)), true) = (&digest, parts.digest.is_some()) {
                 return ev.err(
                     m,
-                    "E0208",
+                    "E0324",
                     *dsp,
                     "the reference already has a digest (`@sha256:…`); give it once",
                 );
             }
             if let Some((d, dsp)) = &digest {
-                let hex = d.strip_prefix("sha256:").unwrap_or("");
-                if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-                    return ev.err(
-                        m,
-                        "E0208",
-                        *dsp,
-                        format!(
-                            "{:?} is not an image digest (`sha256:` and 64 hex digits)",
-                            &**d
-                        ),
-                    );
-                }
-            } else {
-                let last = r.rsplit('/').next().unwrap_or("");
-                let tag = last.split_once(':').map(|(_, t)| t);
-                if tag.is_none() || tag == Some("latest") {
-                    ev.warn(
-                        m,
-                        "W0003",
-                        sp,
-                        format!(
-                            "image {:?} has no pinned tag, so the build can change from day to day",
-                            &*r
-                        ),
-                        "pin a tag (`debian:12.5`) or a digest (`digest = \"sha256:…\"`)",
-                    );
-                }
+                validate::image_digest(d).map_err(|mut e| {
+                    e.msg = format!("{:?}: {}", &**d, e.msg);
+                    invalid(ev, m, "E0324", *dsp, e)
+                })?;
+            } else if parts.digest.is_none()
+                && (parts.tag.is_none() || parts.tag.as_deref() == Some("latest"))
+            {
+                ev.warn(
+                    m,
+                    "W0003",
+                    sp,
+                    format!(
+                        "image {:?} has no pinned tag, so the build can change from day to day",
+                        &*r
+                    ),
+                    "pin a tag (`debian:12.5`) or a digest (`digest = \"sha256:…\"`)",
+                );
             }
             Ok(Value::Image {
                 reference: r,
@@ -214,11 +205,14 @@ pub(crate) fn call(
         "file" => {
             let (p, sp) = str_arg(0)?.unwrap();
             match ev.host.read_file(m, &p) {
-                Ok(f) => Ok(Value::File {
-                    path: f.path.into(),
-                    sha256: f.sha256.into(),
-                    text: f.text,
-                }),
+                Ok(f) => {
+                    validate::copy_source(&f.path).map_err(|e| invalid(ev, m, "E0327", sp, e))?;
+                    Ok(Value::File {
+                        path: f.path.into(),
+                        sha256: f.sha256.into(),
+                        text: f.text,
+                    })
+                }
                 Err(e) => Err(file_error(ev, m, e, sp, &p)),
             }
         }
@@ -229,21 +223,22 @@ pub(crate) fn call(
         }
         "huggingface" => {
             let (repo, rsp) = str_arg(0)?.unwrap();
-            if repo.split('/').count() > 2 || repo.is_empty() || repo.contains(char::is_whitespace)
-            {
-                return ev.err(
-                    m,
-                    "E0208",
-                    rsp,
-                    format!(
-                        "{:?} is not a Hugging Face repository id (`owner/name`)",
-                        &*repo
-                    ),
-                );
-            }
+            validate::hf_repo_id(&repo).map_err(|e| invalid(ev, m, "E0322", rsp, e))?;
             let files = list_of_str(1)?;
-            let rev = str_arg(2)?.map(|x| x.0).unwrap_or_else(|| "main".into());
-            let (to, _) = str_arg(3)?.unwrap();
+            if let Some((_, fsp)) = &vals[1] {
+                for f in &files {
+                    validate::hf_file(f).map_err(|e| invalid(ev, m, "E0322", *fsp, e))?;
+                }
+            }
+            let rev = match str_arg(2)? {
+                Some((r, sp)) => {
+                    validate::hf_revision(&r).map_err(|e| invalid(ev, m, "E0322", sp, e))?;
+                    r
+                }
+                None => "main".into(),
+            };
+            let (to, tsp) = str_arg(3)?.unwrap();
+            let to = coerce(ev, m, Value::Str(to), &Ty::Path, tsp)?;
             let mut r = Record::new();
             r.insert("kind".into(), Value::str("huggingface"));
             r.insert("repo".into(), Value::Str(repo));
@@ -252,13 +247,22 @@ pub(crate) fn call(
                 Value::List(Arc::new(files.into_iter().map(Value::Str).collect())),
             );
             r.insert("revision".into(), Value::Str(rev));
-            r.insert("to".into(), Value::Str(to));
+            r.insert("to".into(), to);
             Ok(Value::Record(Arc::new(r)))
         }
         "url" => {
             let (u, usp) = str_arg(0)?.unwrap();
-            if !(u.starts_with("https://") || u.starts_with("http://")) {
-                return ev.err(m, "E0208", usp, format!("{:?} is not an http(s) URL", &*u));
+            let parsed = validate::http_url(&u).map_err(|e| invalid(ev, m, "E0325", usp, e))?;
+            if validate::is_git_url(&parsed) {
+                return Err(ev.report(
+                    m,
+                    Diagnostic::error(
+                        "E0326",
+                        usp,
+                        format!("{:?} ends in `.git`, so Docker's `ADD` would clone it as a git repository instead of downloading a file", &*u),
+                    )
+                    .with_help("`url()` downloads one file: name the file (e.g. a release archive), or fetch the repository in a `setup` step with `git clone --depth 1 URL`"),
+                ));
             }
             let sha = str_arg(1)?;
             if let Some((h, hsp)) = &sha {
@@ -274,14 +278,15 @@ pub(crate) fn call(
                     "add `sha256 = \"<hex>\"` so the build can verify the file",
                 );
             }
-            let (to, _) = str_arg(2)?.unwrap();
+            let (to, tsp) = str_arg(2)?.unwrap();
+            let to = coerce(ev, m, Value::Str(to), &Ty::Path, tsp)?;
             let mut r = Record::new();
             r.insert("kind".into(), Value::str("url"));
             r.insert("url".into(), Value::Str(u));
             if let Some((h, _)) = sha {
                 r.insert("sha256".into(), Value::str(h.to_lowercase()));
             }
-            r.insert("to".into(), Value::Str(to));
+            r.insert("to".into(), to);
             Ok(Value::Record(Arc::new(r)))
         }
         "len" => match &vals[0].as_ref().unwrap().0 {
@@ -413,47 +418,33 @@ fn file_error(ev: &Evaluator, m: ModuleId, e: FileError, span: Span, written: &s
     }
 }
 
-fn check_image_ref(ev: &Evaluator, m: ModuleId, r: &str, span: Span) -> R<()> {
-    let ok = !r.is_empty()
-        && !r
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '\'')
-        && !r.starts_with(['/', ':', '@', '-', '.'])
-        && !r.ends_with([':', '/', '@']);
-    let repo = r.split(['@']).next().unwrap_or("");
-    let path = match repo.rsplit_once(':') {
-        Some((p, tag)) if !tag.contains('/') => p,
-        _ => repo,
-    };
-    // The registry host may have upper case; the repository path may not.
-    let after_host = match path.split_once('/') {
-        Some((h, rest)) if h.contains('.') || h.contains(':') || h == "localhost" => rest,
-        _ => path,
-    };
-    if !ok || after_host.chars().any(|c| c.is_ascii_uppercase()) {
-        return ev.err(
-            m,
-            "E0208",
-            span,
-            format!("{r:?} is not a valid image reference"),
-        );
-    }
-    if let Some((_, d)) = r.split_once('@') {
-        let hex = d.strip_prefix("sha256:").unwrap_or("");
-        if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-            return ev.err(
-                m,
-                "E0208",
-                span,
-                format!("{r:?}: the digest must be `sha256:` and 64 hex digits"),
-            );
-        }
-    }
-    Ok(())
+/// Reports `e` as a `code` error at `span`, with its help.
+fn invalid(ev: &Evaluator, m: ModuleId, code: &'static str, span: Span, e: Invalid) -> Reported {
+    ev.report(m, Diagnostic::error(code, span, e.msg).with_help(e.help))
 }
 
+/// Checks an image reference (see [`validate::image_reference`]); E0324.
+fn check_image_ref(ev: &Evaluator, m: ModuleId, r: &str, span: Span) -> R<validate::ImageParts> {
+    validate::image_reference(r).map_err(|e| invalid(ev, m, "E0324", span, e))
+}
+
+/// Parses a PEP 508 requirement with pep508_rs through the panic guard:
+/// `Ok(())`, or the message of why it is not one.
+fn pep508(s: &str) -> Result<(), String> {
+    match validate::guarded(|| pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(s)) {
+        Some(Ok(_)) => Ok(()),
+        Some(Err(e)) => Err(e.message.to_string()),
+        None => Err(PANICKED.into()),
+    }
+}
+
+/// The reason given when a parsing library panicked on a value (E0317).
+const PANICKED: &str = "the parser failed on it";
+
 /// Evaluates a quantity literal: binary and decimal suffixes give Memory in
-/// bytes (which must be whole), `m` gives Cpu in millicores.
+/// bytes (which must be whole), `m` gives Cpu in millicores (an i64). The
+/// value is computed exactly: a number that does not fit (an exponent that
+/// does not fit an i64 included) is E0005, never clamped or read as 0.
 pub(crate) fn quantity(
     ev: &Evaluator,
     m: ModuleId,
@@ -461,59 +452,81 @@ pub(crate) fn quantity(
     suffix: QuantitySuffix,
     span: Span,
 ) -> R<Value> {
-    // number = digits[.digits][e[+-]digits], exact as a fraction p / 10^q.
+    let literal = format!("{number}{}", suffix.as_str());
+    let too_large = || ev.err(m, "E0005", span, format!("`{literal}` is too large"));
+    let what = if suffix == QuantitySuffix::Milli {
+        "millicores"
+    } else {
+        "bytes"
+    };
+    let not_whole = || {
+        ev.err(
+            m,
+            "E0203",
+            span,
+            format!("`{literal}` is not a whole number of {what}"),
+        )
+    };
+    let zero = || match suffix {
+        QuantitySuffix::Milli => Value::Cpu(0),
+        _ => Value::Memory(0),
+    };
+    // number = digits[.digits][e[+-]digits]: the value is p × 10^shift.
     let (mant, exp) = match number.split_once('e') {
-        Some((a, b)) => (a, b.parse::<i32>().unwrap_or(0)),
-        None => (number, 0),
+        Some((a, b)) => (a, Some(b)),
+        None => (number, None),
     };
     let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
     let digits = format!("{int}{frac}");
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return Ok(zero());
+    }
     let Ok(mut p) = digits.parse::<i128>() else {
-        return ev.err(
-            m,
-            "E0005",
-            span,
-            format!("`{number}{}` is too large", suffix.as_str()),
-        );
+        return too_large();
     };
-    let mut q: i32 = frac.len() as i32 - exp;
+    let exp: i64 = match exp.map(str::parse::<i64>) {
+        None => 0,
+        Some(Ok(e)) => e,
+        // An exponent beyond i64: a non-zero value is far too large, or
+        // (negative) far below one unit.
+        Some(Err(_)) if exp.is_some_and(|e| e.starts_with('-')) => return not_whole(),
+        Some(Err(_)) => return too_large(),
+    };
     let mul: i128 = match suffix {
         QuantitySuffix::Binary(k) => 1i128 << (10 * k as u32),
         QuantitySuffix::Decimal(k) => 1000i128.pow(k as u32),
         QuantitySuffix::Milli => 1,
     };
-    p = match p.checked_mul(mul) {
-        Some(x) => x,
-        None => return ev.err(m, "E0005", span, "quantity too large"),
+    let Some(x) = p.checked_mul(mul) else {
+        return too_large();
     };
-    while q < 0 {
-        p = p
-            .checked_mul(10)
-            .ok_or(Reported)
-            .or_else(|_| ev.err(m, "E0005", span, "quantity too large"))?;
-        q += 1;
+    p = x;
+    let shift = exp.saturating_sub(frac.len() as i64);
+    if shift >= 0 {
+        // p is not zero, so this overflows within 39 steps.
+        for _ in 0..shift {
+            let Some(x) = p.checked_mul(10) else {
+                return too_large();
+            };
+            p = x;
+        }
+    } else {
+        let mut q = shift.unsigned_abs();
+        while q > 0 && p % 10 == 0 {
+            p /= 10;
+            q -= 1;
+        }
+        if q > 0 {
+            return not_whole();
+        }
     }
-    let div = 10i128.checked_pow(q as u32).unwrap_or(i128::MAX);
-    if p % div != 0 {
-        let what = if suffix == QuantitySuffix::Milli {
-            "millicores"
-        } else {
-            "bytes"
-        };
-        return ev.err(
-            m,
-            "E0203",
-            span,
-            format!(
-                "`{number}{}` is not a whole number of {what}",
-                suffix.as_str()
-            ),
-        );
-    }
-    let v = p / div;
     Ok(match suffix {
-        QuantitySuffix::Milli => Value::Cpu(v as i64),
-        _ => Value::Memory(v),
+        QuantitySuffix::Milli => match i64::try_from(p) {
+            Ok(v) => Value::Cpu(v),
+            Err(_) => return too_large(),
+        },
+        _ => Value::Memory(p),
     })
 }
 
@@ -587,7 +600,7 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             }
         }
         (Ty::Path, Value::Str(s)) => {
-            if s.starts_with('/') && !s.contains(['\n', '\r', '\0']) {
+            if s.starts_with('/') && !s.contains(char::is_control) {
                 Ok(Value::Str(s))
             } else {
                 ev.err(
@@ -598,13 +611,20 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                 )
             }
         }
-        (Ty::HostPath, Value::Str(s)) => match ev.host.host_path(m, &s) {
-            Ok(p) => Ok(Value::str(p)),
+        // A path copied into the image (`files[].from`): it must exist, and
+        // `COPY` must read its name as that one file.
+        (Ty::HostPath, Value::Str(s)) => match ev.host.host_path(m, &s, true) {
+            Ok(p) => {
+                validate::copy_source(&p).map_err(|e| invalid(ev, m, "E0327", span, e))?;
+                Ok(Value::str(p))
+            }
             Err(e) => Err(file_error(ev, m, e, span, &s)),
         },
         (Ty::VolumeSource, Value::Str(s)) => {
+            // A folder on the machine that runs the container: normalized
+            // (workspace-relative), not required to exist at compile time.
             if let Some(rel) = s.strip_prefix("host:") {
-                return match ev.host.host_path(m, rel) {
+                return match ev.host.host_path(m, rel, false) {
                     Ok(p) => Ok(Value::str(format!("host:{p}"))),
                     Err(e) => Err(file_error(ev, m, e, span, rel)),
                 };
@@ -612,6 +632,7 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             if ["s3://", "pvc://", "nfs://"]
                 .iter()
                 .any(|p| s.starts_with(p) && s.len() > p.len())
+                && !s.contains(|c: char| c.is_whitespace() || c.is_control())
             {
                 Ok(Value::Str(s))
             } else {
@@ -622,45 +643,74 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                 ))
             }
         }
-        (Ty::Url, Value::Str(s)) => {
-            if s.contains("://") && !s.contains(char::is_whitespace) {
-                Ok(Value::Str(s))
-            } else {
-                ev.err(
-                    m,
-                    "E0208",
-                    span,
-                    format!("{:?} is not a URL (`scheme://…`)", &*s),
-                )
-            }
-        }
-        (Ty::Requirement, Value::Str(s)) => {
-            match pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(&s) {
-                Ok(_) => Ok(Value::Str(s)),
-                Err(e) => {
-                    let msg = e.message.to_string();
-                    Err(ev.report(
-                        m,
-                        Diagnostic::error(
-                            "E0205",
-                            span,
-                            format!("{:?} is not a valid PEP 508 requirement: {msg}", &*s),
-                        )
-                        .with_help(
-                            "write `name`, `name==1.2.3`, `name>=1.2,<2` or `name[extra]>=1.0`",
+        (Ty::Url, Value::Str(s)) => match validate::url(&s) {
+            Ok(_) => Ok(Value::Str(s)),
+            Err(e) => Err(invalid(ev, m, "E0325", span, e)),
+        },
+        (Ty::Requirement, Value::Str(s)) => match pep508(&s) {
+            Ok(()) => Ok(Value::Str(s)),
+            Err(msg) => {
+                let help = "write `name`, `name==1.2.3`, `name>=1.2,<2` or `name[extra]>=1.0`";
+                let d = if msg == PANICKED {
+                    Diagnostic::error(
+                        "E0317",
+                        span,
+                        format!(
+                            "{:?} could not be read as a PEP 508 requirement ({msg})",
+                            &*s
                         ),
+                    )
+                    .with_help(format!(
+                        "a package name starts and ends with a letter or digit; {help}"
                     ))
-                }
+                } else {
+                    Diagnostic::error(
+                        "E0205",
+                        span,
+                        format!("{:?} is not a valid PEP 508 requirement: {msg}", &*s),
+                    )
+                    .with_help(help)
+                };
+                Err(ev.report(m, d))
             }
-        }
+        },
+        (Ty::MatchSpec, Value::Str(s)) if s.starts_with('-') => Err(ev.report(
+            m,
+            Diagnostic::error(
+                "E0205",
+                span,
+                format!(
+                    "{:?} starts with `-`, which conda would read as an option",
+                    &*s
+                ),
+            )
+            .with_help("list package match specs only (`numpy`, `numpy=1.26`)"),
+        )),
         (Ty::MatchSpec, Value::Str(s)) => {
             // conda's match spec grammar, as rattler (conda/rattler) parses it.
-            match rattler_conda_types::MatchSpec::from_str(
-                &s,
-                rattler_conda_types::ParseStrictness::Strict,
-            ) {
-                Ok(_) => Ok(Value::Str(s)),
-                Err(e) => Err(ev.report(
+            let parsed = validate::guarded(|| {
+                rattler_conda_types::MatchSpec::from_str(
+                    &s,
+                    rattler_conda_types::ParseStrictness::Strict,
+                )
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+            });
+            match parsed {
+                Some(Ok(())) => Ok(Value::Str(s)),
+                None => Err(ev.report(
+                    m,
+                    Diagnostic::error(
+                        "E0317",
+                        span,
+                        format!(
+                            "{:?} could not be read as a conda match spec ({PANICKED})",
+                            &*s
+                        ),
+                    )
+                    .with_help("write `name`, `name=1.2`, `name >=1.2,<2` or `channel::name=1.2`"),
+                )),
+                Some(Err(e)) => Err(ev.report(
                     m,
                     Diagnostic::error(
                         "E0205",
@@ -693,8 +743,9 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                     "E0207",
                     span,
                     format!(
-                        "{} is too large for a Memory (at most 16Ei)",
-                        format_memory(b)
+                        "{} is too large for a Memory (at most {} bytes, one byte less than 16Ei)",
+                        format_memory(b),
+                        u64::MAX
                     ),
                 )
             } else {
@@ -751,40 +802,8 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
         )),
         (Ty::File, v @ Value::File { .. }) => Ok(v),
         (Ty::RequirementsFile, Value::File { path, sha256, text }) => {
-            let mut failed = false;
-            for (i, line) in text.lines().enumerate() {
-                let l = line.trim_start();
-                if ["-r", "-c", "--requirement", "--constraint"]
-                    .iter()
-                    .any(|o| l.starts_with(o))
-                {
-                    ev.report(
-                        m,
-                        Diagnostic::error("E0205", span, format!("{path} line {}: `{}` names another file, which is not copied into the image", i + 1, l.trim()))
-                            .with_help("list every requirements file in `python.requirements` instead"),
-                    );
-                    failed = true;
-                }
-            }
-            for (line_no, req) in requirement_lines(&text) {
-                if let Err(e) = pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(&req) {
-                    ev.report(
-                        m,
-                        Diagnostic::error(
-                            "E0205",
-                            span,
-                            format!("{path} line {line_no}: {req:?} is not a valid PEP 508 requirement: {}", e.message),
-                        )
-                        .with_help("fix the line in the requirements file (e.g. `numpy>=1.2`)"),
-                    );
-                    failed = true;
-                }
-            }
-            if failed {
-                Err(Reported)
-            } else {
-                Ok(Value::File { path, sha256, text })
-            }
+            check_requirements_file(ev, m, &path, &text, span)?;
+            Ok(Value::File { path, sha256, text })
         }
         (Ty::File | Ty::RequirementsFile, v @ Value::Str(_)) => Err(ev.report(
             m,
@@ -927,53 +946,72 @@ fn coerce_record(ev: &Evaluator, m: ModuleId, rt: RecordTy, r: &Record, span: Sp
     }
 }
 
-/// The requirement lines of a pip requirements file, with their 1-based line
-/// numbers: comments, blank lines and option lines (`-r`, `-e`, `--index-url`,
-/// …) are skipped, `\` continuations joined, and per-requirement options
-/// (`--hash=…`) and inline comments removed (pip's requirements file format).
-pub(crate) fn requirement_lines(text: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    let mut pending: Option<(usize, String)> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let (start, mut acc) = pending.take().unwrap_or((i + 1, String::new()));
-        let line = raw.trim_end();
-        if let Some(cont) = line.strip_suffix('\\') {
-            acc.push_str(cont);
-            acc.push(' ');
-            pending = Some((start, acc));
-            continue;
-        }
-        acc.push_str(line);
-        let mut l = acc.as_str();
-        if let Some(i) = l.find(" #").or_else(|| l.starts_with('#').then_some(0)) {
-            l = &l[..i];
-        }
-        let l = l.trim();
-        if l.is_empty() || l.starts_with('-') {
-            continue;
-        }
-        let req = match l.find(" --") {
-            Some(i) => l[..i].trim(),
-            None => l,
+/// Checks every line of a pip requirements file (see
+/// [`validate::requirements`]): each requirement is PEP 508 (E0205, or
+/// E0317 when the parser fails on it), each option line is carried, accepted
+/// or refused by [`validate::option_use`] (E0331), and a carried index URL
+/// must be a valid URL (E0325). Every bad line is reported.
+fn check_requirements_file(
+    ev: &Evaluator,
+    m: ModuleId,
+    path: &str,
+    text: &str,
+    span: Span,
+) -> R<()> {
+    let mut failed = false;
+    for l in validate::requirements(text) {
+        let d = match l {
+            validate::ReqLine::Requirement { line, text } => match pep508(&text) {
+                Ok(()) => continue,
+                Err(msg) if msg == PANICKED => Diagnostic::error(
+                    "E0317",
+                    span,
+                    format!("{path} line {line}: {text:?} could not be read as a PEP 508 requirement ({msg})"),
+                )
+                .with_help("fix the line in the requirements file: a package name starts and ends with a letter or digit"),
+                Err(msg) => Diagnostic::error(
+                    "E0205",
+                    span,
+                    format!("{path} line {line}: {text:?} is not a valid PEP 508 requirement: {msg}"),
+                )
+                .with_help("fix the line in the requirements file (e.g. `numpy>=1.2`)"),
+            },
+            validate::ReqLine::Option {
+                line,
+                name,
+                value,
+                written,
+            } => match (validate::option_use(&name), value) {
+                (validate::OptionUse::Accept, _) => continue,
+                (validate::OptionUse::Carry, Some(u)) => match validate::http_url(&u) {
+                    Ok(_) => continue,
+                    Err(e) => Diagnostic::error(
+                        "E0325",
+                        span,
+                        format!("{path} line {line}: `{name}`: {}", e.msg),
+                    )
+                    .with_help(e.help),
+                },
+                (validate::OptionUse::Carry, None) => Diagnostic::error(
+                    "E0331",
+                    span,
+                    format!("{path} line {line}: `{written}` needs a URL"),
+                )
+                .with_help(format!("write `{name} https://…`")),
+                (validate::OptionUse::Refuse(why, help), _) => Diagnostic::error(
+                    "E0331",
+                    span,
+                    format!("{path} line {line}: `{written}` {why}"),
+                )
+                .with_help(help),
+            },
         };
-        out.push((start, req.to_string()));
+        ev.report(m, d);
+        failed = true;
     }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::requirement_lines;
-    #[test]
-    fn requirements_files_are_read_like_pip() {
-        let t = "# pinned\nnumpy==1.26.4  # math\n\n-r other.txt\n--index-url https://x\ntorch==2.1.2 \\\n  --hash=sha256:abc\nrequests[socks]>=2; python_version>'3.8'\n";
-        assert_eq!(
-            requirement_lines(t),
-            vec![
-                (2, "numpy==1.26.4".to_string()),
-                (6, "torch==2.1.2".to_string()),
-                (8, "requests[socks]>=2; python_version>'3.8'".to_string())
-            ]
-        );
+    if failed {
+        Err(Reported)
+    } else {
+        Ok(())
     }
 }

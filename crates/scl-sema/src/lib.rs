@@ -13,6 +13,7 @@ mod eval;
 mod normalize;
 mod resolve;
 pub mod ty;
+mod validate;
 pub mod value;
 
 pub use eval::evaluate_module;
@@ -75,9 +76,14 @@ pub trait Host {
     fn module_values(&self, m: ModuleId) -> Arc<ModuleValues>;
     /// Reads `rel` (relative to the folder of module `m`) for `file()`.
     fn read_file(&self, m: ModuleId, rel: &str) -> Result<FileInfo, FileError>;
-    /// Resolves a local path (`files[].from`, `host:` sources) relative to
-    /// module `m`'s folder to a workspace-relative path, checking that it exists.
-    fn host_path(&self, m: ModuleId, rel: &str) -> Result<String, FileError>;
+    /// Resolves a local path relative to module `m`'s folder to a
+    /// workspace-relative, `/`-separated path (`.` for the root itself),
+    /// refusing one outside the workspace. With `must_exist` (`files[].from`,
+    /// which is copied into the image) a missing path is
+    /// [`FileError::NotFound`]; without it (`host:` volume sources, folders
+    /// of the machine that runs the container) the path is only normalized.
+    /// The name is kept byte for byte (a `\` stays a `\`).
+    fn host_path(&self, m: ModuleId, rel: &str, must_exist: bool) -> Result<String, FileError>;
     /// The `--set` values addressed to module `m`.
     fn overrides(&self, m: ModuleId) -> Vec<Override>;
 }

@@ -1,14 +1,156 @@
 //! Normalization: the final record of an env → the EnvSpec IR. Fills
-//! defaults, infers the system package manager, de-duplicates set-like lists,
-//! and checks what only the whole env can show (a built env needs a base,
-//! limits not below requests, `depends_on` names sibling services).
+//! defaults, infers the system package manager, de-duplicates set-like lists
+//! ([`SET_LIKE`]), carries requirements files' index URLs, and checks what
+//! only the whole env can show (a built env needs a base, limits not below
+//! requests, `depends_on` names sibling services without a cycle, one volume
+//! per mount path, system packages valid for the manager, user names,
+//! channels, the workdir, and every integer in the range of its IR field).
 
 use crate::eval::{Evaluator, Reported, R};
+use crate::validate;
 use crate::value::*;
 use scl_diag::{Diagnostic, Span};
 use scl_ir::*;
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
+
+/// The set-like lists of the Env schema: de-duplicated keeping the first
+/// occurrence, compared as written (the contract's "The EnvSpec IR"). The one
+/// table both [`normalize`] and [`self_view`] use, so that `self` reads the
+/// lists the IR will have.
+pub(crate) const SET_LIKE: &[&str] = &[
+    "system.packages",
+    "python.packages",
+    "python.requirements",
+    "python.extra_index_urls",
+    "conda.channels",
+    "conda.packages",
+    "ports",
+    "depends_on",
+    "ignore",
+];
+
+/// How two elements of a set-like list compare: as written.
+fn dedup_key(v: &Value) -> String {
+    match v {
+        Value::Str(s) => format!("s{s}"),
+        Value::Int(i) => format!("i{i}"),
+        Value::File { path, sha256, .. } => format!("f{path}\0{sha256}"),
+        other => format!("o{other:?}"),
+    }
+}
+
+/// The list `l` without repeated elements (first kept), or `None` if it has none.
+fn dedup_list(l: &[Value]) -> Option<Vec<Value>> {
+    let mut seen = HashSet::with_capacity(l.len());
+    let keys: Vec<bool> = l.iter().map(|v| seen.insert(dedup_key(v))).collect();
+    if keys.iter().all(|k| *k) {
+        return None;
+    }
+    Some(
+        l.iter()
+            .zip(keys)
+            .filter(|(_, first)| *first)
+            .map(|(v, _)| v.clone())
+            .collect(),
+    )
+}
+
+/// Sets the value at a dotted `path` of `r` (whose parents are records).
+fn set_path(r: &mut Record, path: &str, v: Value) {
+    match path.split_once('.') {
+        None => {
+            r.insert(path.to_string(), v);
+        }
+        Some((head, rest)) => {
+            if let Some(Value::Record(sub)) = r.get_mut(head) {
+                set_path(Arc::make_mut(sub), rest, v);
+            }
+        }
+    }
+}
+
+/// The index URLs carried from the env's requirements files (`--index-url`,
+/// `--extra-index-url` lines, in file and line order), each with its file
+/// path and line.
+struct Carried {
+    index_urls: Vec<(String, String, usize)>,
+    extra_index_urls: Vec<String>,
+}
+
+fn carried(r: &Record) -> Carried {
+    let mut c = Carried {
+        index_urls: Vec::new(),
+        extra_index_urls: Vec::new(),
+    };
+    let Some(Value::List(files)) = get(r, "python.requirements") else {
+        return c;
+    };
+    for f in files.iter() {
+        let Value::File { path, text, .. } = f else {
+            continue;
+        };
+        for l in validate::requirements(text) {
+            if let validate::ReqLine::Option {
+                line,
+                name,
+                value: Some(v),
+                ..
+            } = l
+            {
+                match name.as_str() {
+                    "--index-url" => c.index_urls.push((v, path.to_string(), line)),
+                    "--extra-index-url" => c.extra_index_urls.push(v),
+                    _ => {}
+                }
+            }
+        }
+    }
+    c
+}
+
+/// The record as the IR will read it: set-like lists de-duplicated, and the
+/// index URLs of requirements files carried into `python.index_url` (when
+/// the env sets none) and `python.extra_index_urls`. Used by [`normalize`]
+/// and [`self_view`]; borrowed when nothing changes.
+fn effective(r: &Record) -> Cow<'_, Record> {
+    let mut out = Cow::Borrowed(r);
+    let c = carried(r);
+    if !c.extra_index_urls.is_empty() {
+        let mut all = strs(get(r, "python.extra_index_urls"));
+        all.extend(c.extra_index_urls);
+        let list = Value::List(Arc::new(all.into_iter().map(Value::str).collect()));
+        set_path(out.to_mut(), "python.extra_index_urls", list);
+    }
+    if let (None, Some((u, _, _))) = (get(r, "python.index_url"), c.index_urls.first()) {
+        set_path(out.to_mut(), "python.index_url", Value::str(u.as_str()));
+    }
+    for path in SET_LIKE {
+        if let Some(Value::List(l)) = get(&out, path) {
+            if let Some(d) = dedup_list(l) {
+                set_path(out.to_mut(), path, Value::List(Arc::new(d)));
+            }
+        }
+    }
+    out
+}
+
+/// Lexically normalizes a container path (`/data/` → `/data`, `/a/./b` →
+/// `/a/b`, `/a/../b` → `/b`).
+fn clean_path(p: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
 
 fn get<'a>(r: &'a Record, path: &str) -> Option<&'a Value> {
     let mut cur = r;
@@ -39,12 +181,6 @@ fn strs(v: Option<&Value>) -> Vec<String> {
         Some(Value::List(l)) => l.iter().map(s).collect(),
         _ => Vec::new(),
     }
-}
-
-/// De-duplicates keeping the first occurrence (compared as written).
-fn dedup<T: Eq + std::hash::Hash + Clone>(v: Vec<T>) -> Vec<T> {
-    let mut seen = std::collections::HashSet::with_capacity(v.len());
-    v.into_iter().filter(|x| seen.insert(x.clone())).collect()
 }
 
 fn rec(v: Option<&Value>) -> Option<&Record> {
@@ -93,7 +229,7 @@ pub(crate) fn normalize(
     r: &Record,
     origins: &BTreeMap<String, Origin>,
 ) -> R<EnvSpec> {
-    let mut failed = false;
+    let failed = std::cell::Cell::new(false);
     // Where to point for a path: its origin, else the env's own span.
     let at = |path: &str| -> (crate::ModuleId, Span) {
         let mut p = path.to_string();
@@ -107,10 +243,74 @@ pub(crate) fn normalize(
             }
         }
     };
+    let report = |path: &str, code: &'static str, msg: String, help: String| {
+        let (m, span) = at(path);
+        let mut d = Diagnostic::error(code, span, msg);
+        if !help.is_empty() {
+            d = d.with_help(help);
+        }
+        ev.report(m, d);
+        failed.set(true);
+    };
+    let invalid = |path: &str, code: &'static str, e: validate::Invalid| {
+        report(path, code, e.msg, e.help);
+    };
+    // An integer field of the IR: in `lo..=hi`, else E0318 (never clamped).
+    let ranged = |path: &str, v: i64, lo: i64, hi: i64| -> Option<i64> {
+        if (lo..=hi).contains(&v) {
+            Some(v)
+        } else {
+            let help = if path == "user.uid" {
+                "4294967295 is `(uid_t)-1`, which chown(2) and setuid(2) read as \"no change\"; write a uid from 0 to 4294967294"
+            } else {
+                "write a value in that range (sclc never clamps a value)"
+            };
+            report(
+                path,
+                "E0318",
+                format!("`{path}` is {v}, out of range ({lo} to {hi})"),
+                help.into(),
+            );
+            None
+        }
+    };
+    let u32_field = |path: &str, v: i64, lo: i64| -> u32 {
+        ranged(path, v, lo, u32::MAX as i64).map_or(0, |v| v as u32)
+    };
+    // Requirements files' index URLs: one index in all, or an error.
+    if let Some(own) = get(r, "python.index_url").map(s) {
+        for (u, file, line) in carried(r).index_urls {
+            if u != own {
+                report(
+                    "python.requirements",
+                    "E0332",
+                    format!("{file} line {line}: `--index-url {u}` conflicts with `python.index_url` = {own:?}"),
+                    "pip would use the file's index instead of the env's: remove the line, or make them the same".into(),
+                );
+            }
+        }
+    } else {
+        let urls = carried(r).index_urls;
+        if let Some((first, ffile, fline)) = urls.first() {
+            for (u, file, line) in &urls[1..] {
+                if u != first {
+                    report(
+                        "python.requirements",
+                        "E0332",
+                        format!("{file} line {line}: `--index-url {u}` conflicts with `--index-url {first}` ({ffile} line {fline})"),
+                        "a pip install has one index: keep one `--index-url` (use `--extra-index-url` for the others)".into(),
+                    );
+                }
+            }
+        }
+    }
+    let r: &Record = &effective(r);
     // Kept without `apiVersion` (it is added on output), so that an env used
     // as a service is shared, not copied.
-    let mut spec = EnvSpec::default();
-    spec.description = get(r, "description").map(s);
+    let mut spec = EnvSpec {
+        description: get(r, "description").map(s),
+        ..EnvSpec::default()
+    };
     if let Some(Value::Image { reference, digest }) = get(r, "base") {
         spec.base = Some(ImageRef {
             reference: reference.to_string(),
@@ -126,37 +326,43 @@ pub(crate) fn normalize(
                     Some(sp) => {
                         spec.services.insert(name.clone(), sp.clone());
                     }
-                    None => failed = true,
+                    None => failed.set(true),
                 },
-                Err(_) => failed = true,
+                Err(_) => failed.set(true),
             }
         }
         let names: Vec<&String> = services.keys().collect();
         for (name, sp) in &spec.services {
             for dep in &sp.depends_on {
                 if !names.contains(&dep) {
-                    let (m, span) = at(&format!("services.{name}"));
-                    ev.report(
-                        m,
-                        Diagnostic::error(
-                            "E0208",
-                            span,
-                            format!(
-                                "service `{name}` depends on `{dep}`, which is not a service here"
-                            ),
-                        )
-                        .with_help(format!(
+                    report(
+                        &format!("services.{name}"),
+                        "E0208",
+                        format!("service `{name}` depends on `{dep}`, which is not a service here"),
+                        format!(
                             "services: {}",
                             names
                                 .iter()
                                 .map(|n| n.as_str())
                                 .collect::<Vec<_>>()
                                 .join(", ")
-                        )),
+                        ),
                     );
-                    failed = true;
                 }
             }
+        }
+        for cycle in depends_on_cycles(&spec.services) {
+            let shown: Vec<String> = cycle.iter().map(|n| format!("`{n}`")).collect();
+            report(
+                &format!("services.{}", cycle[0]),
+                "E0329",
+                if cycle.len() == 2 {
+                    format!("service `{}` depends on itself", cycle[0])
+                } else {
+                    format!("services depend on each other in a cycle: {}", shown.join(" → "))
+                },
+                "a service starts after the services it depends on, so a cycle can never start: remove one `depends_on` entry".into(),
+            );
         }
     }
     // An env that only has services (even ones that failed) is not built.
@@ -177,10 +383,10 @@ pub(crate) fn normalize(
             )
             .with_help("set `base = image(\"debian:12.5\")`, or extend an env that has one"),
         );
-        failed = true;
+        failed.set(true);
     }
     // system
-    let packages = dedup(strs(get(r, "system.packages")));
+    let packages = strs(get(r, "system.packages"));
     let manager = match get(r, "system.manager") {
         Some(Value::Enum { variant, .. }) => match &**variant {
             "apk" => Some(SystemManager::Apk),
@@ -190,6 +396,17 @@ pub(crate) fn normalize(
         _ => spec.base.as_ref().map(|b| infer_manager(&b.reference)),
     };
     if let Some(manager) = manager {
+        // Each name by the grammar of the manager that installs it.
+        let check = match manager {
+            SystemManager::Apt => validate::debian_package,
+            SystemManager::Dnf => validate::rpm_package,
+            SystemManager::Apk => validate::apk_package,
+        };
+        for p in &packages {
+            if let Err(e) = check(p) {
+                invalid("system.packages", "E0320", e);
+            }
+        }
         if spec.base.is_some() || !packages.is_empty() {
             spec.system = Some(System { packages, manager });
         }
@@ -202,93 +419,93 @@ pub(crate) fn normalize(
             _ => PythonManager::Pip,
         };
         let requirements = match py.get("requirements") {
-            Some(Value::List(l)) => dedup(
-                l.iter()
-                    .filter_map(|f| match f {
-                        Value::File { path, sha256, .. } => Some(FileRef {
-                            path: path.to_string(),
-                            sha256: sha256.to_string(),
-                        }),
-                        _ => None,
-                    })
-                    .collect(),
-            ),
+            Some(Value::List(l)) => l
+                .iter()
+                .filter_map(|f| match f {
+                    Value::File { path, sha256, .. } => Some(FileRef {
+                        path: path.to_string(),
+                        sha256: sha256.to_string(),
+                    }),
+                    _ => None,
+                })
+                .collect(),
             _ => Vec::new(),
         };
         spec.python = Some(Python {
             version: py.get("version").map(s),
             manager,
-            packages: dedup(strs(py.get("packages"))),
+            packages: strs(py.get("packages")),
             requirements,
             index_url: py.get("index_url").map(s),
-            extra_index_urls: dedup(strs(py.get("extra_index_urls"))),
+            extra_index_urls: strs(py.get("extra_index_urls")),
         });
     }
     if let Some(c) = rec(get(r, "conda")) {
+        let channels = strs(c.get("channels"));
+        for ch in &channels {
+            if let Err(e) = validate::conda_channel(ch) {
+                invalid("conda.channels", "E0323", e);
+            }
+        }
         spec.conda = Some(Conda {
-            channels: dedup(strs(c.get("channels"))),
-            packages: dedup(strs(c.get("packages"))),
+            channels,
+            packages: strs(c.get("packages")),
         });
     }
     // resources
     if let Some(res) = rec(get(r, "resources")) {
-        let list = |x: Option<&Value>| -> Option<ResourceList> {
-            let l = rec(x)?;
+        let list = |which: &str| -> Option<ResourceList> {
+            let l = rec(res.get(which))?;
             let cpu = match l.get("cpu") {
-                Some(Value::Cpu(c)) => Some(*c),
+                Some(Value::Cpu(c)) if *c < 0 => {
+                    let path = format!("resources.{which}.cpu");
+                    report(
+                        &path,
+                        "E0318",
+                        format!(
+                            "`{path}` is {}, out of range (a CPU quantity cannot be negative)",
+                            format_cpu(*c)
+                        ),
+                        "write a number of cores (`4`, `0.5`) or millicores (`500m`)".into(),
+                    );
+                    None
+                }
+                Some(Value::Cpu(c)) => Some(*c as u64),
                 _ => None,
             };
-            let memory = match l.get("memory") {
-                Some(Value::Memory(b)) => Some(*b),
+            let memory = |v: Option<&Value>, path: &str| match v {
+                Some(Value::Memory(b)) => match u64::try_from(*b) {
+                    Ok(b) => Some(b),
+                    Err(_) => {
+                        report(
+                            path,
+                            "E0318",
+                            format!("`{path}` is {b} bytes, out of range (0 to {})", u64::MAX),
+                            String::new(),
+                        );
+                        None
+                    }
+                },
                 _ => None,
             };
             let gpu = rec(l.get("gpu")).map(|g| Gpu {
-                count: int(g.get("count")).unwrap_or(0).clamp(0, u32::MAX as i64) as u32,
+                count: int(g.get("count")).map_or(0, |c| {
+                    u32_field(&format!("resources.{which}.gpu.count"), c, 0)
+                }),
                 kind: g.get("type").map(s),
-                memory: match g.get("memory") {
-                    Some(Value::Memory(b)) => Some((*b).clamp(0, u64::MAX as i128) as u64),
-                    _ => None,
-                },
+                memory: memory(g.get("memory"), &format!("resources.{which}.gpu.memory")),
             });
             Some(ResourceList {
-                cpu: cpu.map(|c| c.max(0) as u64),
-                memory: memory.map(|b| b.clamp(0, u64::MAX as i128) as u64),
+                cpu,
+                memory: memory(l.get("memory"), &format!("resources.{which}.memory")),
                 gpu,
             })
         };
-        for which in ["requests", "limits"] {
-            for (field, neg) in [(
-                "cpu",
-                matches!(rec(res.get(which)).and_then(|l| l.get("cpu")), Some(Value::Cpu(c)) if *c < 0),
-            )] {
-                if neg {
-                    let (m, span) = at(&format!("resources.{which}.{field}"));
-                    ev.report(
-                        m,
-                        Diagnostic::error(
-                            "E0208",
-                            span,
-                            format!("`resources.{which}.cpu` cannot be negative"),
-                        ),
-                    );
-                    failed = true;
-                }
-            }
-            if let Some(g) = rec(rec(res.get(which)).and_then(|l| l.get("gpu"))) {
-                if int(g.get("count")).is_some_and(|c| c < 0) {
-                    let (m, span) = at(&format!("resources.{which}.gpu"));
-                    ev.report(
-                        m,
-                        Diagnostic::error("E0208", span, "a GPU count cannot be negative"),
-                    );
-                    failed = true;
-                }
-            }
-        }
-        let requests = list(res.get("requests"));
-        let limits = list(res.get("limits"));
+        let requests = list("requests");
+        let limits = list("limits");
         if let (Some(rq), Some(lm)) = (&requests, &limits) {
-            let pairs: [(&str, Option<u64>, Option<u64>, fn(u64) -> String); 3] = [
+            type Pair<'a> = (&'a str, Option<u64>, Option<u64>, fn(u64) -> String);
+            let pairs: [Pair; 3] = [
                 ("cpu", rq.cpu, lm.cpu, |v| format_cpu(v as i64)),
                 ("memory", rq.memory, lm.memory, |v| format_memory(v as i128)),
                 (
@@ -313,7 +530,7 @@ pub(crate) fn normalize(
                             .with_label(ev.host.display_path(qm), qspan, format!("requested {}", fmt(q)))
                             .with_help("raise the limit or lower the request; Kubernetes rejects a pod whose limit is below its request"),
                         );
-                        failed = true;
+                        failed.set(true);
                     }
                 }
             }
@@ -342,18 +559,31 @@ pub(crate) fn normalize(
                 mode,
             });
         }
-        let mut seen: Vec<&str> = Vec::new();
+        let mut names: HashSet<&str> = HashSet::new();
+        let mut mounts: BTreeMap<String, &str> = BTreeMap::new();
         for v in &spec.volumes {
-            if seen.contains(&v.name.as_str()) {
-                let (m, span) = at("volumes");
-                ev.report(
-                    m,
-                    Diagnostic::error("E0208", span, format!("two volumes are named `{}`", v.name))
-                        .with_help("volume names must be unique"),
+            if !names.insert(&v.name) {
+                report(
+                    "volumes",
+                    "E0208",
+                    format!("two volumes are named `{}`", v.name),
+                    "volume names must be unique".into(),
                 );
-                failed = true;
             }
-            seen.push(&v.name);
+            let mount = clean_path(&v.mount);
+            if let Some(first) = mounts.get(&mount) {
+                report(
+                    "volumes",
+                    "E0330",
+                    format!(
+                        "volumes `{first}` and `{}` are both mounted at `{mount}`",
+                        v.name
+                    ),
+                    "give each volume its own mount path: the second would hide the first".into(),
+                );
+            } else {
+                mounts.insert(mount, &v.name);
+            }
         }
     }
     if let Some(vars) = rec(get(r, "vars")) {
@@ -401,6 +631,11 @@ pub(crate) fn normalize(
     spec.setup = strs(get(r, "setup"));
     spec.entrypoint = strs(get(r, "entrypoint"));
     spec.command = strs(get(r, "command"));
+    if let Some(w) = get(r, "workdir") {
+        if let Err(e) = validate::workdir(&s(w)) {
+            invalid("workdir", "E0328", e);
+        }
+    }
     if built {
         spec.workdir = Some(
             get(r, "workdir")
@@ -408,25 +643,18 @@ pub(crate) fn normalize(
                 .unwrap_or_else(|| "/workspace".into()),
         );
         let user = rec(get(r, "user"));
-        spec.user = Some(User {
-            name: user
-                .and_then(|u| u.get("name"))
-                .map(s)
-                .unwrap_or_else(|| "app".into()),
-            uid: int(user.and_then(|u| u.get("uid")))
-                .unwrap_or(1000)
-                .clamp(0, u32::MAX as i64) as u32,
-        });
-        if let Some(u) = user {
-            if int(u.get("uid")).is_some_and(|x| x < 0) {
-                let (m, span) = at("user");
-                ev.report(
-                    m,
-                    Diagnostic::error("E0208", span, "`user.uid` cannot be negative"),
-                );
-                failed = true;
-            }
+        let name = user
+            .and_then(|u| u.get("name"))
+            .map(s)
+            .unwrap_or_else(|| "app".into());
+        if let Err(e) = validate::user_name(&name) {
+            invalid("user.name", "E0321", e);
         }
+        // 4294967295 is `(uid_t)-1`, which chown(2) and setuid(2) read as
+        // "no change", so the largest uid is one below it.
+        let uid = int(user.and_then(|u| u.get("uid"))).unwrap_or(1000);
+        let uid = ranged("user.uid", uid, 0, u32::MAX as i64 - 1).map_or(0, |u| u as u32);
+        spec.user = Some(User { name, uid });
     } else if let Some(w) = get(r, "workdir") {
         spec.workdir = Some(s(w));
     }
@@ -434,52 +662,49 @@ pub(crate) fn normalize(
         let mut ports = Vec::new();
         for p in ps.iter() {
             if let Value::Int(p) = p {
-                if !(1..=65535).contains(p) {
-                    let (m, span) = at("ports");
-                    ev.report(
-                        m,
-                        Diagnostic::error(
-                            "E0208",
-                            span,
-                            format!("port {p} is out of range (1–65535)"),
-                        ),
-                    );
-                    failed = true;
-                } else {
-                    ports.push(*p as u16);
+                if let Some(p) = ranged("ports", *p, 1, 65535) {
+                    ports.push(p as u16);
                 }
             }
         }
-        spec.ports = dedup(ports);
+        spec.ports = ports;
     }
     if let Some(d) = rec(get(r, "distributed")) {
         let e = |k: &str| d.get(k).map(s);
-        let nodes = int(d.get("nodes")).unwrap_or(1);
-        let procs = int(d.get("procs_per_node")).unwrap_or(1);
-        for (k, v) in [("nodes", nodes), ("procs_per_node", procs)] {
-            if v < 1 {
-                let (m, span) = at(&format!("distributed.{k}"));
-                ev.report(
-                    m,
-                    Diagnostic::error(
-                        "E0208",
-                        span,
-                        format!("`distributed.{k}` must be at least 1, found {v}"),
+        let field = |k: &str, default: i64, lo: i64| {
+            u32_field(
+                &format!("distributed.{k}"),
+                int(d.get(k)).unwrap_or(default),
+                lo,
+            )
+        };
+        let nodes = field("nodes", 1, 1);
+        let procs_per_node = field("procs_per_node", 1, 1);
+        let elastic = rec(d.get("elastic")).map(|x| {
+            let f = |k: &str, default: i64, lo: i64| {
+                u32_field(
+                    &format!("distributed.elastic.{k}"),
+                    int(x.get(k)).unwrap_or(default),
+                    lo,
+                )
+            };
+            let el = Elastic {
+                min_nodes: f("min_nodes", 1, 1),
+                max_nodes: f("max_nodes", 1, 1),
+                max_restarts: f("max_restarts", 0, 0),
+            };
+            if el.min_nodes > 0 && el.max_nodes > 0 && el.max_nodes < el.min_nodes {
+                report(
+                    "distributed.elastic.max_nodes",
+                    "E0318",
+                    format!(
+                        "`distributed.elastic.max_nodes` ({}) is below `min_nodes` ({})",
+                        el.max_nodes, el.min_nodes
                     ),
+                    "torchrun's `--nnodes=MIN:MAX` needs MIN ≤ MAX".into(),
                 );
-                failed = true;
             }
-        }
-        let elastic = rec(d.get("elastic")).map(|x| Elastic {
-            min_nodes: int(x.get("min_nodes"))
-                .unwrap_or(1)
-                .clamp(0, u32::MAX as i64) as u32,
-            max_nodes: int(x.get("max_nodes"))
-                .unwrap_or(1)
-                .clamp(0, u32::MAX as i64) as u32,
-            max_restarts: int(x.get("max_restarts"))
-                .unwrap_or(0)
-                .clamp(0, u32::MAX as i64) as u32,
+            el
         });
         spec.distributed = Some(Distributed {
             backend: match e("backend").as_deref() {
@@ -493,32 +718,84 @@ pub(crate) fn normalize(
                 Some("mpirun") => Launcher::Mpirun,
                 _ => Launcher::Torchrun,
             },
-            nodes: nodes.clamp(0, u32::MAX as i64) as u32,
-            procs_per_node: procs.clamp(0, u32::MAX as i64) as u32,
+            nodes,
+            procs_per_node,
             elastic,
         });
     }
-    spec.depends_on = dedup(strs(get(r, "depends_on")));
+    spec.depends_on = strs(get(r, "depends_on"));
     if let Some(l) = rec(get(r, "labels")) {
         for (k, v) in l.iter() {
             spec.labels.insert(k.clone(), s(v));
         }
     }
-    spec.ignore = dedup(strs(get(r, "ignore")));
-    if failed {
+    spec.ignore = strs(get(r, "ignore"));
+    if failed.get() {
         Err(Reported)
     } else {
         Ok(spec)
     }
 }
 
-/// The record `self` reads: the env's record with the defaults that
-/// normalization fills in (`workdir`, `user`, the inferred `system.manager`,
-/// `python.manager`, `distributed` defaults), and unset lists and maps as
-/// empty, so that `self.workdir` or `len(self.ports)` see what the IR will say.
+/// The cycles of the services' `depends_on` graph, each once, as the path
+/// from its smallest service name back to it (`[a, b, a]`; `[a, a]` for a
+/// service that depends on itself). Unknown names are not edges.
+fn depends_on_cycles(services: &BTreeMap<String, Arc<EnvSpec>>) -> Vec<Vec<String>> {
+    let mut cycles = Vec::new();
+    let mut reported: HashSet<String> = HashSet::new();
+    // Colors: 0 unseen, 1 on the current path, 2 done.
+    let mut color: BTreeMap<&str, u8> = services.keys().map(|k| (k.as_str(), 0)).collect();
+    for start in services.keys() {
+        if color[start.as_str()] != 0 {
+            continue;
+        }
+        // Iterative DFS: (node, index of the next edge).
+        let mut stack: Vec<(&str, usize)> = vec![(start.as_str(), 0)];
+        color.insert(start.as_str(), 1);
+        while let Some((node, i)) = stack.last().copied() {
+            let deps = &services[node].depends_on;
+            if i == deps.len() {
+                color.insert(node, 2);
+                stack.pop();
+                continue;
+            }
+            stack.last_mut().unwrap().1 += 1;
+            let dep = deps[i].as_str();
+            match color.get(dep).copied() {
+                Some(0) => {
+                    color.insert(dep, 1);
+                    stack.push((dep, 0));
+                }
+                Some(1) => {
+                    let pos = stack.iter().position(|(n, _)| *n == dep).unwrap();
+                    let mut cycle: Vec<String> =
+                        stack[pos..].iter().map(|(n, _)| n.to_string()).collect();
+                    // Start at the smallest name, so a cycle is reported once.
+                    let min = (0..cycle.len()).min_by_key(|&k| &cycle[k]).unwrap();
+                    cycle.rotate_left(min);
+                    let mut key = cycle.clone();
+                    key.sort();
+                    if reported.insert(key.join("\0")) {
+                        cycle.push(cycle[0].clone());
+                        cycles.push(cycle);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    cycles
+}
+
+/// The record `self` reads: the env's record as normalization reads it
+/// (set-like lists de-duplicated by the same [`SET_LIKE`] table, requirements
+/// files' index URLs carried), with the defaults that normalization fills in
+/// (`workdir`, `user`, the inferred `system.manager`, `python.manager`,
+/// `distributed` defaults), and unset lists and maps as empty, so that
+/// `self.workdir` or `len(self.ports)` see what the IR will say.
 pub(crate) fn self_view(r: &Record) -> Record {
     use crate::ty::{RecordTy, Ty};
-    let mut r = r.clone();
+    let mut r = effective(r).into_owned();
     let enum_v = |ty: &str, v: &str| Value::Enum {
         ty: Some(ty.into()),
         variant: v.into(),

@@ -187,7 +187,10 @@ fn print_diagnostics(db: &Database, diags: &[Diagnostic], fmt: MessageFormat, cm
 }
 
 /// Parses `--set` flags into overrides for the root file's modules.
-/// Returns the command-line pseudo-source and the overrides, or diagnostics.
+/// Returns the command-line pseudo-source and the overrides, or diagnostics:
+/// a malformed flag or an unknown alias (E0312), and a parameter set twice
+/// (E0319) — also through two aliases of one module — where the first flag
+/// does not silently win.
 fn overrides(
     db: &Database,
     root: SourceFile,
@@ -196,6 +199,8 @@ fn overrides(
     let mut text = String::new();
     let mut map: BTreeMap<PathBuf, Vec<Override>> = BTreeMap::new();
     let mut diags = Vec::new();
+    // (module, parameter) → the span of the flag's key that set it first.
+    let mut first: HashMap<(PathBuf, String), (scl_diag::Span, String)> = HashMap::new();
     let file: Arc<str> = Arc::from(CMDLINE);
     for s in set {
         if !text.is_empty() {
@@ -216,7 +221,7 @@ fn overrides(
         };
         let offset = (start + key.len() + 1) as u32;
         let (target, name) = match key.split_once('.') {
-            None => (Some(root.path(db).clone()), key.to_string()),
+            None => (Some(root), key.to_string()),
             Some((alias, name)) => {
                 let parse = scl_db::parse(db, root);
                 let imps = scl_db::imports(db, root);
@@ -224,7 +229,7 @@ fn overrides(
                     |d| matches!(d, scl_syntax::ast::Decl::Import(i) if i.alias.name == alias),
                 );
                 match idx.and_then(|i| imps.targets[i]) {
-                    Some(f) => (Some(f.path(db).clone()), name.to_string()),
+                    Some(f) => (Some(f), name.to_string()),
                     None => {
                         let mut d = Diagnostic::error(
                             "E0312",
@@ -238,7 +243,26 @@ fn overrides(
                 }
             }
         };
-        if let Some(t) = target {
+        if let Some(f) = target {
+            let t = f.path(db).clone();
+            let key_span = scl_diag::Span::new(start, start + key.len());
+            if let Some((prev, prev_key)) = first.get(&(t.clone(), name.clone())) {
+                let msg = if *prev_key == key {
+                    format!("`--set {key}` is given twice")
+                } else {
+                    format!(
+                        "`--set {key}` sets the same parameter as `--set {prev_key}` (parameter `{name}` of `{}`)",
+                        db.display_path(f)
+                    )
+                };
+                let mut d = Diagnostic::error("E0319", key_span, msg)
+                    .with_label(file.clone(), *prev, "set here first")
+                    .with_help("give each parameter once");
+                d.at.file = file.clone();
+                diags.push(d);
+                continue;
+            }
+            first.insert((t.clone(), name.clone()), (key_span, key.to_string()));
             map.entry(t).or_default().push(Override {
                 name,
                 value: value.to_string(),
@@ -257,6 +281,12 @@ fn load(
     set: &[String],
     stdlib: Option<PathBuf>,
 ) -> Result<(Database, SourceFile, String, Vec<Diagnostic>), i32> {
+    if file.is_dir() {
+        return Err(usage_error(&format!(
+            "{} is a folder, not a file: give one `.env.scl` file (`sclc check` takes folders)",
+            file.display()
+        )));
+    }
     if !file.is_file() {
         return Err(usage_error(&format!("no such file: {}", file.display())));
     }
@@ -271,6 +301,10 @@ fn load(
     Ok((db, f, cmdline, diags))
 }
 
+/// The files `sclc check` checks: each file named (it must be a `*.env.scl`
+/// file), and every `*.env.scl` below each folder named (default `.`). A
+/// usage error (exit 2) if a path does not exist, a file is not a `.env.scl`
+/// file, or there is no file to check at all.
 fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, i32> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
         vec![PathBuf::from(".")]
@@ -280,6 +314,12 @@ fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, i32> {
     let mut out = Vec::new();
     for p in &paths {
         if p.is_file() {
+            if !p.to_string_lossy().ends_with(".env.scl") {
+                return Err(usage_error(&format!(
+                    "{} is not a `.env.scl` file",
+                    p.display()
+                )));
+            }
             out.push(p.clone());
         } else if p.is_dir() {
             walk(p, &mut out);
@@ -289,6 +329,13 @@ fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, i32> {
                 p.display()
             )));
         }
+    }
+    if out.is_empty() {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(usage_error(&format!(
+            "no `.env.scl` file in {}",
+            shown.join(", ")
+        )));
     }
     Ok(out)
 }
