@@ -332,6 +332,35 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
     if got != want {
         problems.push(format!("LABEL sets {got_labels:?}, expected {want:?}"));
     }
+    // A value never becomes options: of a RUN (`RUN --network=host …`), or
+    // of the command it is an argument of (`apt-get install -o …`) unless
+    // a `--` ends the options first.
+    for i in ins.iter().filter(|i| i.keyword == "RUN") {
+        if i.args.starts_with("--") {
+            problems.push(format!(
+                "line {}: RUN {}: a value became RUN flags",
+                i.line,
+                short(&i.args)
+            ));
+        }
+    }
+    for v in dash_values(spec) {
+        for i in ins.iter().filter(|i| i.keyword == "RUN") {
+            let mut ended = false;
+            for w in i.args.split_whitespace() {
+                if matches!(w, "&&" | "||" | ";" | "|") {
+                    ended = false;
+                } else if w == "--" {
+                    ended = true;
+                } else if !ended && w.trim_matches(['\'', '"']) == v {
+                    problems.push(format!(
+                        "line {}: the value {v:?} reaches a command as an option (no `--` before it)",
+                        i.line
+                    ));
+                }
+            }
+        }
+    }
     // System packages with no character that needs quoting appear as written.
     if let Some(sys) = &spec.system {
         for p in &sys.packages {
@@ -348,6 +377,43 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The IR's values that begin with `-` and are arguments of a command:
+/// system, Python and conda packages, conda channels, the user name,
+/// Hugging Face repos, revisions and file names.
+fn dash_values(spec: &EnvSpec) -> Vec<String> {
+    let mut all: Vec<&String> = Vec::new();
+    if let Some(s) = &spec.system {
+        all.extend(&s.packages);
+    }
+    if let Some(p) = &spec.python {
+        all.extend(&p.packages);
+    }
+    if let Some(c) = &spec.conda {
+        all.extend(&c.channels);
+        all.extend(&c.packages);
+    }
+    if let Some(u) = &spec.user {
+        all.push(&u.name);
+    }
+    let assets = serde_json::to_value(&spec.assets).unwrap_or_default();
+    let mut strings = Vec::new();
+    collect_strings(&assets, &mut strings);
+    let mut out: Vec<String> = all.into_iter().cloned().chain(strings).collect();
+    out.retain(|v| v.starts_with('-') && v.len() > 1 && !v.contains(char::is_whitespace));
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn collect_strings(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| collect_strings(x, out)),
+        _ => {}
+    }
 }
 
 /// The patterns of a `.dockerignore` as moby reads them.
