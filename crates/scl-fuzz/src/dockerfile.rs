@@ -121,19 +121,29 @@ pub fn instructions(text: &str, problems: &mut Vec<String>) -> Vec<Instruction> 
             }
         }
         if !continues {
-            out.extend(current.take());
+            finish(&mut current, &mut out, problems);
         }
     }
-    out.extend(current.take());
-    for ins in &out {
+    finish(&mut current, &mut out, problems);
+    out
+}
+
+/// Ends the current instruction (a here-document in it is a problem: the
+/// first one reported, before the lines it swallows).
+fn finish(
+    current: &mut Option<Instruction>,
+    out: &mut Vec<Instruction>,
+    problems: &mut Vec<String>,
+) {
+    if let Some(ins) = current.take() {
         if matches!(ins.keyword.as_str(), "RUN" | "COPY" | "ADD") && has_heredoc(&ins.args) {
             problems.push(format!(
                 "line {}: a here-document in {} (Podman/buildah cannot read it; a value may swallow the lines after it)",
                 ins.line, ins.keyword
             ));
         }
+        out.push(ins);
     }
-    out
 }
 
 /// Whether a word of `args` starts a here-document (`<<EOF`, `<<-EOF`,
@@ -461,7 +471,7 @@ mod tests {
         assert_eq!(kws, ["FROM", "RUN", "RUN", "X", "EOF"]);
         assert_eq!(ins[1].args, "a b");
         assert_eq!(p.len(), 3, "{p:?}");
-        assert!(p[2].contains("here-document"), "{p:?}");
+        assert!(p[0].contains("here-document"), "{p:?}");
     }
 
     #[test]

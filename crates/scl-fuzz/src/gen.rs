@@ -29,6 +29,8 @@ const PIECES: &[&str] = &[
     "'",
     "\\",
     "\\ ",
+    "x \\  ",
+    "\n\n",
     "\\\t",
     "$",
     "$(id)",
@@ -341,7 +343,7 @@ fn item(well_typed: bool) -> BoxedStrategy<String> {
         3 => prop::collection::vec((key(), text.clone()), 0..4)
             .prop_map(|v| format!("labels {{\n{}\n  }}", v.iter().map(|(k, x)| format!("    {k} = {x}")).collect::<Vec<_>>().join("\n"))),
         2 => (assign.clone(), list.clone()).prop_map(|(a, l)| format!("ignore {a} {l}")),
-        3 => (assign.clone(), list.clone()).prop_map(|(a, l)| format!("setup {a} {l}")),
+        5 => (assign.clone(), list.clone()).prop_map(|(a, l)| format!("setup {a} {l}")),
         2 => typed(&["/workspace", "/", "/etc", "/usr/src/app", "/usr", "/opt/app", "/var"])
             .prop_map(|w| format!("workdir = {w}")),
         2 => (typed(&["www-data", "root", "app", "-o", "trainer"]), int())
