@@ -7,6 +7,8 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::output::write_atomically;
+
 /// The SCL compiler: one typed description of an ML job's environment, lowered
 /// to Dockerfiles (and, later, Apptainer, conda, Kubernetes and compose).
 #[derive(Parser, Debug)]
@@ -675,85 +677,4 @@ fn field_origin(
         .map(|(_, o)| o)
         .min_by_key(|o| o.span.start)
         .cloned()
-}
-
-/// The file that marks an output folder as written by sclc (so a later build
-/// may replace it, and never a folder of the user's).
-const MARKER: &str = ".sclc-output";
-
-/// Writes every env's artifacts into a temporary folder inside `out`, then
-/// swaps each env folder into place; if any step fails, the folders already
-/// swapped are put back, so a failure never leaves half an output. An
-/// existing `out/<env>` is replaced only if sclc wrote it (it holds
-/// [`MARKER`]); anything else is refused before a byte is written.
-fn write_atomically(
-    out: &Path,
-    lowered: &[(String, scl_backends::Lowered)],
-) -> std::io::Result<Vec<PathBuf>> {
-    use std::io::{Error, ErrorKind};
-    for (env, _) in lowered {
-        let dest = out.join(env);
-        if dest.symlink_metadata().is_ok() && !(dest.is_dir() && dest.join(MARKER).is_file()) {
-            return Err(Error::new(
-                ErrorKind::AlreadyExists,
-                format!("{} exists and was not written by sclc; refusing to replace it (choose another --out)", dest.display()),
-            ));
-        }
-    }
-    std::fs::create_dir_all(out)?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".sclc-tmp-")
-        .tempdir_in(out)?;
-    let (new, old) = (tmp.path().join("new"), tmp.path().join("old"));
-    std::fs::create_dir_all(&old)?;
-    let mut written = Vec::new();
-    for (env, l) in lowered {
-        let dir = new.join(env);
-        std::fs::create_dir_all(&dir)?;
-        std::fs::write(
-            dir.join(MARKER),
-            "Written by sclc build; replaced on every build. Do not edit.\n",
-        )?;
-        for a in &l.artifacts {
-            let p = dir.join(&a.path);
-            if let Some(parent) = p.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(&p, &a.contents)?;
-            written.push(out.join(env).join(&a.path));
-        }
-    }
-    let mut swapped: Vec<(PathBuf, bool)> = Vec::new();
-    let mut result = Ok(());
-    for (env, _) in lowered {
-        let dest = out.join(env);
-        let had_old = dest.exists();
-        let step = (|| {
-            if had_old {
-                std::fs::rename(&dest, old.join(env))?;
-            }
-            std::fs::rename(new.join(env), &dest)
-        })();
-        match step {
-            Ok(()) => swapped.push((PathBuf::from(env), had_old)),
-            Err(e) => {
-                if had_old && !dest.exists() {
-                    let _ = std::fs::rename(old.join(env), &dest);
-                }
-                result = Err(e);
-                break;
-            }
-        }
-    }
-    if let Err(e) = result {
-        for (env, had_old) in swapped.into_iter().rev() {
-            let dest = out.join(&env);
-            let _ = std::fs::remove_dir_all(&dest);
-            if had_old {
-                let _ = std::fs::rename(old.join(&env), &dest);
-            }
-        }
-        return Err(e);
-    }
-    Ok(written)
 }
