@@ -585,7 +585,7 @@ impl Job<'_> {
                         Ok(a) => a,
                         Err(e) => {
                             self.refuse(
-                                &format!("{field}.to"),
+                                format!("{field}.to"),
                                 ErrorKind::Unwritable,
                                 e.to_string(),
                                 None,
