@@ -472,6 +472,13 @@ fn fields() -> Vec<Field> {
             check: |p, v| hf_args(p, 3, &["org/m", "main", v, "f"]),
         },
         Field {
+            path: "python.version",
+            set: |c, v| python(c).version = Some(v.into()),
+            may_refuse: |_| false,
+            benign: "3.10",
+            check: |_, _| Ok(()), // only named in a comment
+        },
+        Field {
             path: "python.index_url",
             set: |c, v| {
                 let py = python(c);

@@ -430,8 +430,8 @@ fn pip_reads_requirements_after_double_dash() {
         return;
     };
     let err = String::from_utf8_lossy(&o.stderr);
-    if err.contains("No module named pip") {
-        eprintln!("SKIPPED: no pip on this machine");
+    if err.contains("No module named pip") || err.contains("no such option: --dry-run") {
+        eprintln!("SKIPPED: no pip with --dry-run on this machine");
         return;
     }
     assert!(!o.status.success());
