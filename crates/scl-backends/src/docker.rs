@@ -5,59 +5,87 @@
 //!
 //! Layout of a generated Dockerfile, chosen for the layer cache (what changes
 //! least comes first) and for hadolint (`.hadolint.yaml` at the workspace
-//! root lists the rules it ignores, each with its reason):
+//! root lists the rules it ignores, each with its reason). No here-document
+//! is ever written (Podman/buildah do not read them):
 //!
-//! 1. a `# syntax=` line only when a feature needs the Dockerfile 1.7
-//!    frontend (`ADD --checksum`, a here-document for a multi-line `setup`
-//!    step), then a header comment (env, IR hash, how to build);
-//! 2. `FROM` the exact image ([`scl_ir::ImageRef::pinned`]);
+//! 1. a `# syntax=` line only when `ADD --checksum` needs the Dockerfile 1.7
+//!    frontend, then a header comment (env, IR hash, how to build);
+//! 2. `FROM` the exact image ([`scl_ir::ImageRef::pinned`]), a literal word;
 //! 3. system packages in one layer with the base image's manager (apt: `apt-get
 //!    update`, `--no-install-recommends`, lists removed in the same `RUN`;
-//!    apk: `--no-cache`; dnf: `dnf clean all`), in IR order;
-//! 4. the runtime user (`useradd`, or busybox `adduser` on apk images), unless
-//!    it is root;
+//!    apk: `--no-cache`; dnf: `dnf clean all`), in IR order, after `--` for
+//!    apt and apk; dnf 5 has no `--`, so a dnf package starting with `-` is
+//!    refused;
+//! 4. the runtime user (`useradd`, or busybox `adduser` on apk images),
+//!    unless it is root. If the base image already has a user of that name
+//!    with another uid, the build stops with a message: files and processes
+//!    always belong to the IR's uid. The same layer notes whether `workdir`
+//!    exists in the base image (`/tmp/scl/own-workdir`);
 //! 5. assets (a URL through `ADD`, verified by `--checksum` when the IR has a
-//!    sha256; a Hugging Face download with a pinned `huggingface_hub`
-//!    installed to a scratch folder and removed in the same layer, so the
-//!    image's own packages are untouched). They come before the Python
-//!    packages so that editing a requirement does not download the weights
-//!    again;
+//!    sha256 and owned by the runtime uid; a Hugging Face download by
+//!    `hf_hub_download`/`snapshot_download` of a pinned `huggingface_hub`
+//!    installed to a scratch folder and removed in the same layer, the
+//!    values passed as `python3 -c` arguments, which nothing reads as
+//!    options). They come before the Python packages so that editing a
+//!    requirement does not download the weights again;
 //! 6. Python: conda packages, then the requirements files (copied to
 //!    `/tmp/scl/requirements/<n>-<basename>` and installed before any source
-//!    file is copied), then `python.packages`; never Python itself: the base
-//!    image's `python3` is used;
-//! 7. `setup` steps, one `RUN` each, in order, as root;
+//!    file is copied), then `python.packages` after `--`; index URLs and
+//!    channels as `--opt=value`; never Python itself: the base image's
+//!    `python3` is used;
+//! 7. `setup` steps, one `RUN` each, in order, as root: the step's lines are
+//!    single-quoted `printf` arguments written to `/tmp/scl/setup.sh`, which
+//!    `sh -e` runs, so a Dockerfile parser reads nothing of the step (no
+//!    continuation, here-document or `RUN` flag); a step with a `'` is also
+//!    shown as it is in a comment;
 //! 8. `ENV` for plain vars (secrets only named in a comment), the run-time
 //!    mounts as a comment;
-//! 9. `USER <uid>` (numeric, so Kubernetes `runAsNonRoot` can check it), then
-//!    `WORKDIR` (BuildKit creates it owned by that user), then the `files`
-//!    copies (`COPY --chown`), last because source changes most;
+//! 9. when `workdir` did not exist in the base image, the runtime user gets
+//!    it and everything in it (all made by this build); a folder the base
+//!    image has keeps its owner, and `/` and the top-level system folders are
+//!    refused as `workdir`; then `USER <uid>` (numeric, so Kubernetes
+//!    `runAsNonRoot` can check it), `WORKDIR`, and the `files` copies
+//!    (`COPY --chown=<uid>`), last because source changes most;
 //! 10. `EXPOSE`, `LABEL` (description, the IR labels, `dev.scl.ir.sha256`),
 //!     `ENTRYPOINT`/`CMD` in exec form.
 //!
 //! The build context is the workspace root: every `COPY` source is the
-//! workspace-relative path the IR holds.
+//! workspace-relative path the IR holds, refused when `COPY` would read it as
+//! a glob (`*`, `?`, `[`, `\`).
+//!
+//! A value that cannot be written safely is a [`FieldError`] and the env gets
+//! no artifact at all; a field Docker cannot express is a [`FieldWarning`].
 
 use minijinja::{context, AutoEscape, Environment, UndefinedBehavior, Value};
 use scl_ir::{Asset, EnvSpec, PythonManager, SystemManager, VarValue, VolumeMode};
 
 use crate::quote;
-use crate::{Artifact, FieldWarning, Lowered};
+use crate::{Artifact, ErrorKind, FieldError, FieldWarning, Lowered};
 
 const DOCKERFILE_TEMPLATE: &str = include_str!("templates/docker/Dockerfile.j2");
 const DOCKERIGNORE_TEMPLATE: &str = include_str!("templates/docker/dockerignore.j2");
 
 /// The Dockerfile frontend named in the `# syntax=` line when one is needed:
-/// `ADD --checksum` needs 1.6 or later and here-documents 1.4 or later
-/// (Docker's Dockerfile reference, "ADD --checksum" and "Here-Documents").
+/// `ADD --checksum` needs 1.6 or later (Docker's Dockerfile reference,
+/// "ADD --checksum").
 pub const DOCKERFILE_SYNTAX: &str = "docker/dockerfile:1.7";
 
 /// The `huggingface_hub` release used to download Hugging Face assets
-/// (its `huggingface-cli download … --revision … --local-dir …`).
+/// (`hf_hub_download(repo_id, filename, revision=, local_dir=)` and
+/// `snapshot_download(repo_id, revision=, local_dir=)`).
 pub const HUGGINGFACE_HUB: &str = "huggingface_hub==0.23.4";
 
 /// The `uv` release installed (with pip) for `python.manager = .uv`.
 pub const UV: &str = "uv==0.13.9";
+
+/// The longest text one value may take in the Dockerfile (after quoting),
+/// in bytes. BuildKit reads a Dockerfile line of at most 65535 bytes
+/// (`bufio.MaxScanTokenSize`), and no generated line holds more than three
+/// values, so 20,000 keeps every line readable.
+pub const MAX_VALUE_BYTES: usize = 20_000;
+
+/// BuildKit's limit on one physical line (`parser.go`, `handleScannerError`).
+const MAX_LINE_BYTES: usize = 65_535;
 
 /// The default output folder of `sclc build`, used only in the header's
 /// build hint.
@@ -65,23 +93,36 @@ const OUT_DIR: &str = "out";
 const PIP: &str = "python3 -m pip install --no-cache-dir";
 const UV_PIP: &str = "uv pip install --system --no-cache";
 const HF_TMP: &str = "/tmp/scl/hf";
+/// The download of one Hugging Face asset: `python3 -c` ends the
+/// interpreter's options, so the repo, revision, folder and file names that
+/// follow are plain `sys.argv` entries, never options. Each named file is
+/// fetched by its exact name; no names means the whole repo.
+const HF_DOWNLOAD: &str = "import sys; from huggingface_hub import hf_hub_download, snapshot_download; repo, revision, to, *files = sys.argv[1:]; [hf_hub_download(repo, f, revision=revision, local_dir=to) for f in files] if files else snapshot_download(repo, revision=revision, local_dir=to)";
 const REQUIREMENTS_DIR: &str = "/tmp/scl/requirements";
+const SETUP_SCRIPT: &str = "/tmp/scl/setup.sh";
+const OWN_WORKDIR_MARK: &str = "/tmp/scl/own-workdir";
 const SECRET_HINT: &str = "pass with docker run -e / Kubernetes secretKeyRef";
+const DESCRIPTION_LABEL: &str = "org.opencontainers.image.description";
+const HASH_LABEL: &str = "dev.scl.ir.sha256";
 
 /// Lowers `spec`, the IR of the env called `env_name`, to Dockerfile
 /// artifacts.
 ///
 /// Returns, for an env with a `base`: `Dockerfile`, and when `ignore` is
 /// non-empty `Dockerfile.dockerignore` and `.dockerignore` (same contents).
-/// For each entry of `services` that has a base, the same files under
-/// `<service>/` (service names sorted). An env with neither gives no
-/// artifact and a warning on `base`.
+/// For each entry of `services`, the same files under `<service>/` (service
+/// names sorted).
 ///
-/// Never fails: a field Docker cannot express, or a value that cannot be
-/// written safely (a line break in a package name, an ENV value or a
-/// path; a malformed sha256), is left out of the output and reported as a
-/// [`FieldWarning`] naming it. `resources` and `distributed` are always
-/// reported (they are run-time settings). The output depends only on `spec`
+/// Errors are returned in [`Lowered::errors`], and then
+/// [`Lowered::artifacts`] is empty: a value that cannot be written safely
+/// (a line break in a package name or an `ENV` value, a space in an `ENV`
+/// name, an `ignore` glob `.dockerignore` cannot hold, a value a tool would
+/// read as an option or a glob, `/etc` as `workdir`, …) is never left out of
+/// the output. An env (or service) with neither `base` nor `services` is an
+/// error too: there is nothing to build. Fields Docker cannot express are
+/// [`Lowered::warnings`]: `resources` and `distributed` (run-time settings),
+/// `python.version` on a Python image of another version, `user` unset,
+/// conda channels without conda packages. The output depends only on `spec`
 /// and `env_name`.
 ///
 /// # Panics
@@ -90,12 +131,15 @@ pub fn lower(spec: &EnvSpec, env_name: &str) -> Lowered {
     let mut out = Lowered::default();
     let origin = format!("env {}", quote::comment(env_name));
     lower_into(spec, env_name, &origin, "", "", &mut out);
+    if !out.errors.is_empty() {
+        out.artifacts.clear();
+    }
     out
 }
 
 /// Lowers one built env (and its services) into `out`: artifacts under
-/// `path_prefix` (`""` or `"webui/"`), warnings under `field_prefix`
-/// (`""` or `"services.webui."`).
+/// `path_prefix` (`""` or `"webui/"`), warnings and errors under
+/// `field_prefix` (`""` or `"services.webui."`).
 fn lower_into(
     spec: &EnvSpec,
     env_name: &str,
@@ -109,17 +153,20 @@ fn lower_into(
             spec,
             prefix: field_prefix,
             warnings: &mut out.warnings,
+            errors: &mut out.errors,
         };
         let dockerfile_path = format!(
             "{OUT_DIR}/{}/{path_prefix}Dockerfile",
             quote::comment(env_name)
         );
-        if let Some(text) = job.dockerfile(origin, &dockerfile_path) {
+        let dockerfile = job.dockerfile(origin, &dockerfile_path);
+        let ignore = job.dockerignore(origin);
+        if let Some(text) = dockerfile {
             out.artifacts.push(Artifact {
                 path: format!("{path_prefix}Dockerfile"),
                 contents: text,
             });
-            if let Some(ignore) = job.dockerignore(origin) {
+            if let Some(ignore) = ignore {
                 out.artifacts.push(Artifact {
                     path: format!("{path_prefix}Dockerfile.dockerignore"),
                     contents: ignore.clone(),
@@ -131,25 +178,22 @@ fn lower_into(
             }
         }
     } else if spec.services.is_empty() {
-        out.warnings.push(FieldWarning {
+        out.errors.push(FieldError {
             field: format!("{field_prefix}base"),
-            message: "not set and no services: there is no image to build, so no Dockerfile".into(),
+            kind: ErrorKind::Unwritable,
+            message: "not set and there are no services: there is no image to build".into(),
+            help: Some("set `base = image(\"...\")`".into()),
         });
     }
     for (name, service) in &spec.services {
         let field = format!("{field_prefix}services.{name}");
         if !is_folder_name(name) {
-            out.warnings.push(FieldWarning {
+            out.errors.push(FieldError {
                 field,
-                message: "the service name cannot be used as a folder name; no Dockerfile for it"
+                kind: ErrorKind::Unwritable,
+                message: "the service name cannot be used as a folder name ([A-Za-z0-9_.-]+)"
                     .into(),
-            });
-            continue;
-        }
-        if service.base.is_none() && service.services.is_empty() {
-            out.warnings.push(FieldWarning {
-                field: format!("{field}.base"),
-                message: "not set: the service has no image to build, so no Dockerfile".into(),
+                help: None,
             });
             continue;
         }
@@ -179,6 +223,7 @@ struct Job<'a> {
     spec: &'a EnvSpec,
     prefix: &'a str,
     warnings: &'a mut Vec<FieldWarning>,
+    errors: &'a mut Vec<FieldError>,
 }
 
 impl Job<'_> {
@@ -189,30 +234,95 @@ impl Job<'_> {
         });
     }
 
-    /// `value` shell-quoted, or `None` (with a warning on `field`) when it
-    /// holds a line break a `RUN` line cannot carry.
-    fn shell_word(&mut self, field: impl AsRef<str>, value: &str) -> Option<String> {
-        if quote::has_line_break(value) {
-            self.warn(
-                field,
-                format!("{}; left out of the Dockerfile", quote::Unrepresentable),
-            );
-            None
-        } else {
-            Some(quote::shell(value))
+    fn refuse(
+        &mut self,
+        field: impl AsRef<str>,
+        kind: ErrorKind,
+        message: impl Into<String>,
+        help: Option<&str>,
+    ) {
+        self.errors.push(FieldError {
+            field: format!("{}{}", self.prefix, field.as_ref()),
+            kind,
+            message: message.into(),
+            help: help.map(str::to_string),
+        });
+    }
+
+    /// `text` (a value already quoted for its position) when it fits on a
+    /// Dockerfile line ([`MAX_VALUE_BYTES`]), else `None` with an error.
+    fn fits(&mut self, field: impl AsRef<str>, text: String) -> Option<String> {
+        if text.len() <= MAX_VALUE_BYTES {
+            return Some(text);
         }
+        self.refuse(
+            field,
+            ErrorKind::Unwritable,
+            format!(
+                "is {} bytes long once quoted, more than the {MAX_VALUE_BYTES} one Dockerfile value may take (BuildKit reads lines of at most {MAX_LINE_BYTES} bytes)",
+                text.len()
+            ),
+            None,
+        );
+        None
+    }
+
+    /// Text for a `#` comment line, or `None` when it would be too long.
+    fn comment(&mut self, field: impl AsRef<str>, text: &str) -> Option<String> {
+        let c = quote::comment(text);
+        self.fits(field, c)
+    }
+
+    /// `value` shell-quoted, or `None` (with an error on `field`) when it
+    /// holds a line break a `RUN` line cannot carry, or is too long.
+    fn shell_arg(&mut self, field: impl AsRef<str>, value: &str) -> Option<String> {
+        if quote::has_line_break(value) {
+            self.refuse(
+                field,
+                ErrorKind::Unwritable,
+                quote::Unrepresentable.to_string(),
+                None,
+            );
+            return None;
+        }
+        self.fits(field, quote::shell(value))
+    }
+
+    /// Like [`Job::shell_arg`], but also refuses the empty string (`what` names
+    /// the value: "a package name").
+    fn shell_name(&mut self, field: impl AsRef<str>, value: &str, what: &str) -> Option<String> {
+        if value.is_empty() {
+            self.refuse(
+                field,
+                ErrorKind::Unwritable,
+                format!("is empty, which is not {what}"),
+                None,
+            );
+            return None;
+        }
+        self.shell_arg(field, value)
+    }
+
+    /// A `COPY` source: refused when BuildKit would read it as a pattern
+    /// (`*`, `?`, `[`, or `\`, its escape character), so that the file
+    /// copied is always the one the IR names and hashed.
+    fn copy_source(&mut self, field: impl AsRef<str>, path: &str) -> bool {
+        if let Some(c) = path.chars().find(|c| matches!(c, '*' | '?' | '[' | '\\')) {
+            self.refuse(
+                field,
+                ErrorKind::Misread,
+                format!("the path {path:?} has `{c}`, which COPY reads as a glob pattern (or its escape), so another file could be copied than the one sclc hashed"),
+                Some("rename the file so that its path has none of `*`, `?`, `[`, `\\`"),
+            );
+            return false;
+        }
+        true
     }
 
     fn dockerfile(&mut self, origin: &str, dockerfile_path: &str) -> Option<String> {
         let spec = self.spec;
         let base = spec.base.as_ref()?;
-        let from = match quote::dockerfile_word(&base.pinned()) {
-            Ok(w) => w,
-            Err(e) => {
-                self.warn("base", format!("{e}; no Dockerfile"));
-                return None;
-            }
-        };
+        let from = self.from(base);
         let manager = spec
             .system
             .as_ref()
@@ -236,203 +346,38 @@ impl Job<'_> {
             );
         }
 
-        // System packages.
-        let mut packages = Vec::new();
-        if let Some(system) = &spec.system {
-            for (i, p) in system.packages.iter().enumerate() {
-                packages.extend(self.shell_word(format!("system.packages[{i}]"), p));
-            }
-        }
-        let system = if packages.is_empty() {
-            Value::from(())
-        } else {
-            context! { manager => manager_name(manager), packages => packages }
-        };
-
-        // The runtime user.
-        let (create_user, user, chown) = match &spec.user {
-            None => {
-                self.warn("user", "not set: the image keeps the base image's user");
-                (Value::from(()), Value::from(()), String::new())
-            }
-            Some(u) => {
-                let comment = quote::comment(&format!("{} (uid {})", u.name, u.uid));
-                let user = context! { uid => u.uid, comment => comment };
-                if u.is_root() {
-                    (Value::from(()), user, String::new())
-                } else {
-                    let create = match self.shell_word("user.name", &u.name) {
-                        Some(name) => context! {
-                            manager => manager_name(manager), name => name, uid => u.uid,
-                        },
-                        None => Value::from(()),
-                    };
-                    let chown = if quote::is_dockerfile_bare(&u.name) {
-                        u.name.clone()
-                    } else {
-                        u.uid.to_string()
-                    };
-                    (create, user, chown)
-                }
-            }
-        };
-
-        // Assets.
-        let mut assets = Vec::new();
-        for (i, asset) in spec.assets.iter().enumerate() {
-            let field = format!("assets[{i}]");
-            match asset {
-                Asset::Url { url, sha256, to } => {
-                    let dest = join_path(to, &url_basename(url));
-                    let args = match quote::dockerfile_args(&[url.as_str(), dest.as_str()]) {
-                        Ok(a) => a,
-                        Err(e) => {
-                            self.warn(&field, format!("{e}; left out of the Dockerfile"));
-                            continue;
-                        }
-                    };
-                    let mut notes = vec![quote::comment(&format!("{field}: {url}"))];
-                    let checksum = match sha256 {
-                        Some(h) if is_sha256_hex(h) => {
-                            needs_syntax = true;
-                            h.to_ascii_lowercase()
-                        }
-                        Some(_) => {
-                            self.warn(
-                                format!("{field}.sha256"),
-                                "not a SHA-256 digest (64 hex digits); the asset is left out rather than fetched unverified",
-                            );
-                            continue;
-                        }
-                        None => {
-                            notes.push(
-                                "no sha256 in the source: fetched without verification".into(),
-                            );
-                            String::new()
-                        }
-                    };
-                    assets.push(context! {
-                        kind => "url", notes => notes, checksum => checksum, chown => chown.clone(), args => args,
-                    });
-                }
-                Asset::Huggingface {
-                    repo,
-                    files,
-                    revision,
-                    to,
-                } => {
-                    let repo_q = self.shell_word(format!("{field}.repo"), repo);
-                    let rev_q = self.shell_word(format!("{field}.revision"), revision);
-                    let to_q = self.shell_word(format!("{field}.to"), to);
-                    let mut files_q = Vec::new();
-                    for (j, f) in files.iter().enumerate() {
-                        files_q.extend(self.shell_word(format!("{field}.files[{j}]"), f));
-                    }
-                    let (Some(repo_q), Some(rev_q), Some(to_q)) = (repo_q, rev_q, to_q) else {
-                        continue;
-                    };
-                    if files_q.len() != files.len() {
-                        continue;
-                    }
-                    let notes = vec![quote::comment(&format!(
-                        "{field}: Hugging Face {repo} at revision {revision} into {to}"
-                    ))];
-                    assets.push(context! {
-                        kind => "huggingface", notes => notes, repo => repo_q, files => files_q,
-                        revision => rev_q, to => to_q,
-                    });
-                }
-            }
-        }
-
+        let system = self.system(manager);
+        let workdir = self.workdir();
+        let (create_user, user, chown) = self.user(manager, workdir.is_some());
+        let assets = self.assets(&chown, &mut needs_syntax);
         let python = self.python(base);
-        let setup = self.setup(&mut needs_syntax);
+        let setup = self.setup();
+        let (env, secrets) = self.vars();
 
-        // Variables: plain ones in one ENV, secrets only named.
-        let mut env = Vec::new();
-        let mut secrets = Vec::new();
-        for (k, v) in &spec.vars {
-            let field = format!("vars.{k}");
-            if !quote::is_dockerfile_bare(k) || k.contains('=') {
-                self.warn(
-                    field,
-                    "not a name an ENV instruction can hold; left out of the Dockerfile",
-                );
-                continue;
-            }
-            match v {
-                VarValue::Plain(s) => match quote::dockerfile_value(s) {
-                    Ok(q) => env.push(format!("{k}={q}")),
-                    Err(e) => {
-                        self.warn(field, format!("the value {e}; left out of the Dockerfile"))
-                    }
-                },
-                VarValue::Secret(r) => secrets.push(quote::comment(&format!(
-                    "runtime secret: {k} from secret {} key {} ({SECRET_HINT})",
-                    r.secret, r.key
-                ))),
-            }
+        let mut mounts = Vec::new();
+        for (i, v) in spec.volumes.iter().enumerate() {
+            let text = format!("{} <- {} ({})", v.mount, v.source, mode_name(v.mode));
+            mounts.extend(self.comment(format!("volumes[{i}]"), &text));
         }
 
-        let mounts: Vec<String> = spec
-            .volumes
-            .iter()
-            .map(|v| {
-                quote::comment(&format!(
-                    "{} <- {} ({})",
-                    v.mount,
-                    v.source,
-                    mode_name(v.mode)
-                ))
-            })
-            .collect();
-
-        let workdir = match &spec.workdir {
-            None => String::new(),
-            Some(w) => match quote::dockerfile_word(w) {
-                Ok(q) => q,
-                Err(e) => {
-                    self.warn("workdir", format!("{e}; left out of the Dockerfile"));
-                    String::new()
-                }
+        // The runtime user gets the working directory only when this build
+        // made it (see the user step, which notes whether it existed).
+        let own_workdir = match (&spec.workdir, &spec.user, &workdir) {
+            (Some(w), Some(u), Some(_)) if !u.is_root() => context! {
+                mark => OWN_WORKDIR_MARK, dir => quote::shell(w), uid => u.uid,
             },
+            _ => Value::from(()),
         };
 
-        // The runtime user must own its working directory: it may already
-        // exist in the base (root-owned `/workspace` in the PyTorch images)
-        // or have been filled by `setup` steps, which run as root.
-        let workdir_owner = match (&spec.workdir, &spec.user) {
-            (Some(w), Some(u)) if !u.is_root() && !workdir.is_empty() => {
-                let w = quote::shell(w);
-                format!("mkdir -p {w} && chown -R {} {w}", u.uid)
-            }
-            _ => String::new(),
-        };
-
-        let mut files = Vec::new();
-        for (i, f) in spec.files.iter().enumerate() {
-            match quote::dockerfile_args(&[f.from.as_str(), f.to.as_str()]) {
-                Ok(args) => files.push(context! { chown => chown.clone(), args => args }),
-                Err(e) => self.warn(
-                    format!("files[{i}]"),
-                    format!("{e}; left out of the Dockerfile"),
-                ),
-            }
-        }
-
+        let files = self.files(&chown);
         let ports: Vec<String> = spec.ports.iter().map(|p| p.to_string()).collect();
         let labels = self.labels();
-        let entrypoint = if spec.entrypoint.is_empty() {
-            String::new()
-        } else {
-            quote::json_array(&spec.entrypoint)
-        };
-        let cmd = if spec.command.is_empty() {
-            String::new()
-        } else {
-            quote::json_array(&spec.command)
-        };
+        let entrypoint = self.exec_form("entrypoint", &spec.entrypoint);
+        let cmd = self.exec_form("command", &spec.command);
 
+        if !self.errors.is_empty() {
+            return None;
+        }
         let ctx = context! {
             syntax => if needs_syntax { DOCKERFILE_SYNTAX } else { "" },
             origin => origin,
@@ -444,22 +389,319 @@ impl Job<'_> {
             pip => PIP,
             hf_tmp => HF_TMP,
             hf_hub => HUGGINGFACE_HUB,
+            hf_download => quote::shell(HF_DOWNLOAD),
             assets => assets,
             python => python,
             setup => setup,
+            setup_script => SETUP_SCRIPT,
             env => env,
             secrets => secrets,
             mounts => mounts,
+            own_workdir => own_workdir,
             user => user,
-            workdir => workdir,
-            workdir_owner => workdir_owner,
+            workdir => workdir.unwrap_or_default(),
             files => files,
             ports => ports,
             labels => labels,
             entrypoint => entrypoint,
             cmd => cmd,
         };
-        Some(render("Dockerfile", ctx))
+        let text = render("Dockerfile", ctx);
+        self.check_lines(&text, "the generated Dockerfile")
+            .then_some(text)
+    }
+
+    /// A safety net behind the per-value limits: every physical line must be
+    /// shorter than BuildKit's limit.
+    fn check_lines(&mut self, text: &str, what: &str) -> bool {
+        if let Some(n) = text
+            .split('\n')
+            .map(str::len)
+            .find(|&n| n >= MAX_LINE_BYTES)
+        {
+            let field = self.prefix.trim_end_matches('.').to_string();
+            self.errors.push(FieldError {
+                field,
+                kind: ErrorKind::Unwritable,
+                message: format!(
+                    "{what} would have a line of {n} bytes; BuildKit reads lines of at most {MAX_LINE_BYTES}"
+                ),
+                help: None,
+            });
+            return false;
+        }
+        true
+    }
+
+    /// The `FROM` word: the pinned reference, written bare, refused unless
+    /// it is an image reference by the grammar of the distribution
+    /// reference ([`is_image_reference`]), so nothing in it is a variable,
+    /// a flag or a quote, and every Dockerfile parser reads it.
+    fn from(&mut self, base: &scl_ir::ImageRef) -> String {
+        let pinned = base.pinned();
+        if !is_image_reference(&pinned) {
+            self.refuse(
+                "base",
+                ErrorKind::Unwritable,
+                format!(
+                    "{:?} is not an image reference FROM can hold as a literal word",
+                    quote::comment(&pinned)
+                ),
+                Some("write the reference as `name[:tag][@sha256:<hex>]`"),
+            );
+        }
+        self.fits("base", pinned).unwrap_or_default()
+    }
+
+    /// The system packages step, or none.
+    fn system(&mut self, manager: SystemManager) -> Value {
+        let Some(system) = &self.spec.system else {
+            return Value::from(());
+        };
+        let mut packages = Vec::new();
+        for (i, p) in system.packages.iter().enumerate() {
+            let field = format!("system.packages[{i}]");
+            if manager == SystemManager::Dnf && p.starts_with('-') {
+                self.refuse(
+                    &field,
+                    ErrorKind::Misread,
+                    format!("{:?} starts with `-`, so dnf would read it as an option (dnf 5 has no `--` to end the options)", quote::comment(p)),
+                    Some("write the package's name, without a leading `-`"),
+                );
+                continue;
+            }
+            packages.extend(self.shell_name(&field, p, "a package name"));
+        }
+        if packages.is_empty() {
+            return Value::from(());
+        }
+        context! { manager => manager_name(manager), packages => packages }
+    }
+
+    /// `workdir` as a `WORKDIR` word, or `None` when unset or refused:
+    /// it must be absolute and not `/` or a top-level system folder.
+    fn workdir(&mut self) -> Option<String> {
+        let w = self.spec.workdir.as_ref()?;
+        if quote::has_line_break(w) {
+            self.refuse(
+                "workdir",
+                ErrorKind::Unwritable,
+                quote::Unrepresentable.to_string(),
+                None,
+            );
+            return None;
+        }
+        if !w.starts_with('/') {
+            self.refuse(
+                "workdir",
+                ErrorKind::SystemFolder,
+                format!("{w:?} is not an absolute path"),
+                Some("write an absolute path such as \"/workspace\""),
+            );
+            return None;
+        }
+        let normal = normalize_path(w);
+        if is_system_folder(&normal) {
+            self.refuse(
+                "workdir",
+                ErrorKind::SystemFolder,
+                format!(
+                    "{w:?} is {}, which the runtime user must not be given",
+                    if normal == "/" {
+                        "the root folder".to_string()
+                    } else {
+                        format!("the system folder {normal}")
+                    }
+                ),
+                Some("use a folder of its own, such as \"/workspace\" or \"/usr/src/app\""),
+            );
+            return None;
+        }
+        let word = quote::dockerfile_word(w).ok()?;
+        self.fits("workdir", word)
+    }
+
+    /// The user-creation step, the `USER` line, and the `--chown=` value
+    /// (the numeric uid, so ownership never depends on a name the base
+    /// image may already use for another uid).
+    fn user(&mut self, manager: SystemManager, has_workdir: bool) -> (Value, Value, String) {
+        let spec = self.spec;
+        let Some(u) = &spec.user else {
+            self.warn("user", "not set: the image keeps the base image's user");
+            return (Value::from(()), Value::from(()), String::new());
+        };
+        let comment = self
+            .comment("user.name", &format!("{} (uid {})", u.name, u.uid))
+            .unwrap_or_default();
+        let user = context! { uid => u.uid, comment => comment.clone() };
+        if u.is_root() {
+            return (Value::from(()), user, String::new());
+        }
+        if !u.name.is_empty() && u.name.chars().all(|c| c.is_ascii_digit()) {
+            self.refuse(
+                "user.name",
+                ErrorKind::Misread,
+                format!(
+                    "{:?} is only digits, so id, chown and useradd would read it as a uid",
+                    u.name
+                ),
+                Some("give the user a name that starts with a letter, such as \"app\""),
+            );
+        }
+        let name = self.shell_name("user.name", &u.name, "a user name");
+        let create = match name {
+            Some(name) => {
+                let message = format!(
+                    "sclc: the base image already has a user {} with another uid than {}; choose another user.name or user.uid",
+                    u.name, u.uid
+                );
+                let workdir_check = match (&spec.workdir, has_workdir) {
+                    (Some(w), true) => quote::shell(w),
+                    _ => String::new(),
+                };
+                context! {
+                    manager => manager_name(manager), name => name, uid => u.uid,
+                    comment => comment.clone(),
+                    message => self.fits("user.name", quote::shell(&message)).unwrap_or_default(),
+                    workdir => workdir_check, mark => OWN_WORKDIR_MARK,
+                }
+            }
+            None => Value::from(()),
+        };
+        (create, user, u.uid.to_string())
+    }
+
+    fn assets(&mut self, chown: &str, needs_syntax: &mut bool) -> Vec<Value> {
+        let mut assets = Vec::new();
+        for (i, asset) in self.spec.assets.iter().enumerate() {
+            let field = format!("assets[{i}]");
+            match asset {
+                Asset::Url { url, sha256, to } => {
+                    if !self.url_is_a_download(&format!("{field}.url"), url) {
+                        continue;
+                    }
+                    let dest = join_path(to, &url_basename(url));
+                    let args = match quote::dockerfile_args(&[url.as_str(), dest.as_str()]) {
+                        Ok(a) => a,
+                        Err(e) => {
+                            self.refuse(
+                                format!("{field}.to"),
+                                ErrorKind::Unwritable,
+                                e.to_string(),
+                                None,
+                            );
+                            continue;
+                        }
+                    };
+                    let Some(args) = self.fits(&field, args) else {
+                        continue;
+                    };
+                    let mut notes = Vec::new();
+                    notes.extend(self.comment(&field, &format!("{field}: {url}")));
+                    let checksum = match sha256 {
+                        Some(h) if is_sha256_hex(h) => {
+                            *needs_syntax = true;
+                            h.to_ascii_lowercase()
+                        }
+                        Some(_) => {
+                            self.refuse(
+                                format!("{field}.sha256"),
+                                ErrorKind::Unwritable,
+                                "not a SHA-256 digest (64 hex digits), so ADD --checksum cannot verify the download",
+                                Some("copy the file's sha256 (64 hex digits) or leave `sha256` out"),
+                            );
+                            continue;
+                        }
+                        None => {
+                            notes.push(
+                                "no sha256 in the source: fetched without verification".into(),
+                            );
+                            String::new()
+                        }
+                    };
+                    assets.push(context! {
+                        kind => "url", notes => notes, checksum => checksum, chown => chown, args => args,
+                    });
+                }
+                Asset::Huggingface {
+                    repo,
+                    files,
+                    revision,
+                    to,
+                } => {
+                    let repo_q = self.shell_name(format!("{field}.repo"), repo, "a repo id");
+                    let rev_q =
+                        self.shell_name(format!("{field}.revision"), revision, "a revision");
+                    let to_q = self.shell_name(format!("{field}.to"), to, "a folder");
+                    let mut files_q = Vec::new();
+                    for (j, f) in files.iter().enumerate() {
+                        files_q.extend(self.shell_name(
+                            format!("{field}.files[{j}]"),
+                            f,
+                            "a file name",
+                        ));
+                    }
+                    let note = self.comment(
+                        &field,
+                        &format!("{field}: Hugging Face {repo} at revision {revision} into {to}"),
+                    );
+                    let (Some(repo_q), Some(rev_q), Some(to_q), Some(note)) =
+                        (repo_q, rev_q, to_q, note)
+                    else {
+                        continue;
+                    };
+                    if files_q.len() != files.len() {
+                        continue;
+                    }
+                    assets.push(context! {
+                        kind => "huggingface", notes => vec![note], repo => repo_q, files => files_q,
+                        revision => rev_q, to => to_q,
+                    });
+                }
+            }
+        }
+        assets
+    }
+
+    /// Whether `url` can be fetched as a file by `ADD`: an `http://` or
+    /// `https://` URL without whitespace or control characters whose path
+    /// does not end in `.git` (BuildKit's `dfgitutil.ParseGitRef` reads such
+    /// a URL, with or without `#ref`, as a git repository and clones it).
+    fn url_is_a_download(&mut self, field: &str, url: &str) -> bool {
+        if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            self.refuse(
+                field,
+                ErrorKind::Unwritable,
+                "contains whitespace or a control character, which a URL cannot hold",
+                Some("percent-encode it (a space is %20)"),
+            );
+            return false;
+        }
+        let Some(rest) = url
+            .strip_prefix("https://")
+            .or_else(|| url.strip_prefix("http://"))
+        else {
+            self.refuse(
+                field,
+                ErrorKind::Misread,
+                format!("{:?} is not an http:// or https:// URL; ADD would read it as a local path or a git repository", quote::comment(url)),
+                None,
+            );
+            return false;
+        };
+        let before_fragment = rest.split('#').next().unwrap_or(rest);
+        let before_query = before_fragment.split('?').next().unwrap_or(before_fragment);
+        let path = before_query.split_once('/').map_or("", |(_, p)| p);
+        if percent_decode(path).ends_with(".git") {
+            self.refuse(
+                field,
+                ErrorKind::Misread,
+                format!("{:?} ends in `.git`, so BuildKit's ADD would clone it as a git repository instead of downloading the file", quote::comment(url)),
+                Some("download it in a `setup` step (for example with curl), or use a URL that does not end in `.git`"),
+            );
+            return false;
+        }
+        true
     }
 
     /// The Python section: notes, the uv install, conda, requirements files,
@@ -492,37 +734,46 @@ impl Job<'_> {
                         ),
                     ),
                     Some(_) => {}
-                    None => notes.push(quote::comment(&format!(
+                    None => notes.extend(self.comment("python.version", &format!(
                         "python.version {v}: the base image's python3 is used; sclc does not install Python into an image"
                     ))),
                 }
             }
             if let Some(u) = &py.index_url {
-                if let Some(q) = self.shell_word("python.index_url", u) {
-                    index_args.push(format!("--index-url {q}"));
+                if let Some(q) = self.shell_name("python.index_url", u, "a URL") {
+                    index_args.push(format!("--index-url={q}"));
                 }
             }
             for (i, u) in py.extra_index_urls.iter().enumerate() {
-                if let Some(q) = self.shell_word(format!("python.extra_index_urls[{i}]"), u) {
-                    index_args.push(format!("--extra-index-url {q}"));
+                if let Some(q) =
+                    self.shell_name(format!("python.extra_index_urls[{i}]"), u, "a URL")
+                {
+                    index_args.push(format!("--extra-index-url={q}"));
                 }
             }
             for (n, r) in py.requirements.iter().enumerate() {
                 let field = format!("python.requirements[{n}]");
+                if !self.copy_source(&field, &r.path) {
+                    continue;
+                }
                 let dest = format!("{REQUIREMENTS_DIR}/{n}-{}", basename(&r.path));
-                match (
-                    quote::dockerfile_args(&[r.path.as_str(), dest.as_str()]),
-                    self.shell_word(&field, &dest),
-                ) {
-                    (Ok(copy), Some(dest_q)) => {
-                        requirements.push(context! { copy => copy, dest => dest_q })
+                match quote::dockerfile_args(&[r.path.as_str(), dest.as_str()]) {
+                    Ok(copy) => {
+                        let copy = self.fits(&field, copy);
+                        let dest_q = self.shell_arg(&field, &dest);
+                        if let (Some(copy), Some(dest_q)) = (copy, dest_q) {
+                            requirements.push(context! { copy => copy, dest => dest_q });
+                        }
                     }
-                    (Err(e), _) => self.warn(field, format!("{e}; left out of the Dockerfile")),
-                    _ => {}
+                    Err(e) => self.refuse(&field, ErrorKind::Unwritable, e.to_string(), None),
                 }
             }
             for (i, p) in py.packages.iter().enumerate() {
-                packages.extend(self.shell_word(format!("python.packages[{i}]"), p));
+                packages.extend(self.shell_name(
+                    format!("python.packages[{i}]"),
+                    p,
+                    "a requirement",
+                ));
             }
         }
 
@@ -530,14 +781,21 @@ impl Job<'_> {
         if let Some(c) = &spec.conda {
             let mut channels = Vec::new();
             for (i, ch) in c.channels.iter().enumerate() {
-                channels.extend(self.shell_word(format!("conda.channels[{i}]"), ch));
+                if let Some(q) = self.shell_name(format!("conda.channels[{i}]"), ch, "a channel") {
+                    channels.push(format!("--channel={q}"));
+                }
             }
             let mut cpkgs = Vec::new();
             for (i, p) in c.packages.iter().enumerate() {
-                cpkgs.extend(self.shell_word(format!("conda.packages[{i}]"), p));
+                cpkgs.extend(self.shell_name(format!("conda.packages[{i}]"), p, "a match spec"));
             }
             if !cpkgs.is_empty() {
                 conda = context! { channels => channels, packages => cpkgs };
+            } else if c.packages.is_empty() && !c.channels.is_empty() {
+                self.warn(
+                    "conda.channels",
+                    "no conda packages to install, so the channels are not used",
+                );
             }
         }
 
@@ -556,104 +814,402 @@ impl Job<'_> {
         }
     }
 
-    /// The `setup` steps: one-line steps as `RUN <step>`, multi-line ones (or
-    /// one ending in a backslash, which would continue the instruction) as a
-    /// here-document.
-    fn setup(&mut self, needs_syntax: &mut bool) -> Vec<Value> {
+    /// The `setup` steps: each as the `printf` words of its lines
+    /// ([`quote::shell_lines`]) and, when a line holds a `'` (quoted as
+    /// `'\''`), the step as written, for a comment.
+    fn setup(&mut self) -> Vec<Value> {
         let mut steps = Vec::new();
         for (i, step) in self.spec.setup.iter().enumerate() {
             let field = format!("setup[{i}]");
-            let body = step.replace("\r\n", "\n");
-            if body.trim().is_empty() {
-                self.warn(field, "an empty step; left out of the Dockerfile");
-                continue;
-            }
-            if body.contains(['\r', '\0']) {
-                self.warn(
-                    field,
-                    "contains a carriage return or NUL; left out of the Dockerfile",
+            let lines = match quote::shell_lines(step) {
+                Ok(lines) => lines,
+                Err(_) => {
+                    self.refuse(
+                        &field,
+                        ErrorKind::Unwritable,
+                        "contains NUL, which a shell script cannot hold",
+                        None,
+                    );
+                    continue;
+                }
+            };
+            // Each line is one physical Dockerfile line: it must fit, shown
+            // or not.
+            let body = step.strip_suffix('\n').unwrap_or(step);
+            let shown_lines: Vec<String> = if step.contains('\'') {
+                body.split('\n').map(quote::comment).collect()
+            } else {
+                Vec::new()
+            };
+            let too_long = lines
+                .iter()
+                .chain(&shown_lines)
+                .map(String::len)
+                .enumerate()
+                .find(|(_, n)| *n > MAX_VALUE_BYTES);
+            if let Some((j, n)) = too_long {
+                let line = if j < lines.len() { j } else { j - lines.len() } + 1;
+                self.refuse(
+                    &field,
+                    ErrorKind::Unwritable,
+                    format!("line {line} is {n} bytes long once quoted, more than the {MAX_VALUE_BYTES} one Dockerfile line of a step may take (BuildKit reads lines of at most {MAX_LINE_BYTES} bytes)"),
+                    Some("split the line, or put the long text in a file of the build context"),
                 );
                 continue;
             }
-            let body = body.trim_end_matches('\n').to_string();
-            if body.contains('\n') || body.ends_with('\\') {
-                *needs_syntax = true;
-                let mut delimiter = "SCL_SETUP".to_string();
-                let mut n = 0;
-                while body.lines().any(|l| l.trim() == delimiter) {
-                    n += 1;
-                    delimiter = format!("SCL_SETUP_{n}");
-                }
-                steps.push(context! { heredoc => true, delimiter => delimiter, body => body });
-            } else {
-                steps.push(context! { heredoc => false, body => body });
-            }
+            steps.push(context! { field => field, lines => lines, shown => shown_lines });
         }
         steps
     }
 
-    /// `key="value"` pairs for the LABEL instruction: the description, the
-    /// IR labels (sorted), the IR hash.
-    fn labels(&mut self) -> Vec<String> {
-        const DESCRIPTION: &str = "org.opencontainers.image.description";
-        const HASH: &str = "dev.scl.ir.sha256";
+    /// Plain vars as `ENV` instructions (lists of `K=V` pairs; a pair whose
+    /// value ends in a backslash closes its instruction), secrets as comment
+    /// lines.
+    fn vars(&mut self) -> (Vec<Vec<String>>, Vec<String>) {
+        let mut pairs = Vec::new();
+        let mut secrets = Vec::new();
+        for (k, v) in &self.spec.vars {
+            let field = format!("vars.{k}");
+            if !quote::is_dockerfile_bare(k) || k.contains('=') {
+                self.refuse(
+                    &field,
+                    ErrorKind::Unwritable,
+                    format!(
+                        "{:?} is not a name an ENV instruction can hold",
+                        quote::comment(k)
+                    ),
+                    Some("use a name of letters, digits and `_`, such as MY_VAR"),
+                );
+                continue;
+            }
+            match v {
+                VarValue::Plain(s) => match quote::dockerfile_pair(s) {
+                    Ok(q) => {
+                        if let Some(text) = self.fits(&field, format!("{k}={}", q.text)) {
+                            pairs.push((text, q.ends_line));
+                        }
+                    }
+                    Err(e) => self.refuse(
+                        &field,
+                        ErrorKind::Unwritable,
+                        format!("the value {e}"),
+                        None,
+                    ),
+                },
+                VarValue::Secret(r) => secrets.extend(self.comment(
+                    &field,
+                    &format!(
+                        "runtime secret: {k} from secret {} key {} ({SECRET_HINT})",
+                        r.secret, r.key
+                    ),
+                )),
+            }
+        }
+        (group_pairs(pairs), secrets)
+    }
+
+    fn files(&mut self, chown: &str) -> Vec<Value> {
+        let mut files = Vec::new();
+        for (i, f) in self.spec.files.iter().enumerate() {
+            let field = format!("files[{i}]");
+            if !self.copy_source(&field, &f.from) {
+                continue;
+            }
+            match quote::dockerfile_args(&[f.from.as_str(), f.to.as_str()]) {
+                Ok(args) => {
+                    if let Some(args) = self.fits(&field, args) {
+                        files.push(context! { chown => chown, args => args });
+                    }
+                }
+                Err(e) => self.refuse(&field, ErrorKind::Unwritable, e.to_string(), None),
+            }
+        }
+        files
+    }
+
+    /// `ENTRYPOINT`/`CMD` in exec form, or `""` when the list is empty.
+    fn exec_form(&mut self, field: &str, items: &[String]) -> String {
+        if items.is_empty() {
+            return String::new();
+        }
+        if let Some(i) = items.iter().position(|a| a.contains('\0')) {
+            self.refuse(
+                format!("{field}[{i}]"),
+                ErrorKind::Unwritable,
+                "contains NUL, which a process argument cannot hold",
+                None,
+            );
+            return String::new();
+        }
+        let text = quote::json_array(items);
+        if text.len() > 3 * MAX_VALUE_BYTES {
+            self.refuse(
+                field,
+                ErrorKind::Unwritable,
+                format!(
+                    "is {} bytes long in exec form, more than one Dockerfile line may take",
+                    text.len()
+                ),
+                None,
+            );
+            return String::new();
+        }
+        text
+    }
+
+    /// `LABEL` instructions (lists of `key=value` pairs): the description,
+    /// the IR labels (sorted), the IR hash.
+    fn labels(&mut self) -> Vec<Vec<String>> {
         let spec = self.spec;
-        let mut out = Vec::new();
+        let mut pairs = Vec::new();
         if let Some(d) = &spec.description {
-            if !spec.labels.contains_key(DESCRIPTION) {
-                // A label is one line: runs of whitespace, line breaks included, become one space.
-                let flat = d.split_whitespace().collect::<Vec<_>>().join(" ");
-                let flat: String = flat.chars().filter(|c| *c != '\0').collect();
-                if let Ok(q) = quote::dockerfile_value(&flat) {
-                    out.push(format!("{DESCRIPTION}={q}"));
+            if !spec.labels.contains_key(DESCRIPTION_LABEL) {
+                match quote::dockerfile_pair(d) {
+                    Ok(q) => {
+                        if let Some(text) = self.fits("description", format!("{DESCRIPTION_LABEL}={}", q.text)) {
+                            pairs.push((text, q.ends_line));
+                        }
+                    }
+                    Err(_) => self.refuse(
+                        "description",
+                        ErrorKind::Unwritable,
+                        "contains a line break, which a Dockerfile LABEL cannot hold",
+                        Some(&format!("write the description on one line, or set labels[\"{DESCRIPTION_LABEL}\"] to a one-line text")),
+                    ),
                 }
             }
         }
         for (k, v) in &spec.labels {
             let field = format!("labels.{k}");
-            if k == HASH {
-                self.warn(
-                    field,
-                    "reserved: sclc sets it to the IR hash; the source's value is left out",
+            if k == HASH_LABEL {
+                self.refuse(
+                    &field,
+                    ErrorKind::Reserved,
+                    format!("{HASH_LABEL} is reserved: sclc sets it to the IR's hash"),
+                    Some("remove this label, or give it another name"),
                 );
                 continue;
             }
-            let key = if quote::is_dockerfile_bare(k) && !k.contains('=') {
-                Ok(k.clone())
+            let key = if k.contains('=') || k.is_empty() {
+                None
+            } else if quote::is_dockerfile_bare(k) {
+                Some(k.clone())
             } else {
-                quote::dockerfile_value(k)
-            };
-            match (key, quote::dockerfile_value(v)) {
-                (Ok(k), Ok(v)) => out.push(format!("{k}={v}")),
-                (Err(e), _) | (_, Err(e)) => {
-                    self.warn(field, format!("{e}; left out of the Dockerfile"))
+                match quote::dockerfile_pair(k) {
+                    Ok(q) if !q.ends_line => Some(q.text),
+                    _ => None,
                 }
+            };
+            let Some(key) = key else {
+                self.refuse(
+                    &field,
+                    ErrorKind::Unwritable,
+                    format!("{:?} is not a key a LABEL instruction can hold (it is empty, or has `=`, a line break or a trailing backslash)", quote::comment(k)),
+                    None,
+                );
+                continue;
+            };
+            match quote::dockerfile_pair(v) {
+                Ok(q) => {
+                    if let Some(text) = self.fits(&field, format!("{key}={}", q.text)) {
+                        pairs.push((text, q.ends_line));
+                    }
+                }
+                Err(e) => self.refuse(
+                    &field,
+                    ErrorKind::Unwritable,
+                    format!("the value {e}"),
+                    None,
+                ),
             }
         }
-        out.push(format!("{HASH}=\"{}\"", spec.content_hash()));
-        out
+        pairs.push((format!("{HASH_LABEL}=\"{}\"", spec.content_hash()), false));
+        group_pairs(pairs)
     }
 
     fn dockerignore(&mut self, origin: &str) -> Option<String> {
         let mut patterns = Vec::new();
         for (i, p) in self.spec.ignore.iter().enumerate() {
-            if quote::has_line_break(p) {
-                self.warn(
-                    format!("ignore[{i}]"),
-                    format!("{}; left out of .dockerignore", quote::Unrepresentable),
-                );
-            } else {
-                patterns.push(p.clone());
+            let field = format!("ignore[{i}]");
+            match quote::dockerignore_pattern(p) {
+                Ok(line) => patterns.extend(self.fits(&field, line)),
+                Err(e) => self.refuse(
+                    &field,
+                    ErrorKind::Unwritable,
+                    e.to_string(),
+                    Some("write the glob on one line, without surrounding whitespace"),
+                ),
             }
         }
-        if patterns.is_empty() {
+        if patterns.is_empty() || !self.errors.is_empty() {
             return None;
         }
-        Some(render(
+        let text = render(
             "dockerignore",
             context! { origin => origin, dockerfile_name => "Dockerfile", patterns => patterns },
-        ))
+        );
+        self.check_lines(&text, "the generated .dockerignore")
+            .then_some(text)
     }
+}
+
+/// Splits `(pair, ends_line)` items into instructions: a pair that must end
+/// its line ([`quote::PairText::ends_line`]) is the last of its instruction.
+fn group_pairs(pairs: Vec<(String, bool)>) -> Vec<Vec<String>> {
+    let mut groups = Vec::new();
+    let mut current = Vec::new();
+    for (text, ends_line) in pairs {
+        current.push(text);
+        if ends_line {
+            groups.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        groups.push(current);
+    }
+    groups
+}
+
+/// Whether `s` is an image reference by the grammar of
+/// `distribution/reference` (`reference.go`), which Docker, BuildKit and
+/// hadolint accept in `FROM`:
+/// `[domain[:port]/]component(/component)*[:tag][@algorithm:hex]`, where a
+/// path component is `[a-z0-9]+` runs joined by `.`, `_`, `__` or `-`s, the
+/// first component is a domain when it holds `.` or `:` or is `localhost`,
+/// a tag is `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`, and a digest is
+/// `algorithm:hex` with at least 32 hex digits.
+pub fn is_image_reference(s: &str) -> bool {
+    let (rest, digest) = match s.split_once('@') {
+        Some((r, d)) => (r, Some(d)),
+        None => (s, None),
+    };
+    if let Some(d) = digest {
+        let Some((alg, hex)) = d.split_once(':') else {
+            return false;
+        };
+        let alg_ok = alg.split(['+', '.', '-', '_']).all(|c| {
+            c.starts_with(|c: char| c.is_ascii_alphabetic())
+                && c.chars().all(|c| c.is_ascii_alphanumeric())
+        });
+        if !alg_ok || hex.len() < 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            return false;
+        }
+    }
+    // A tag is after the last `:` that follows the last `/`.
+    let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
+    let (name, tag) = match rest[last_slash..].rfind(':') {
+        Some(i) => (&rest[..last_slash + i], Some(&rest[last_slash + i + 1..])),
+        None => (rest, None),
+    };
+    if let Some(t) = tag {
+        let ok = t.len() <= 128
+            && t.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        if !ok {
+            return false;
+        }
+    }
+    if name.is_empty() || name.len() > 255 {
+        return false;
+    }
+    let mut parts: Vec<&str> = name.split('/').collect();
+    if parts.len() > 1 && (parts[0].contains(['.', ':']) || parts[0] == "localhost") {
+        let domain = parts.remove(0);
+        let (host, port) = match domain.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (domain, None),
+        };
+        let host_ok = !host.is_empty()
+            && host.split('.').all(|c| {
+                !c.is_empty()
+                    && c.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                    && !c.starts_with('-')
+                    && !c.ends_with('-')
+            });
+        let port_ok = port.is_none_or(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+        if !host_ok || !port_ok {
+            return false;
+        }
+    }
+    parts.iter().all(|p| is_path_component(p))
+}
+
+/// `[a-z0-9]+` runs joined by one separator: `.`, `_`, `__` or one or more `-`.
+fn is_path_component(p: &str) -> bool {
+    let b = p.as_bytes();
+    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    if b.is_empty() || !alnum(b[0]) || !alnum(b[b.len() - 1]) {
+        return false;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        if alnum(b[i]) {
+            i += 1;
+            continue;
+        }
+        let sep_end = b[i..]
+            .iter()
+            .position(|&c| alnum(c))
+            .map_or(b.len(), |n| i + n);
+        let sep = &p[i..sep_end];
+        if !(sep == "." || sep == "_" || sep == "__" || sep.bytes().all(|c| c == b'-')) {
+            return false;
+        }
+        i = sep_end;
+    }
+    true
+}
+
+/// `path` with `.` and empty segments removed and `..` applied (never above
+/// `/`): `/usr/../etc/` → `/etc`, `//` → `/`.
+fn normalize_path(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+/// `/` and the top-level folders of a Linux image that belong to the
+/// system: `/bin /boot /dev /etc /lib* /proc /run /sbin /sys /usr /var`.
+fn is_system_folder(normal: &str) -> bool {
+    let Some(top) = normal.strip_prefix('/') else {
+        return true;
+    };
+    top.is_empty()
+        || (!top.contains('/')
+            && (matches!(
+                top,
+                "bin" | "boot" | "dev" | "etc" | "proc" | "run" | "sbin" | "sys" | "usr" | "var"
+            ) || top.starts_with("lib")))
+}
+
+/// `%XX` escapes decoded (invalid ones kept), as Go's `url.Parse` does for a
+/// URL's path.
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
+            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Renders one of the embedded templates (strict undefined, no
@@ -682,27 +1238,16 @@ fn render(name: &str, ctx: Value) -> String {
     tidy(&text)
 }
 
-/// Collapses runs of blank lines to one (outside here-documents, which are
-/// kept byte for byte) and ends the text with exactly one newline, so the
-/// template can be written for readability.
+/// Collapses runs of blank lines to one and ends the text with exactly one
+/// newline, so the template can be written for readability. Lines are split
+/// at `\n` only (a `\r` inside a value stays where it is). No generated line
+/// that carries a value is blank: every one starts with a keyword, an
+/// indent and a quote, or `#`.
 fn tidy(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut blank = true; // no blank line at the top
-    let mut heredoc: Option<String> = None; // inside a here-document: keep every line
-    for line in text.lines() {
-        if let Some(delimiter) = &heredoc {
-            if line == delimiter {
-                heredoc = None;
-            }
-            out.push_str(line);
-            out.push('\n');
-            blank = false;
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix("RUN <<'") {
-            heredoc = rest.strip_suffix('\'').map(str::to_string);
-        }
-        let is_blank = line.trim().is_empty();
+    for line in text.split('\n') {
+        let is_blank = line.trim_matches([' ', '\t']).is_empty();
         if is_blank && blank {
             continue;
         }
@@ -860,6 +1405,49 @@ mod tests {
     }
 
     #[test]
+    fn image_references() {
+        for ok in [
+            "debian:12.5",
+            "python:3.10-slim",
+            "nvcr.io/nvidia/pytorch:23.10-py3",
+            "localhost:5000/team/img",
+            "localhost/img:1",
+            "a/b/c",
+            "redis:7-alpine",
+            "registry.access.redhat.com/ubi9/ubi:9.3",
+            "my_org/my__img--x:v1",
+            &format!("debian@sha256:{}", "ab".repeat(32)),
+            &format!("fedora:40@sha256:{}", "0".repeat(64)),
+        ] {
+            assert!(is_image_reference(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "/",
+            "debian:",
+            "debian:$TAG",
+            "x:y:z",
+            "debian:`id`",
+            "-x",
+            "Debian",
+            "a b",
+            "debian@",
+            "debian@sha256:abc",
+            "a//b",
+            "a/",
+            ":tag",
+            "debian:.x",
+            "-h.io/a",
+            "h.io:/a",
+            "a__-b",
+            "a.-b",
+            "debian:12\n",
+        ] {
+            assert!(!is_image_reference(bad), "{bad}");
+        }
+    }
+
+    #[test]
     fn url_names() {
         assert_eq!(
             url_basename("https://h/a/b/model.safetensors?download=1#x"),
@@ -876,9 +1464,6 @@ mod tests {
     #[test]
     fn tidy_collapses_blank_lines() {
         assert_eq!(tidy("\n\na\n\n\n\nb\n\n"), "a\n\nb\n");
-        assert_eq!(
-            tidy("RUN <<'E'\nx\n\n\ny\nE\n\n\nZ\n"),
-            "RUN <<'E'\nx\n\n\ny\nE\n\nZ\n"
-        );
+        assert_eq!(tidy("a\r\n  \n\nb"), "a\r\n\nb\n");
     }
 }

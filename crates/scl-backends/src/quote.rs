@@ -5,25 +5,33 @@
 //! | function | for | rule |
 //! |---|---|---|
 //! | [`shell`] | a word on a shell (`RUN`) line | POSIX single quotes, safe words left bare |
+//! | [`shell_lines`] | a multi-line script written by `printf` | one [`shell`] word per line |
 //! | [`json_string`], [`json_array`] | exec form (`ENTRYPOINT`, `CMD`) | JSON (RFC 8259) strings |
-//! | [`dockerfile_value`] | `ENV`/`LABEL` values and keys | Dockerfile double quotes |
-//! | [`dockerfile_word`] | `WORKDIR`, `FROM`, `--chown=` | bare when safe, else [`dockerfile_value`] |
+//! | [`dockerfile_pair`] | `ENV`/`LABEL` keys and values | double quotes, single quotes around `\"` |
+//! | [`dockerfile_word`] | `WORKDIR` | bare when safe, else double quotes |
 //! | [`dockerfile_args`] | `COPY`/`ADD` sources and destination | bare when safe, else JSON form |
+//! | [`dockerignore_pattern`] | one line of `.dockerignore` | a leading `#` or `!` escaped |
 //! | [`comment`] | text inside a `#` comment | control characters shown escaped |
 //!
-//! The Dockerfile rules follow BuildKit's word lexer
-//! (`moby/buildkit`, `frontend/dockerfile/shell/lex.go`): outside quotes a
-//! backslash makes the next character literal; inside double quotes only
-//! `"`, `$` and `\` can be escaped; `$` starts a variable in `ENV`, `LABEL`,
-//! `COPY`, `ADD`, `WORKDIR`, `USER` and `FROM`. A Dockerfile line cannot hold a
-//! newline (it ends the instruction) nor end in a backslash (it continues the
-//! instruction), so those helpers return [`Unrepresentable`] for a value with a
-//! line break or NUL.
+//! The Dockerfile rules follow BuildKit's parser and word lexer
+//! (`moby/buildkit`, `frontend/dockerfile/parser/parser.go` and
+//! `frontend/dockerfile/shell/lex.go`): a physical line ends at `\n`; a line
+//! whose last non-blank character is a backslash continues the instruction;
+//! outside quotes a backslash makes the next character literal; inside double
+//! quotes only `"`, `$` and `\` can be escaped; inside single quotes nothing
+//! is special; `$` starts a variable in `ENV`, `LABEL`, `COPY`, `ADD`,
+//! `WORKDIR`, `USER` and `FROM`. The generated files must also parse with
+//! hadolint, whose parser (`hadolint/language-docker`,
+//! `Language.Docker.Parser.Pairs`) reads `\` + quote as the quote but a run of
+//! two or more backslashes before a quote as an error: [`dockerfile_pair`]
+//! never writes one. A value with a line feed, a carriage return or NUL
+//! cannot be part of a Dockerfile word ([`Unrepresentable`]); only
+//! [`shell_lines`] turns line feeds into separate words.
 
 use std::fmt;
 
-/// A value that cannot be written in the requested Dockerfile position: it
-/// holds a line break (`\n`, `\r`) or a NUL character.
+/// A value that cannot be written in the requested position: it holds a line
+/// break (`\n`, `\r`) or a NUL character.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Unrepresentable;
 
@@ -35,6 +43,8 @@ impl fmt::Display for Unrepresentable {
 
 impl std::error::Error for Unrepresentable {}
 
+/// The characters of a word that no Dockerfile or shell rule gives a
+/// meaning: `[A-Za-z0-9_@%+=:,./-]`.
 fn is_shell_safe(c: char) -> bool {
     c.is_ascii_alphanumeric()
         || matches!(c, '_' | '@' | '%' | '+' | '=' | ':' | ',' | '.' | '/' | '-')
@@ -47,6 +57,8 @@ fn is_shell_safe(c: char) -> bool {
 /// quotes, with each `'` written as `'\''` (`it's` → `'it'\''s'`), and the
 /// empty string becomes `''`. Inside single quotes the shell gives no
 /// character a meaning, so `$`, backticks, `\`, globs and spaces stay literal.
+/// A word that starts with `-` is still one word, but a command may read it
+/// as an option: callers put it after `--` or refuse it.
 ///
 /// A newline stays a newline (correct for the shell); a caller writing a
 /// Dockerfile line must refuse it first ([`has_line_break`]).
@@ -54,6 +66,11 @@ pub fn shell(s: &str) -> String {
     if !s.is_empty() && s.chars().all(is_shell_safe) {
         return s.to_string();
     }
+    single_quoted(s)
+}
+
+/// `s` in POSIX single quotes, each `'` written as `'\''`.
+fn single_quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('\'');
     for c in s.chars() {
@@ -65,6 +82,27 @@ pub fn shell(s: &str) -> String {
     }
     out.push('\'');
     out
+}
+
+/// The lines of a shell script as single-quoted words (as [`shell`] quotes,
+/// but never bare, so that no line reads like a keyword such as `fi` to a
+/// linter), one per line, for `printf '%s\n' <word> <word> …`, which writes
+/// the script back byte for byte (with a final `\n` when `script` has none).
+///
+/// `script` is split at `\n`; a final empty piece after a trailing `\n` is
+/// dropped, so `"a\nb"` and `"a\nb\n"` give `['a', 'b']`, and `""` gives one
+/// empty line (`''`). A carriage return stays inside its single-quoted word,
+/// in the middle of a Dockerfile line (BuildKit strips `\r` only at a line's
+/// end), so it is written faithfully.
+///
+/// Errors: [`Unrepresentable`] when `script` holds NUL, which neither a
+/// Dockerfile nor a shell string can carry.
+pub fn shell_lines(script: &str) -> Result<Vec<String>, Unrepresentable> {
+    if script.contains('\0') {
+        return Err(Unrepresentable);
+    }
+    let body = script.strip_suffix('\n').unwrap_or(script);
+    Ok(body.split('\n').map(single_quoted).collect())
 }
 
 /// `s` as a JSON string literal, quotes included (RFC 8259 §7): `"` and `\`
@@ -103,22 +141,138 @@ pub fn json_array<S: AsRef<str>>(items: &[S]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-/// True when `s` holds a character no Dockerfile line can carry: `\n`, `\r`
+/// True when `s` holds a character no Dockerfile word can carry: `\n`, `\r`
 /// or NUL.
 pub fn has_line_break(s: &str) -> bool {
     s.contains(['\n', '\r', '\0'])
 }
 
-/// `s` as a double-quoted Dockerfile value, for `ENV K=<here>` and
-/// `LABEL <here>=<here>`: `"` + `s` with `\`, `"` and `$` backslash-escaped +
-/// `"`. Backticks, `'`, spaces, `#` and non-ASCII text need no escape there.
+/// An `ENV`/`LABEL` key or value as written by [`dockerfile_pair`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairText {
+    /// The text to write after `KEY=` (or before `=` for a key).
+    pub text: String,
+    /// True when the value ends in a backslash: then `text` ends with that
+    /// run written outside quotes (`"C:"\\`), which both parsers read only
+    /// when nothing follows it on the line, so the pair must be the last of
+    /// its instruction and no ` \` continuation may follow.
+    pub ends_line: bool,
+}
+
+/// `s` as one word of an `ENV K=<here>` or `LABEL <here>=<here>` pair, such
+/// that BuildKit's lexer reads back exactly `s` and hadolint parses it.
 ///
-/// Errors: [`Unrepresentable`] when `s` holds `\n`, `\r` or NUL (a
-/// Dockerfile value cannot contain a line break: a newline ends the
-/// instruction, and `\`-newline is a continuation that disappears).
-pub fn dockerfile_value(s: &str) -> Result<String, Unrepresentable> {
+/// The text is double-quoted with `\`, `"` and `$` backslash-escaped
+/// (`x $y "z"` → `"x \$y \"z\""`); backticks, `'`, spaces, `#` and non-ASCII
+/// text need no escape there. Two cases where hadolint's parser and
+/// BuildKit's disagree are written differently:
+/// - backslashes directly before a `"` (`a\"b`) go into a single-quoted
+///   segment, where both read every character literally:
+///   `"a"'\"'"b"`;
+/// - backslashes at the end (`C:\tools\`) are written after the closing
+///   quote, each as `\\` (`"C:\\tools"\\`), and [`PairText::ends_line`] is
+///   set.
+///
+/// The empty string is `""`.
+///
+/// Errors: [`Unrepresentable`] when `s` holds `\n`, `\r` or NUL (a newline
+/// ends the instruction, and `\`-newline is a continuation that disappears).
+pub fn dockerfile_pair(s: &str) -> Result<PairText, Unrepresentable> {
     if has_line_break(s) {
         return Err(Unrepresentable);
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut text = String::with_capacity(s.len() + 2);
+    let mut in_double = false;
+    let mut ends_line = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' {
+            let run_end = chars[i..]
+                .iter()
+                .position(|&c| c != '\\')
+                .map_or(chars.len(), |n| i + n);
+            let run = run_end - i;
+            match chars.get(run_end) {
+                None => {
+                    // Trailing backslashes: outside quotes, at the line's end.
+                    if in_double {
+                        text.push('"');
+                        in_double = false;
+                    } else if text.is_empty() {
+                        text.push_str("\"\"");
+                    }
+                    text.push_str(&"\\\\".repeat(run));
+                    ends_line = true;
+                }
+                Some('"') => {
+                    // Backslashes before a quote: literal in single quotes.
+                    if in_double {
+                        text.push('"');
+                        in_double = false;
+                    }
+                    text.push('\'');
+                    text.push_str(&"\\".repeat(run));
+                    text.push('"');
+                    text.push('\'');
+                    i = run_end + 1;
+                    continue;
+                }
+                Some(_) => {
+                    if !in_double {
+                        text.push('"');
+                        in_double = true;
+                    }
+                    text.push_str(&"\\\\".repeat(run));
+                }
+            }
+            i = run_end;
+            continue;
+        }
+        if !in_double {
+            text.push('"');
+            in_double = true;
+        }
+        if matches!(c, '"' | '$') {
+            text.push('\\');
+        }
+        text.push(c);
+        i += 1;
+    }
+    if in_double {
+        text.push('"');
+    }
+    if text.is_empty() {
+        text.push_str("\"\"");
+    }
+    Ok(PairText { text, ends_line })
+}
+
+/// True for a word that a Dockerfile instruction reads literally when
+/// written bare, and that the shell would not quote either: non-empty, only
+/// `[A-Za-z0-9_@%+=:,./?&-]`, not starting with `-` (a flag). That rules out
+/// whitespace, quotes, `\`, `$` (variables), `#` (comments), `[` (the JSON
+/// form), `*`/`[` (globs) and `<` (here-documents, `<<EOF` or `2<<EOF`).
+pub fn is_dockerfile_bare(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && s.chars()
+            .all(|c| is_shell_safe(c) || matches!(c, '?' | '&'))
+}
+
+/// One word for `WORKDIR`: `s` itself when [`is_dockerfile_bare`], else
+/// double-quoted with `\`, `"` and `$` backslash-escaped (BuildKit's lexer
+/// removes the quotes; hadolint reads `WORKDIR` to the end of the line, so
+/// a backslash before the closing quote is fine there).
+///
+/// Errors: [`Unrepresentable`] for a line break or NUL.
+pub fn dockerfile_word(s: &str) -> Result<String, Unrepresentable> {
+    if has_line_break(s) {
+        return Err(Unrepresentable);
+    }
+    if is_dockerfile_bare(s) {
+        return Ok(s.to_string());
     }
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
@@ -132,38 +286,16 @@ pub fn dockerfile_value(s: &str) -> Result<String, Unrepresentable> {
     Ok(out)
 }
 
-/// True for a word that a Dockerfile instruction reads literally when written
-/// bare: non-empty, no whitespace or control characters, none of
-/// `\ $ " '`, and not starting with `[` (exec/JSON form), `-` (a flag) or
-/// `#`.
-pub fn is_dockerfile_bare(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with(['[', '-', '#'])
-        && s.chars()
-            .all(|c| !c.is_whitespace() && !c.is_control() && !matches!(c, '\\' | '$' | '"' | '\''))
-}
-
-/// One word for `FROM`, `WORKDIR` or a flag value (`--chown=`): `s` itself
-/// when [`is_dockerfile_bare`], else [`dockerfile_value`] (double quotes are
-/// removed by Docker's lexer in those positions).
-///
-/// Errors: [`Unrepresentable`] for a line break or NUL.
-pub fn dockerfile_word(s: &str) -> Result<String, Unrepresentable> {
-    if has_line_break(s) {
-        return Err(Unrepresentable);
-    }
-    if is_dockerfile_bare(s) {
-        Ok(s.to_string())
-    } else {
-        dockerfile_value(s)
-    }
-}
-
 /// The sources and destination of a `COPY`/`ADD`: the words joined by
 /// spaces when every one [`is_dockerfile_bare`] (`train.py /workspace/train.py`),
 /// else the JSON form, whose elements keep spaces, with `\ $ " '`
-/// backslash-escaped for Docker's lexer and then JSON-encoded
-/// (`["my file", "/a/my file"]`).
+/// (and U+FEFF) backslash-escaped for BuildKit's lexer (which processes each
+/// element) and then JSON-encoded (`["my file", "/a/my file"]`). The JSON form also
+/// keeps a word that starts with `-` (`--from=x`) from being read as a flag
+/// and one that starts with `<<` from being read as a here-document.
+///
+/// Globs are not escaped here: `COPY` reads `*`, `?` and `[` in a source as
+/// a pattern, so callers refuse such sources.
 ///
 /// Errors: [`Unrepresentable`] when a word holds a line break or NUL.
 pub fn dockerfile_args<S: AsRef<str>>(words: &[S]) -> Result<String, Unrepresentable> {
@@ -179,7 +311,9 @@ pub fn dockerfile_args<S: AsRef<str>>(words: &[S]) -> Result<String, Unrepresent
         .map(|w| {
             let mut e = String::new();
             for c in w.as_ref().chars() {
-                if matches!(c, '\\' | '$' | '"' | '\'') {
+                // U+FEFF too: Go's text/scanner, under BuildKit's lexer,
+                // drops it as a byte order mark when it starts a word.
+                if matches!(c, '\\' | '$' | '"' | '\'' | '\u{feff}') {
                     e.push('\\');
                 }
                 e.push(c);
@@ -188,6 +322,71 @@ pub fn dockerfile_args<S: AsRef<str>>(words: &[S]) -> Result<String, Unrepresent
         })
         .collect();
     Ok(json_array(&escaped))
+}
+
+/// Why a glob cannot be one line of a `.dockerignore`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatternRefusal {
+    /// `\n`, `\r` or NUL: the file is read line by line.
+    LineBreak,
+    /// Empty or only whitespace: the reader skips such a line.
+    Empty,
+    /// Leading or trailing whitespace, which the reader strips.
+    EdgeWhitespace,
+    /// An odd run of backslashes at the end escapes nothing: the pattern does
+    /// not compile.
+    TrailingBackslash,
+}
+
+impl fmt::Display for PatternRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PatternRefusal::LineBreak => {
+                "contains a line break or NUL, which one line of .dockerignore cannot hold"
+            }
+            PatternRefusal::Empty => "is empty, and .dockerignore skips an empty line",
+            PatternRefusal::EdgeWhitespace => {
+                "starts or ends with whitespace, which .dockerignore strips"
+            }
+            PatternRefusal::TrailingBackslash => {
+                "ends in a backslash that escapes nothing, so the pattern does not compile"
+            }
+        })
+    }
+}
+
+impl std::error::Error for PatternRefusal {}
+
+/// One glob as a line of `.dockerignore`, read by BuildKit with
+/// `moby/patternmatcher`'s `ignorefile.ReadAll`: a line starting with `#` is
+/// a comment, surrounding whitespace is trimmed, a leading `!` makes the line
+/// an exception (re-includes what it matches), and in the pattern a `\`
+/// escapes the next character. Since an IR `ignore` entry is a glob kept out
+/// of the context, a leading `#` or `!` is escaped (`\#notes`, `\!x`) so
+/// that it matches a name starting with that character, and every other line
+/// is written as is. `ReadAll` then cleans the path (`a//b/` → `a/b`,
+/// `/x` → `x`), which does not change what it matches.
+///
+/// Errors: [`PatternRefusal`] for a line break or NUL, an empty pattern,
+/// leading or trailing whitespace, or an unpaired trailing backslash.
+pub fn dockerignore_pattern(p: &str) -> Result<String, PatternRefusal> {
+    if has_line_break(p) {
+        return Err(PatternRefusal::LineBreak);
+    }
+    if p.trim().is_empty() {
+        return Err(PatternRefusal::Empty);
+    }
+    if p.starts_with(char::is_whitespace) || p.ends_with(char::is_whitespace) {
+        return Err(PatternRefusal::EdgeWhitespace);
+    }
+    let trailing = p.len() - p.trim_end_matches('\\').len();
+    if trailing % 2 == 1 {
+        return Err(PatternRefusal::TrailingBackslash);
+    }
+    if p.starts_with(['#', '!']) {
+        return Ok(format!("\\{p}"));
+    }
+    Ok(p.to_string())
 }
 
 /// Text for the inside of a one-line `#` comment: control characters
@@ -220,6 +419,9 @@ mod tests {
         "'",
         "''",
         "a\"b",
+        "a\\\"b",
+        "a\\\\\"b",
+        "\\\"",
         "$HOME",
         "${HOME:-x}",
         "`id`",
@@ -231,17 +433,26 @@ mod tests {
         "cr\rx",
         "back\\slash",
         "trailing\\",
+        "trailing\\\\",
+        "\\",
+        "trailing\\   ",
         "glob*?[a]",
         "semi;colon&amp|pipe>out<in",
+        "<<EOF",
+        "2<<EOF",
         "~user",
         "#hash",
         "-dash",
+        "--network=host --security=insecure",
         "!bang",
+        "%s %% {{ x }}",
         "ünïcödé ✓ 模型",
         "emoji 🚀",
         "numpy>=1.2,<2",
         "torch[cuda]",
-        "\u{2028}sep",
+        "\u{2028}sep\u{85}nel",
+        "\u{b}vt\u{c}ff\u{1b}esc",
+        "\u{feff}bom",
     ];
 
     /// What `sh` prints for `printf %s <quoted>`.
@@ -304,6 +515,39 @@ mod tests {
     }
 
     #[test]
+    fn shell_lines_rebuild_the_script_with_printf() {
+        assert_eq!(shell_lines("echo hi").unwrap(), ["'echo hi'"]);
+        assert_eq!(shell_lines("a\nb\n").unwrap(), ["'a'", "'b'"]);
+        assert_eq!(shell_lines("a\n\nb").unwrap(), ["'a'", "''", "'b'"]);
+        assert_eq!(shell_lines("it's").unwrap(), [r"'it'\''s'"]);
+        assert_eq!(shell_lines("").unwrap(), ["''"]);
+        assert_eq!(shell_lines("a\0b"), Err(Unrepresentable));
+        let mut scripts: Vec<String> = NASTY.iter().map(|s| s.to_string()).collect();
+        scripts.push(NASTY.join("\n"));
+        scripts.push("if true; then\n  echo \"$HOME\" \\\n    x\nfi\n".into());
+        scripts.push("cat <<EOF > /x\nbody\nEOF\n".into());
+        scripts.push("crlf\r\nline\r\n".into());
+        for script in scripts {
+            let words = shell_lines(&script).unwrap();
+            for w in &words {
+                assert!(!w.contains('\n'), "{w:?}");
+            }
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg(format!("printf '%s\\n' {}", words.join(" ")))
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            let want = if script.ends_with('\n') {
+                script.clone()
+            } else {
+                format!("{script}\n")
+            };
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), want, "{script:?}");
+        }
+    }
+
+    #[test]
     fn json_string_escapes_and_parses() {
         assert_eq!(json_string("python"), "\"python\"");
         assert_eq!(json_string("a\"b\\c"), r#""a\"b\\c""#);
@@ -329,41 +573,110 @@ mod tests {
         assert!(!json_array(&all).contains('\n'));
     }
 
-    /// Decodes a double-quoted value the way BuildKit's lexer does.
-    fn lex_double_quoted(q: &str) -> String {
-        let inner = q
-            .strip_prefix('"')
-            .and_then(|r| r.strip_suffix('"'))
-            .expect("double-quoted");
+    /// Reads one word the way BuildKit's lexer does (`shell/lex.go`,
+    /// `processStopOn` with the default escape token, no variables): quotes
+    /// removed, `\` outside quotes escapes any character, inside double
+    /// quotes only `"`, `$` and `\`. Panics on an unescaped `$` (it would be
+    /// expanded) or an unterminated quote.
+    fn buildkit_word(w: &str) -> String {
+        // Go's text/scanner skips a byte order mark that starts its input.
+        let w = w.strip_prefix('\u{feff}').unwrap_or(w);
         let mut out = String::new();
-        let mut it = inner.chars().peekable();
+        let mut it = w.chars().peekable();
         while let Some(c) = it.next() {
-            if c == '\\' && matches!(it.peek(), Some('"' | '$' | '\\')) {
-                out.push(it.next().unwrap());
-            } else {
-                assert!(c != '"' && c != '$', "unescaped {c:?} in {q}");
-                out.push(c);
+            match c {
+                '\'' => loop {
+                    match it.next().expect("unterminated '") {
+                        '\'' => break,
+                        c => out.push(c),
+                    }
+                },
+                '"' => loop {
+                    match it.next().expect("unterminated \"") {
+                        '"' => break,
+                        '\\' if matches!(it.peek(), Some('"' | '$' | '\\')) => {
+                            out.push(it.next().unwrap())
+                        }
+                        '$' => panic!("unescaped $ in {w}"),
+                        c => out.push(c),
+                    }
+                },
+                '\\' => {
+                    if let Some(n) = it.next() {
+                        out.push(n)
+                    }
+                }
+                '$' => panic!("unescaped $ in {w}"),
+                c => out.push(c),
             }
         }
         out
     }
 
+    /// True when hadolint's pair parser (`stringWithEscaped` in
+    /// `Language.Docker.Parser.Prelude`) would fail on `text`: inside a
+    /// quoted segment, a backslash run is literal unless a quote of that
+    /// segment's kind follows, and then it must be exactly one backslash.
+    fn hadolint_trips(text: &str) -> bool {
+        let c: Vec<char> = text.chars().collect();
+        let mut i = 0;
+        while i < c.len() {
+            let quote = c[i];
+            if quote != '"' && quote != '\'' {
+                i += 1; // unquoted: only our trailing `\\` runs
+                continue;
+            }
+            i += 1;
+            loop {
+                let Some(&ch) = c.get(i) else { return true };
+                if ch == quote {
+                    i += 1;
+                    break;
+                }
+                if ch == '\\' {
+                    let run = c[i..].iter().take_while(|&&x| x == '\\').count();
+                    if c.get(i + run) == Some(&quote) && run != 1 {
+                        return true;
+                    }
+                    // `\` + quote is an escaped quote; other runs literal.
+                    i += run + usize::from(run == 1 && c.get(i + 1) == Some(&quote));
+                    continue;
+                }
+                i += 1;
+            }
+        }
+        false
+    }
+
     #[test]
-    fn dockerfile_value_escapes() {
-        assert_eq!(dockerfile_value("v").unwrap(), "\"v\"");
+    fn dockerfile_pair_escapes() {
+        let p = |s: &str| dockerfile_pair(s).unwrap();
+        assert_eq!(p("v").text, "\"v\"");
+        assert_eq!(p("a\"b$c`e'f").text, r#""a\"b\$c`e'f""#);
+        assert_eq!(p("").text, "\"\"");
+        assert_eq!(p("a\\b").text, r#""a\\b""#);
+        assert_eq!(p("a\\\"b").text, r#""a"'\"'"b""#);
+        assert_eq!(p("\\\"").text, r#"'\"'"#);
         assert_eq!(
-            dockerfile_value("a\"b$c\\d`e'f").unwrap(),
-            r#""a\"b\$c\\d`e'f""#
+            p("C:\\tools\\"),
+            PairText {
+                text: r#""C:\\tools"\\"#.into(),
+                ends_line: true
+            }
         );
-        assert_eq!(dockerfile_value("").unwrap(), "\"\"");
-        assert_eq!(dockerfile_value("trailing\\").unwrap(), r#""trailing\\""#);
-        assert_eq!(dockerfile_value("a\nb"), Err(Unrepresentable));
-        assert_eq!(dockerfile_value("a\rb"), Err(Unrepresentable));
-        assert_eq!(dockerfile_value("a\0b"), Err(Unrepresentable));
+        assert_eq!(p("\\").text, r#"""\\"#);
+        assert!(!p("x").ends_line);
+        assert_eq!(dockerfile_pair("a\nb"), Err(Unrepresentable));
+        assert_eq!(dockerfile_pair("a\rb"), Err(Unrepresentable));
+        assert_eq!(dockerfile_pair("a\0b"), Err(Unrepresentable));
         for s in NASTY.iter().filter(|s| !has_line_break(s)) {
-            let q = dockerfile_value(s).unwrap();
-            assert_eq!(&lex_double_quoted(&q), s);
-            assert!(q.ends_with('"'), "never ends in a continuation backslash");
+            let q = p(s);
+            assert_eq!(&buildkit_word(&q.text), s, "{q:?}");
+            assert!(!hadolint_trips(&q.text), "{s:?} → {q:?}");
+            assert_eq!(q.ends_line, s.ends_with('\\'), "{s:?}");
+            if !q.ends_line {
+                assert!(!q.text.ends_with('\\'), "never a continuation");
+            }
         }
     }
 
@@ -373,7 +686,12 @@ mod tests {
         assert_eq!(dockerfile_word("/my dir").unwrap(), "\"/my dir\"");
         assert_eq!(dockerfile_word("/a$b").unwrap(), r#""/a\$b""#);
         assert_eq!(dockerfile_word("-x").unwrap(), "\"-x\"");
+        assert_eq!(dockerfile_word("/a\\").unwrap(), r#""/a\\""#);
         assert_eq!(dockerfile_word("a\nb"), Err(Unrepresentable));
+        for s in NASTY.iter().filter(|s| !has_line_break(s)) {
+            let w = dockerfile_word(s).unwrap();
+            assert_eq!(&buildkit_word(&w), s);
+        }
         assert_eq!(
             dockerfile_args(&["train.py", "/workspace/train.py"]).unwrap(),
             "train.py /workspace/train.py"
@@ -391,8 +709,16 @@ mod tests {
             r#"["a\\$b\\'c\\\"d\\\\", "/x"]"#
         );
         assert_eq!(dockerfile_args(&["[x]", "/y"]).unwrap(), r#"["[x]", "/y"]"#);
+        assert_eq!(
+            dockerfile_args(&["<<EOF", "/y"]).unwrap(),
+            r#"["<<EOF", "/y"]"#
+        );
+        assert_eq!(
+            dockerfile_args(&["--from=x", "/y"]).unwrap(),
+            r#"["--from=x", "/y"]"#
+        );
         assert_eq!(dockerfile_args(&["a\nb", "/y"]), Err(Unrepresentable));
-        // The JSON form always parses, whatever the words.
+        // The JSON form always parses and lexes back, whatever the words.
         let words: Vec<&str> = NASTY
             .iter()
             .copied()
@@ -400,7 +726,53 @@ mod tests {
             .collect();
         let form = dockerfile_args(&words).unwrap();
         let parsed: Vec<String> = serde_json::from_str(&form).unwrap();
-        assert_eq!(parsed.len(), words.len());
+        let lexed: Vec<String> = parsed.iter().map(|w| buildkit_word(w)).collect();
+        assert_eq!(lexed, words);
+    }
+
+    #[test]
+    fn bare_words_are_inert() {
+        for w in ["debian:12.5", "/workspace", "https://h/x?a=1&b=2", "a=b"] {
+            assert!(is_dockerfile_bare(w), "{w}");
+        }
+        for w in [
+            "", "-x", "a b", "<<EOF", "2<<EOF", "a*", "a[1]", "#x", "a$b", "a\\b", "'", "\"", "é",
+        ] {
+            assert!(!is_dockerfile_bare(w), "{w}");
+        }
+    }
+
+    #[test]
+    fn dockerignore_patterns() {
+        assert_eq!(dockerignore_pattern("secrets/").unwrap(), "secrets/");
+        assert_eq!(dockerignore_pattern("**/*.ckpt").unwrap(), "**/*.ckpt");
+        assert_eq!(dockerignore_pattern("#notes").unwrap(), "\\#notes");
+        assert_eq!(dockerignore_pattern("!keep").unwrap(), "\\!keep");
+        assert_eq!(dockerignore_pattern("a#b!c").unwrap(), "a#b!c");
+        assert_eq!(dockerignore_pattern("a\\\\").unwrap(), "a\\\\");
+        assert_eq!(
+            dockerignore_pattern("a\nsecrets"),
+            Err(PatternRefusal::LineBreak)
+        );
+        assert_eq!(dockerignore_pattern("a\rb"), Err(PatternRefusal::LineBreak));
+        assert_eq!(dockerignore_pattern(""), Err(PatternRefusal::Empty));
+        assert_eq!(dockerignore_pattern(" \t"), Err(PatternRefusal::Empty));
+        assert_eq!(
+            dockerignore_pattern(" x"),
+            Err(PatternRefusal::EdgeWhitespace)
+        );
+        assert_eq!(
+            dockerignore_pattern("x\u{a0}"),
+            Err(PatternRefusal::EdgeWhitespace)
+        );
+        assert_eq!(
+            dockerignore_pattern("x\\"),
+            Err(PatternRefusal::TrailingBackslash)
+        );
+        assert_eq!(
+            dockerignore_pattern("x\\\\\\"),
+            Err(PatternRefusal::TrailingBackslash)
+        );
     }
 
     #[test]

@@ -77,8 +77,10 @@ fn apt_packages_in_one_clean_layer() {
             run.find("apt-get install") < run.find("rm -rf /var/lib/apt/lists/*"),
             "{what}"
         );
-        // Every package, in IR order.
-        let mut at = 0;
+        // Every package, in IR order, after the `--` that ends the options.
+        let mut at = run
+            .find("--no-install-recommends -- ")
+            .unwrap_or_else(|| panic!("{what}: no `--` before the packages"));
         for p in &system.packages {
             let found = run[at..]
                 .find(&format!(" {p} "))
@@ -160,6 +162,97 @@ fn last_user_is_the_non_root_ir_user() {
             assert!(create < c, "{what}");
         }
     }
+}
+
+#[test]
+fn ownership_follows_the_uid_and_spares_existing_folders() {
+    let mut marked = 0;
+    for (what, spec, ins, _) in all() {
+        let user = spec.user.as_ref().expect("fixtures have users");
+        // Every --chown is the numeric uid the container runs as, and every
+        // file copied after USER carries it.
+        for i in ins
+            .iter()
+            .filter(|i| i.keyword == "COPY" || i.keyword == "ADD")
+        {
+            let chown = i
+                .args
+                .split_whitespace()
+                .find(|w| w.starts_with("--chown="));
+            if let Some(c) = chown {
+                assert_eq!(c, format!("--chown={}", user.uid), "{what}: {}", i.args);
+            } else {
+                assert!(
+                    user.is_root() || i.args.contains("/tmp/scl/requirements/"),
+                    "{what}: {} without --chown",
+                    i.args
+                );
+            }
+        }
+        // The only chown of a RUN is the workdir's, and only when the user
+        // step found no such folder in the base image.
+        let workdir = spec.workdir.as_deref().unwrap();
+        let w = scl_backends::quote::shell(workdir);
+        let mark =
+            format!("if [ ! -e {w} ]; then mkdir -p /tmp/scl && touch /tmp/scl/own-workdir; fi");
+        let own = format!(
+            "if [ -e /tmp/scl/own-workdir ]; then       mkdir -p {w} && chown -hR {} {w} && rm -f /tmp/scl/own-workdir;     fi",
+            user.uid
+        );
+        let create = position(&ins, |i| {
+            i.keyword == "RUN" && (i.args.contains("useradd") || i.args.contains("adduser"))
+        })
+        .unwrap();
+        assert!(
+            ins[create].args.ends_with(&mark),
+            "{what}: {}",
+            ins[create].args
+        );
+        let chowns: Vec<usize> = (0..ins.len())
+            .filter(|&n| ins[n].keyword == "RUN" && ins[n].args.contains("chown"))
+            .collect();
+        assert_eq!(chowns.len(), 1, "{what}");
+        assert_eq!(ins[chowns[0]].args, own, "{what}");
+        let user_line = position(&ins, |i| i.keyword == "USER").unwrap();
+        assert!(create < chowns[0] && chowns[0] < user_line, "{what}");
+        // Setup steps (which may create the folder) run in between.
+        for (n, i) in ins.iter().enumerate() {
+            if i.args.contains("sh -e /tmp/scl/setup.sh") {
+                assert!(create < n && n < chowns[0], "{what}");
+            }
+        }
+        marked += 1;
+    }
+    assert!(marked >= 8);
+}
+
+#[test]
+fn setup_steps_are_scripts_run_by_sh() {
+    let mut checked = 0;
+    for (what, spec, ins, _) in all() {
+        let runs: Vec<&Instruction> = ins
+            .iter()
+            .filter(|i| i.keyword == "RUN" && i.args.contains("/tmp/scl/setup.sh"))
+            .collect();
+        assert_eq!(runs.len(), spec.setup.len(), "{what}: one RUN per step");
+        for r in runs {
+            assert!(
+                r.args
+                    .starts_with("mkdir -p /tmp/scl  && printf '%s\\n'       '"),
+                "{what}: {}",
+                r.args
+            );
+            assert!(
+                r.args.ends_with(
+                    "'       > /tmp/scl/setup.sh  && sh -e /tmp/scl/setup.sh  && rm -f /tmp/scl/setup.sh"
+                ),
+                "{what}: {}",
+                r.args
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "setup steps checked: {checked}");
 }
 
 #[test]
@@ -333,15 +426,19 @@ fn artifact_layout() {
                 out.artifact("Dockerfile.dockerignore").unwrap().contents,
                 out.artifact(".dockerignore").unwrap().contents
             );
+            // Every glob on a line of its own, escaped where .dockerignore
+            // would read it as a comment or an exception.
             for g in &spec.ignore {
+                let line = scl_backends::quote::dockerignore_pattern(g).unwrap();
                 assert!(
                     out.artifact(".dockerignore")
                         .unwrap()
                         .contents
                         .lines()
-                        .any(|l| l == g),
+                        .any(|l| l == line),
                     "{name}: {g}"
                 );
+                assert!(!line.starts_with(['#', '!']), "{name}: {line}");
             }
         }
         for a in &out.artifacts {

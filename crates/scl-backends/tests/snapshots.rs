@@ -7,6 +7,7 @@ mod common;
 #[test]
 fn every_fixture_snapshots() {
     for (name, _spec, out) in common::lowered() {
+        assert!(out.errors.is_empty(), "{name}: {:?}", out.errors);
         assert!(!out.artifacts.is_empty(), "{name}: no artifacts");
         for a in &out.artifacts {
             let snap = format!("{name}__{}", a.path.replace('/', "__"));

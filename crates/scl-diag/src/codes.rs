@@ -463,6 +463,41 @@ Fix: add `sha256 = \"<hex>\"` (e.g. from `sha256sum FILE`).";
 
 Fix: pin a tag (`debian:12.5`) or a digest.";
 
+"E0401", "a value the target cannot write",
+"`sclc build` refuses a value that the target's file format cannot hold exactly, instead of leaving it out: a line break or NUL in a package name, a path, a URL, a label or an `ENV` value (a Dockerfile instruction is one line); an `ENV` name that is not one word; an `ignore` glob that `.dockerignore` would read as something else (a line break, an empty line, leading or trailing whitespace, which it strips); a multi-line `description` (a `LABEL` is one line); a malformed `sha256`; a value longer than a Dockerfile line may be; an env with no `base` and no services (nothing to build). Nothing is written; the message names the field.
+
+Example:
+    description = \"\"\"
+      Fine-tune BERT
+      on GLUE
+      \"\"\"
+
+Fix: write the value on one line (here: `description = \"Fine-tune BERT on GLUE\"`), or as the message says.";
+
+"E0402", "a tool would misread this value",
+"The value would reach a tool that reads it as something other than itself, so the image would not be what the IR says: a `dnf` package starting with `-` (read as an option; dnf 5 has no `--`), a user name of digits only (read as a uid), a `COPY` source with `*`, `?`, `[` or `\\` (read as a glob pattern, so another file than the one sclc hashed could be copied), a URL asset ending in `.git` (BuildKit's `ADD` clones it as a git repository) or not starting with `http://`/`https://`. Values that start with `-` are otherwise passed after `--` and are safe.
+
+Example:
+    python.requirements = [file(\"./req[1].txt\")]
+
+Fix: rename the file (`req1.txt`), or change the value as the help says.";
+
+"E0403", "a working directory the runtime user must not own",
+"`workdir` must be an absolute path, and not `/` nor a top-level system folder (`/bin`, `/boot`, `/dev`, `/etc`, `/lib*`, `/proc`, `/run`, `/sbin`, `/sys`, `/usr`, `/var`): the Dockerfile would make it the user's working directory, and a folder the build creates there is given to that user. Deeper folders such as `/usr/src/app` are fine.
+
+Example:
+    workdir = \"/etc\"
+
+Fix: use a folder of its own, such as `/workspace` or `/srv/app`.";
+
+"E0404", "a reserved value",
+"The source sets a value the target writes itself: the `dev.scl.ir.sha256` label of a Dockerfile is always the IR's content hash, so a label of that name in `labels` would be overwritten.
+
+Example:
+    labels = { \"dev.scl.ir.sha256\" = \"abc\" }
+
+Fix: remove the label, or give it another name.";
+
 "W0004", "not expressible in this target",
 "The target format cannot express a field of the env; the artifact leaves it out. The message names the field.
 

@@ -621,23 +621,46 @@ fn build(
         };
         let Some(spec) = &fin.spec else { return 1 };
         let l = scl_backends::docker::lower(spec, name);
-        for w in &l.warnings {
-            // Point at the source of the field the target cannot express.
-            let origin = field_origin(&fin.origins, &w.field);
-            let mut d = Diagnostic::warning(
-                "W0004",
-                origin.as_ref().map(|o| o.span).unwrap_or_default(),
-                format!("docker: `{}`: {}", w.field, w.message),
-            );
+        // Point each warning and error at the source of its field.
+        let located = |code: &'static str, field: &str, message: String, error: bool| {
+            let origin = field_origin(&fin.origins, field);
+            let span = origin.as_ref().map(|o| o.span).unwrap_or_default();
+            let mut d = if error {
+                Diagnostic::error(code, span, message)
+            } else {
+                Diagnostic::warning(code, span, message)
+            };
             d.at.file = match &origin {
                 Some(o) => db.module_display(o.module),
                 None => db.display_path(f),
             };
+            d
+        };
+        for w in &l.warnings {
+            let message = format!("docker: `{}`: {}", w.field, w.message);
+            diags.push(located("W0004", &w.field, message, false));
+        }
+        for e in &l.errors {
+            let code = match e.kind {
+                scl_backends::ErrorKind::Unwritable => "E0401",
+                scl_backends::ErrorKind::Misread => "E0402",
+                scl_backends::ErrorKind::SystemFolder => "E0403",
+                scl_backends::ErrorKind::Reserved => "E0404",
+            };
+            let message = format!("docker: `{}`: {}", e.field, e.message);
+            let mut d = located(code, &e.field, message, true);
+            if let Some(h) = &e.help {
+                d = d.with_help(h.clone());
+            }
             diags.push(d);
         }
         lowered.push((name.clone(), l));
     }
     print_diagnostics(&db, &diags, fmt, &cmdline);
+    if diags.iter().any(Diagnostic::is_error) {
+        // A value the target cannot write safely: nothing is written.
+        return 1;
+    }
     match write_atomically(out, &lowered) {
         Ok(written) => {
             let mut stdout = std::io::stdout().lock();

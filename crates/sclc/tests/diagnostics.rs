@@ -47,12 +47,24 @@ fn every_case_gives_exactly_its_diagnostics() {
     let mut failures = Vec::new();
     for case in &cases {
         let text = std::fs::read_to_string(dir.join(case)).unwrap();
-        let mut args: Vec<String> = vec![
-            "check".into(),
-            case.clone(),
-            "--message-format".into(),
-            "json".into(),
-        ];
+        // `// command: build` runs `sclc build --target docker` into a
+        // scratch folder (for the diagnostics of a backend) instead of
+        // `sclc check`; an error must leave that folder without an output.
+        let build = text.lines().any(|l| l.trim() == "// command: build");
+        let out_dir = tempfile::tempdir().unwrap();
+        let mut args: Vec<String> = if build {
+            vec![
+                "build".into(),
+                case.clone(),
+                "--target".into(),
+                "docker".into(),
+                "--out".into(),
+                out_dir.path().join("out").display().to_string(),
+            ]
+        } else {
+            vec!["check".into(), case.clone()]
+        };
+        args.extend(["--message-format".into(), "json".into()]);
         for l in text.lines() {
             if let Some(a) = l.strip_prefix("// args:") {
                 args.extend(a.split_whitespace().map(String::from));
@@ -97,6 +109,9 @@ fn every_case_gives_exactly_its_diagnostics() {
         let code = out.status.code().unwrap();
         if code != i32::from(any_error) {
             failures.push(format!("{case}: exit {code}, errors: {any_error}"));
+        }
+        if build && any_error && out_dir.path().join("out").exists() {
+            failures.push(format!("{case}: build wrote output despite errors"));
         }
     }
     for case in expect.keys() {

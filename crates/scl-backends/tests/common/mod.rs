@@ -1,6 +1,8 @@
-//! Shared helpers of the integration tests: the IR fixtures and a small
-//! Dockerfile reader.
+//! Shared helpers of the integration tests: the IR fixtures, a small
+//! Dockerfile reader, and the outside tools ([`tools`]).
 #![allow(dead_code)]
+
+pub mod tools;
 
 use scl_backends::{docker, Lowered};
 use scl_ir::EnvSpec;
@@ -63,8 +65,9 @@ pub fn spec_for<'a>(spec: &'a EnvSpec, artifact_path: &str) -> &'a EnvSpec {
 }
 
 /// One instruction of a Dockerfile: its keyword (upper case) and its
-/// arguments with line continuations joined (`\` + newline removed), or the
-/// whole here-document for `RUN <<X`.
+/// arguments with line continuations joined (`\` + newline removed). The
+/// backend writes no here-documents, so this reader knows none
+/// (`tests/parser.rs` checks it against BuildKit's parser).
 #[derive(Debug, Clone)]
 pub struct Instruction {
     pub keyword: String,
@@ -90,24 +93,8 @@ pub fn instructions(text: &str) -> Vec<Instruction> {
         let (keyword, rest) = trimmed.split_once(' ').unwrap_or((trimmed, ""));
         let mut args = String::new();
         let mut cur = rest.to_string();
-        if let Some(delim) = rest.strip_prefix("<<'").and_then(|r| r.strip_suffix('\'')) {
-            // Here-document: everything up to the delimiter line.
-            i += 1;
-            while i < lines.len() && lines[i] != delim {
-                args.push_str(lines[i]);
-                args.push('\n');
-                i += 1;
-            }
-            i += 1;
-            out.push(Instruction {
-                keyword: keyword.to_ascii_uppercase(),
-                args,
-                line: start + 1,
-            });
-            continue;
-        }
         loop {
-            if let Some(stripped) = cur.strip_suffix('\\') {
+            if let Some(stripped) = continued(&cur) {
                 args.push_str(stripped);
                 i += 1;
                 // Comment lines inside a continuation are dropped by Docker too.
@@ -128,6 +115,15 @@ pub fn instructions(text: &str) -> Vec<Instruction> {
         });
     }
     out
+}
+
+/// The line without its continuation backslash, when it has one: by
+/// BuildKit's rule (`parser.go`, `lineContinuationRegex`), a last
+/// non-blank `\` that follows a character other than `\` (or stands alone).
+fn continued(line: &str) -> Option<&str> {
+    let body = line.trim_end_matches([' ', '\t']);
+    let stripped = body.strip_suffix('\\')?;
+    (stripped.is_empty() || !stripped.ends_with('\\')).then_some(stripped)
 }
 
 /// The Dockerfile artifacts of an output (`Dockerfile`, `svc/Dockerfile`).
