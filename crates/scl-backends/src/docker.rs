@@ -276,7 +276,7 @@ impl Job<'_> {
     /// `value` shell-quoted, or `None` (with an error on `field`) when it
     /// holds a line break a `RUN` line cannot carry, or is too long.
     fn shell_arg(&mut self, field: impl AsRef<str>, value: &str) -> Option<String> {
-        if quote::has_line_break(value) {
+        if quote::is_unwritable(value) {
             self.refuse(
                 field,
                 ErrorKind::Unwritable,
@@ -482,7 +482,7 @@ impl Job<'_> {
     /// it must be absolute and not `/` or a top-level system folder.
     fn workdir(&mut self) -> Option<String> {
         let w = self.spec.workdir.as_ref()?;
-        if quote::has_line_break(w) {
+        if quote::is_unwritable(w) {
             self.refuse(
                 "workdir",
                 ErrorKind::Unwritable,
@@ -584,8 +584,10 @@ impl Job<'_> {
                     let args = match quote::dockerfile_args(&[url.as_str(), dest.as_str()]) {
                         Ok(a) => a,
                         Err(e) => {
+                            // The destination ends in the URL's file name.
+                            let which = if quote::is_unwritable(url) { "url" } else { "to" };
                             self.refuse(
-                                format!("{field}.to"),
+                                format!("{field}.{which}"),
                                 ErrorKind::Unwritable,
                                 e.to_string(),
                                 None,
@@ -827,7 +829,7 @@ impl Job<'_> {
                     self.refuse(
                         &field,
                         ErrorKind::Unwritable,
-                        "contains NUL, which a shell script cannot hold",
+                        "contains NUL or a character a reader of the Dockerfile would not see (a carriage return, an escape, a bidirectional override)",
                         None,
                     );
                     continue;

@@ -24,21 +24,49 @@
 //! hadolint, whose parser (`hadolint/language-docker`,
 //! `Language.Docker.Parser.Pairs`) reads `\` + quote as the quote but a run of
 //! two or more backslashes before a quote as an error: [`dockerfile_pair`]
-//! never writes one. A value with a line feed, a carriage return or NUL
-//! cannot be part of a Dockerfile word ([`Unrepresentable`]); only
-//! [`shell_lines`] turns line feeds into separate words.
+//! never writes one. A value with a line feed, NUL or a character a reader
+//! would not see as written ([`is_hidden`]: a carriage return, an escape
+//! sequence, a bidirectional override, …) is not written raw anywhere
+//! ([`Unrepresentable`]; comments and JSON strings show such characters
+//! escaped); only [`shell_lines`] turns line feeds into separate words.
+//! Reviewers read the generated files: what they see must be what runs.
 
 use std::fmt;
 
 /// A value that cannot be written in the requested position: it holds a line
-/// break (`\n`, `\r`) or a NUL character.
+/// feed, NUL, or a character a reader would not see as written
+/// ([`is_hidden`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Unrepresentable;
 
 impl fmt::Display for Unrepresentable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("contains a line break or NUL, which a Dockerfile instruction cannot hold")
+        f.write_str("contains a line break, NUL or an invisible character (a carriage return, an escape, a bidirectional override), which a Dockerfile cannot show as written")
     }
+}
+
+/// True for a character that a reader of a generated file would not see as
+/// written, or that a terminal or editor would act on: a control character
+/// other than tab and line feed (C0, DEL and C1 — the carriage return and the
+/// escape that starts terminal sequences among them), a line or paragraph
+/// separator (U+0085, U+2028, U+2029), a bidirectional formatting character
+/// (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069: the "Trojan
+/// Source" characters, CVE-2021-42574) or a zero-width no-break space
+/// (U+FEFF, which some readers drop as a byte order mark).
+pub fn is_hidden(c: char) -> bool {
+    (c.is_control() && !matches!(c, '\t' | '\n'))
+        || matches!(
+            c,
+            '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{61c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{feff}'
+        )
 }
 
 impl std::error::Error for Unrepresentable {}
@@ -61,7 +89,7 @@ fn is_shell_safe(c: char) -> bool {
 /// as an option: callers put it after `--` or refuse it.
 ///
 /// A newline stays a newline (correct for the shell); a caller writing a
-/// Dockerfile line must refuse it first ([`has_line_break`]).
+/// Dockerfile line must refuse it first ([`is_unwritable`]).
 pub fn shell(s: &str) -> String {
     if !s.is_empty() && s.chars().all(is_shell_safe) {
         return s.to_string();
@@ -91,14 +119,14 @@ fn single_quoted(s: &str) -> String {
 ///
 /// `script` is split at `\n`; a final empty piece after a trailing `\n` is
 /// dropped, so `"a\nb"` and `"a\nb\n"` give `['a', 'b']`, and `""` gives one
-/// empty line (`''`). A carriage return stays inside its single-quoted word,
-/// in the middle of a Dockerfile line (BuildKit strips `\r` only at a line's
-/// end), so it is written faithfully.
+/// empty line (`''`).
 ///
-/// Errors: [`Unrepresentable`] when `script` holds NUL, which neither a
-/// Dockerfile nor a shell string can carry.
+/// Errors: [`Unrepresentable`] when `script` holds an [`is_hidden`]
+/// character: NUL, which neither a Dockerfile nor a shell string can carry,
+/// or one a reviewer would not see (a carriage return can hide the start of
+/// a line on a terminal).
 pub fn shell_lines(script: &str) -> Result<Vec<String>, Unrepresentable> {
-    if script.contains('\0') {
+    if script.chars().any(is_hidden) {
         return Err(Unrepresentable);
     }
     let body = script.strip_suffix('\n').unwrap_or(script);
@@ -106,9 +134,9 @@ pub fn shell_lines(script: &str) -> Result<Vec<String>, Unrepresentable> {
 }
 
 /// `s` as a JSON string literal, quotes included (RFC 8259 §7): `"` and `\`
-/// are backslash-escaped, `\n \r \t \b \f` use their short escapes, other
-/// control characters (U+0000–U+001F, U+007F) and the line separators
-/// U+2028/U+2029 become `\uXXXX`; everything else is written as UTF-8.
+/// are backslash-escaped, `\n \r \t \b \f` use their short escapes, every
+/// other [`is_hidden`] character becomes `\uXXXX`; everything else is written
+/// as UTF-8.
 /// Docker decodes exec-form arrays with Go's `encoding/json`, which accepts
 /// exactly this.
 pub fn json_string(s: &str) -> String {
@@ -123,7 +151,7 @@ pub fn json_string(s: &str) -> String {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' || c == '\u{2028}' || c == '\u{2029}' => {
+            c if is_hidden(c) => {
                 out.push_str(&format!("\\u{:04x}", c as u32));
             }
             c => out.push(c),
@@ -141,10 +169,10 @@ pub fn json_array<S: AsRef<str>>(items: &[S]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-/// True when `s` holds a character no Dockerfile word can carry: `\n`, `\r`
-/// or NUL.
-pub fn has_line_break(s: &str) -> bool {
-    s.contains(['\n', '\r', '\0'])
+/// True when `s` holds a character no Dockerfile word can show as written:
+/// a line feed or an [`is_hidden`] character (NUL and `\r` among them).
+pub fn is_unwritable(s: &str) -> bool {
+    s.chars().any(|c| c == '\n' || is_hidden(c))
 }
 
 /// An `ENV`/`LABEL` key or value as written by [`dockerfile_pair`].
@@ -178,7 +206,7 @@ pub struct PairText {
 /// Errors: [`Unrepresentable`] when `s` holds `\n`, `\r` or NUL (a newline
 /// ends the instruction, and `\`-newline is a continuation that disappears).
 pub fn dockerfile_pair(s: &str) -> Result<PairText, Unrepresentable> {
-    if has_line_break(s) {
+    if is_unwritable(s) {
         return Err(Unrepresentable);
     }
     let chars: Vec<char> = s.chars().collect();
@@ -268,7 +296,7 @@ pub fn is_dockerfile_bare(s: &str) -> bool {
 ///
 /// Errors: [`Unrepresentable`] for a line break or NUL.
 pub fn dockerfile_word(s: &str) -> Result<String, Unrepresentable> {
-    if has_line_break(s) {
+    if is_unwritable(s) {
         return Err(Unrepresentable);
     }
     if is_dockerfile_bare(s) {
@@ -299,7 +327,7 @@ pub fn dockerfile_word(s: &str) -> Result<String, Unrepresentable> {
 ///
 /// Errors: [`Unrepresentable`] when a word holds a line break or NUL.
 pub fn dockerfile_args<S: AsRef<str>>(words: &[S]) -> Result<String, Unrepresentable> {
-    if words.iter().any(|w| has_line_break(w.as_ref())) {
+    if words.iter().any(|w| is_unwritable(w.as_ref())) {
         return Err(Unrepresentable);
     }
     if words.iter().all(|w| is_dockerfile_bare(w.as_ref())) {
@@ -327,7 +355,8 @@ pub fn dockerfile_args<S: AsRef<str>>(words: &[S]) -> Result<String, Unrepresent
 /// Why a glob cannot be one line of a `.dockerignore`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PatternRefusal {
-    /// `\n`, `\r` or NUL: the file is read line by line.
+    /// A line feed (the file is read line by line) or an [`is_hidden`]
+    /// character (NUL, `\r`, …).
     LineBreak,
     /// Empty or only whitespace: the reader skips such a line.
     Empty,
@@ -342,7 +371,7 @@ impl fmt::Display for PatternRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             PatternRefusal::LineBreak => {
-                "contains a line break or NUL, which one line of .dockerignore cannot hold"
+                "contains a line break, NUL or an invisible character, which one line of .dockerignore cannot show as written"
             }
             PatternRefusal::Empty => "is empty, and .dockerignore skips an empty line",
             PatternRefusal::EdgeWhitespace => {
@@ -370,7 +399,7 @@ impl std::error::Error for PatternRefusal {}
 /// Errors: [`PatternRefusal`] for a line break or NUL, an empty pattern,
 /// leading or trailing whitespace, or an unpaired trailing backslash.
 pub fn dockerignore_pattern(p: &str) -> Result<String, PatternRefusal> {
-    if has_line_break(p) {
+    if is_unwritable(p) {
         return Err(PatternRefusal::LineBreak);
     }
     if p.trim().is_empty() {
@@ -389,14 +418,14 @@ pub fn dockerignore_pattern(p: &str) -> Result<String, PatternRefusal> {
     Ok(p.to_string())
 }
 
-/// Text for the inside of a one-line `#` comment: control characters
-/// (`\n`, `\r`, tab, …) and U+2028/U+2029/U+0085 are written as Rust-style
-/// escapes (`\n`, `\u{2028}`), so a value can neither end the comment nor
-/// start an instruction. Everything else is kept.
+/// Text for the inside of a one-line `#` comment: tab, line feed and every
+/// [`is_hidden`] character are written as Rust-style escapes (`\n`,
+/// `\u{2028}`, `\u{202e}`), so a value can neither end the comment, start an
+/// instruction, nor show a reader something else. Everything else is kept.
 pub fn comment(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') {
+        if c == '\t' || c == '\n' || is_hidden(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);
@@ -522,11 +551,20 @@ mod tests {
         assert_eq!(shell_lines("it's").unwrap(), [r"'it'\''s'"]);
         assert_eq!(shell_lines("").unwrap(), ["''"]);
         assert_eq!(shell_lines("a\0b"), Err(Unrepresentable));
-        let mut scripts: Vec<String> = NASTY.iter().map(|s| s.to_string()).collect();
-        scripts.push(NASTY.join("\n"));
+        // A carriage return, an escape, a bidirectional override: a reader
+        // of the Dockerfile would not see the script as it runs.
+        for hidden in ["crlf\r\nline\r\n", "a\u{1b}[2Jb", "x\u{202e}y", "\u{2028}"] {
+            assert_eq!(shell_lines(hidden), Err(Unrepresentable), "{hidden:?}");
+        }
+        let mut scripts: Vec<String> = NASTY
+            .iter()
+            .filter(|s| !s.chars().any(is_hidden))
+            .map(|s| s.to_string())
+            .collect();
+        scripts.push(scripts.join("\n"));
         scripts.push("if true; then\n  echo \"$HOME\" \\\n    x\nfi\n".into());
         scripts.push("cat <<EOF > /x\nbody\nEOF\n".into());
-        scripts.push("crlf\r\nline\r\n".into());
+        scripts.push("tab\tand\nlines\n".into());
         for script in scripts {
             let words = shell_lines(&script).unwrap();
             for w in &words {
@@ -669,7 +707,7 @@ mod tests {
         assert_eq!(dockerfile_pair("a\nb"), Err(Unrepresentable));
         assert_eq!(dockerfile_pair("a\rb"), Err(Unrepresentable));
         assert_eq!(dockerfile_pair("a\0b"), Err(Unrepresentable));
-        for s in NASTY.iter().filter(|s| !has_line_break(s)) {
+        for s in NASTY.iter().filter(|s| !is_unwritable(s)) {
             let q = p(s);
             assert_eq!(&buildkit_word(&q.text), s, "{q:?}");
             assert!(!hadolint_trips(&q.text), "{s:?} → {q:?}");
@@ -688,7 +726,7 @@ mod tests {
         assert_eq!(dockerfile_word("-x").unwrap(), "\"-x\"");
         assert_eq!(dockerfile_word("/a\\").unwrap(), r#""/a\\""#);
         assert_eq!(dockerfile_word("a\nb"), Err(Unrepresentable));
-        for s in NASTY.iter().filter(|s| !has_line_break(s)) {
+        for s in NASTY.iter().filter(|s| !is_unwritable(s)) {
             let w = dockerfile_word(s).unwrap();
             assert_eq!(&buildkit_word(&w), s);
         }
@@ -722,7 +760,7 @@ mod tests {
         let words: Vec<&str> = NASTY
             .iter()
             .copied()
-            .filter(|s| !has_line_break(s))
+            .filter(|s| !is_unwritable(s))
             .collect();
         let form = dockerfile_args(&words).unwrap();
         let parsed: Vec<String> = serde_json::from_str(&form).unwrap();

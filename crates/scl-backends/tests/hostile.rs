@@ -182,8 +182,12 @@ fn hf(c: &mut Case, n: usize, repo: &str, files: &[&str], revision: &str, to: &s
     );
 }
 
+/// A line feed, or a character a reader would not see (NUL, `\r`, an
+/// escape, a bidirectional override, …): refused wherever a value is written
+/// raw.
 fn line_break(v: &str) -> bool {
-    v.contains(['\n', '\r', '\0'])
+    v.chars()
+        .any(|c| c == '\n' || scl_backends::quote::is_hidden(c))
 }
 
 fn empty_or_line_break(v: &str) -> bool {
@@ -407,8 +411,9 @@ fn fields() -> Vec<Field> {
                 )
             },
             may_refuse: |v| {
-                v.chars().any(|c| c.is_whitespace() || c.is_control())
-                    || v.contains(".git")
+                v.chars().any(|c| {
+                    c.is_whitespace() || c.is_control() || scl_backends::quote::is_hidden(c)
+                }) || v.contains(".git")
                     || v.contains('%')
             },
             benign: "f.bin",
@@ -574,7 +579,7 @@ fn fields() -> Vec<Field> {
         Field {
             path: "setup[0]",
             set: |c, v| c.spec.setup = vec![v.into(), "echo next".into()],
-            may_refuse: |v| v.contains('\0'),
+            may_refuse: |v| v.chars().any(scl_backends::quote::is_hidden),
             benign: "echo hi",
             check: |p, v| {
                 let runs = p.runs(&["printf", "%s\\n", "/tmp/scl/setup.sh"]);

@@ -68,7 +68,7 @@ fn err(field: &str, kind: ErrorKind, message: &str) -> (String, ErrorKind, Strin
     (field.to_string(), kind, message.to_string())
 }
 
-const LINE_BREAK: &str = "contains a line break or NUL, which a Dockerfile instruction cannot hold";
+const LINE_BREAK: &str = "contains a line break, NUL or an invisible character (a carriage return, an escape, a bidirectional override), which a Dockerfile cannot show as written";
 
 #[test]
 fn minimal_env() {
@@ -713,7 +713,7 @@ fn setup_steps() {
         [err(
             "setup[0]",
             ErrorKind::Unwritable,
-            "contains NUL, which a shell script cannot hold"
+            "contains NUL or a character a reader of the Dockerfile would not see (a carriage return, an escape, a bidirectional override)"
         )]
     );
 }
@@ -971,7 +971,7 @@ fn ignore_patterns() {
             err(
                 "ignore[0]",
                 ErrorKind::Unwritable,
-                "contains a line break or NUL, which one line of .dockerignore cannot hold"
+                "contains a line break, NUL or an invisible character, which one line of .dockerignore cannot show as written"
             ),
             err(
                 "ignore[1]",
@@ -1075,4 +1075,42 @@ fn values_fit_on_a_line() {
     assert!(out.errors[0]
         .message
         .starts_with("the generated Dockerfile would have a line of "));
+}
+
+/// A value with a character a reader of the Dockerfile would not see (a
+/// carriage return that hides the start of a line on a terminal, an escape
+/// sequence, a bidirectional override that shows text in another order) is
+/// refused wherever it would be written raw; in exec form and comments it is
+/// shown escaped.
+#[test]
+fn invisible_characters_are_refused_or_shown_escaped() {
+    for hidden in ["\r", "\u{1b}[2J", "\u{202e}", "\u{2066}", "\u{85}", "\u{7f}"] {
+        let mut s = built("debian:12.5");
+        s.setup = vec![format!("echo safe{hidden}rm -rf /data")];
+        s.vars = BTreeMap::from([("V".to_string(), VarValue::Plain(format!("a{hidden}b")))]);
+        s.labels = BTreeMap::from([("l".to_string(), format!("a{hidden}b"))]);
+        s.system = Some(System {
+            manager: SystemManager::Apt,
+            packages: vec![format!("git{hidden}")],
+        });
+        let fields: Vec<String> = errors(&s).into_iter().map(|e| e.0).collect();
+        assert_eq!(
+            fields,
+            ["system.packages[0]", "setup[0]", "vars.V", "labels.l"],
+            "{hidden:?}"
+        );
+        // Exec form: JSON escapes; a comment shows the character escaped.
+        let mut s = built("debian:12.5");
+        s.entrypoint = vec![format!("x{hidden}y")];
+        s.description = Some(format!("d{hidden}"));
+        s.labels = BTreeMap::from([(
+            "org.opencontainers.image.description".to_string(),
+            "one line".to_string(),
+        )]);
+        let text = dockerfile(&s);
+        assert!(!text.chars().any(scl_backends::quote::is_hidden), "{hidden:?}: {text}");
+        let shown = scl_backends::quote::json_string(&format!("x{hidden}y"));
+        assert!(shown.is_ascii(), "{shown}");
+        assert!(text.contains(&format!("ENTRYPOINT [{shown}]")), "{text}");
+    }
 }

@@ -82,7 +82,7 @@ fn list_concatenation_is_charged() {
             "E0316".into(),
             23,
             11,
-            "evaluation produced more than 256 MiB of strings and lists".into()
+            "evaluation produced more than 256 MiB of strings, lists and inherited fields".into()
         )]
     );
 }
@@ -103,7 +103,7 @@ fn comprehensions_are_charged() {
         (d[0].0.as_str(), d[0].3.as_str()),
         (
             "E0316",
-            "evaluation produced more than 256 MiB of strings and lists"
+            "evaluation produced more than 256 MiB of strings, lists and inherited fields"
         )
     );
 }
@@ -123,7 +123,7 @@ fn the_total_is_bounded_too() {
             "E0316".into(),
             36,
             11,
-            "evaluation produced more than 256 MiB of strings and lists".into()
+            "evaluation produced more than 256 MiB of strings, lists and inherited fields".into()
         )]
     );
 }
@@ -145,7 +145,24 @@ fn appends_are_charged() {
     let d = check(&src);
     assert!(
         d.iter().any(|x| x.0 == "E0316"
-            && x.3 == "evaluation produced more than 256 MiB of strings and lists"),
+            && x.3 == "evaluation produced more than 256 MiB of strings, lists and inherited fields"),
         "{d:?}"
+    );
+}
+
+#[test]
+fn inherited_state_is_charged() {
+    // Each env of a chain adds a label, so each env's state (and IR) holds
+    // all the labels before it: 2,000 envs would copy 2 million fields
+    // (about 1.2 GB); the budget stops them about half way.
+    let mut src = String::from("env e0 {\n  base = image(\"debian:12.5\")\n}\n");
+    for i in 1..2000 {
+        src.push_str(&format!("env e{i} extends e{} {{\n  labels {{ l{i} = \"v\" }}\n}}\n", i - 1));
+    }
+    let d = check(&src);
+    assert_eq!(d.len(), 1, "{:?}", &d[..d.len().min(3)]);
+    assert_eq!(
+        (d[0].0.as_str(), d[0].3.as_str()),
+        ("E0316", "evaluation produced more than 256 MiB of strings, lists and inherited fields")
     );
 }

@@ -306,7 +306,7 @@ Fix: instantiate it: `extends runtime(torch = \"2.1.2\", cuda = \"11.8\")`.";
 Fix: use one of the envs listed in the help.";
 
 "E0316", "evaluation too large",
-"The program needs more steps, or builds a larger string or list, than any real environment description: it grows exponentially, e.g. a chain of `let`s or functions that each double a value.
+"The program needs more than any real environment description: more than 20 million evaluation steps, a string of more than 16 MiB or a list of more than 16 Mi elements, more than 256 MiB of values in all (every string and list an operator, a builtin such as `join` or `replace`, a literal, a comprehension or an append makes counts, and so does the state an env copies from its parent), or calls nested more than 10,000 deep. It usually grows exponentially, e.g. a chain of `let`s or functions that each double a value, or nested `replace`.
 
 Example:
     let s1 = \"${s0}${s0}\"
@@ -464,7 +464,7 @@ Fix: add `sha256 = \"<hex>\"` (e.g. from `sha256sum FILE`).";
 Fix: pin a tag (`debian:12.5`) or a digest.";
 
 "E0401", "a value the target cannot write",
-"`sclc build` refuses a value that the target's file format cannot hold exactly, instead of leaving it out: a line break or NUL in a package name, a path, a URL, a label or an `ENV` value (a Dockerfile instruction is one line); an `ENV` name that is not one word; an `ignore` glob that `.dockerignore` would read as something else (a line break, an empty line, leading or trailing whitespace, which it strips); a multi-line `description` (a `LABEL` is one line); a malformed `sha256`; a value longer than a Dockerfile line may be; an env with no `base` and no services (nothing to build). Nothing is written; the message names the field.
+"`sclc build` refuses a value that the target's file format cannot hold exactly, instead of leaving it out: a line break, NUL or an invisible character (a carriage return, an escape sequence, a bidirectional override: a reviewer of the Dockerfile would not see what runs) in a package name, a path, a URL, a setup step, a label or an `ENV` value (a Dockerfile instruction is one line); an `ENV` name that is not one word; an `ignore` glob that `.dockerignore` would read as something else (a line break, an empty line, leading or trailing whitespace, which it strips); a multi-line `description` (a `LABEL` is one line); a malformed `sha256`; a value longer than a Dockerfile line may be; an env with no `base` and no services (nothing to build). Nothing is written; the message names the field.
 
 Example:
     description = \"\"\"

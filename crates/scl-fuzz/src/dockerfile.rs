@@ -146,16 +146,17 @@ fn finish(
     }
 }
 
-/// Whether a word of `args` starts a here-document (`<<EOF`, `<<-EOF`,
-/// `<<'EOF'`, `<<"EOF"`), quotes around the word removed as BuildKit's
-/// word splitting does.
+/// Whether a word of `args` starts a here-document (`<<EOF`, `2<<EOF`,
+/// `<<-EOF`, `<<'EOF'`, `<<"EOF"`). As BuildKit's `heredocsFromLine`: the
+/// words are split with their quotes kept (`RawQuotes`), and a word is a
+/// here-document when it matches `^(\d*)<<(-?)([^<]*)$` with a name, so a
+/// quoted word (`'<<EOF'`) is not one.
 fn has_heredoc(args: &str) -> bool {
-    args.split([' ', '\t']).any(|w| {
-        let w = w.trim_start_matches(['\'', '"']);
+    words(args).iter().any(|w| {
+        let w = w.trim_start_matches(|c: char| c.is_ascii_digit());
         w.strip_prefix("<<").is_some_and(|r| {
             let r = r.strip_prefix('-').unwrap_or(r);
-            let r = r.trim_start_matches(['\'', '"']);
-            r.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+            !r.contains('<') && r.trim_start_matches(['\'', '"']).starts_with(|c: char| c.is_alphanumeric() || c == '_')
         })
     })
 }
@@ -472,6 +473,12 @@ mod tests {
         assert_eq!(ins[1].args, "a b");
         assert_eq!(p.len(), 3, "{p:?}");
         assert!(p[0].contains("here-document"), "{p:?}");
+        // Quoted, it is a word like any other (BuildKit keeps the quotes
+        // when it looks for here-documents).
+        let mut p = Vec::new();
+        instructions("FROM x\nRUN printf '%s\\n' '<<EOF' 'a <<EOF'\n", &mut p);
+        assert!(p.is_empty(), "{p:?}");
+        assert!(has_heredoc("cat 2<<EOF") && has_heredoc("cat <<-\"E\""));
     }
 
     #[test]

@@ -51,8 +51,11 @@ fn generated_programs_reach_the_backend() {
         clean * 10 >= total * 7,
         "only {clean} of {total} parse cleanly"
     );
+    // Check-time validation refuses hostile values in every field with a
+    // grammar (package names, user names, URLs, …), so fewer programs reach
+    // the backend than parse; one in eight still must.
     assert!(
-        built * 5 >= total,
+        built * 8 >= total,
         "only {built} of {total} reach the backend"
     );
 }

@@ -232,11 +232,16 @@ pub(crate) const MAX_SIZE: usize = 1 << 24;
 /// The bytes of strings and lists one module's evaluation may produce in
 /// all (256 MiB; a list element counts as the size of a value): every
 /// string and list an operator, a builtin, a literal, a comprehension or an
-/// append makes is charged, so no program can grow memory past a known bound
-/// however its values are combined.
+/// append makes is charged, and so is the state an env copies from its
+/// parent, so no program can grow memory past a known bound however its
+/// values are combined.
 pub(crate) const MAX_PRODUCED: u64 = 1 << 28;
 /// What one list element costs against [`MAX_PRODUCED`].
 const VALUE_BYTES: usize = std::mem::size_of::<Value>();
+/// What one inherited field costs against [`MAX_PRODUCED`] each time an env
+/// starts from its parent's state: about what the field takes in the
+/// record, the provenance and the IR of the env (measured: 500 to 600 bytes).
+const INHERITED_BYTES: usize = 512;
 
 impl<'h> Evaluator<'h> {
     fn new(host: &'h dyn Host, m: ModuleId) -> Self {
@@ -723,6 +728,11 @@ impl<'h> Evaluator<'h> {
                 .with_help("a chain of functions or templates, each calling the next, is too long; compute the steps in a list instead"),
             ));
         }
+        // Past the budget (reported once, where it ran out), nothing more
+        // is evaluated: whatever would follow only grows further.
+        if self.produced.get() > MAX_PRODUCED {
+            return Err(Reported);
+        }
         let steps = self.steps.get() + 1;
         self.steps.set(steps);
         if steps > MAX_STEPS {
@@ -1097,7 +1107,7 @@ impl<'h> Evaluator<'h> {
                     "E0316",
                     span,
                     format!(
-                        "evaluation produced more than {} MiB of strings and lists",
+                        "evaluation produced more than {} MiB of strings, lists and inherited fields",
                         MAX_PRODUCED >> 20
                     ),
                 )
@@ -1731,6 +1741,9 @@ impl<'h> Evaluator<'h> {
     }
 
     fn compute_final(&self, env: &Arc<EnvValue>) -> R<Arc<FinalEnv>> {
+        if self.produced.get() > MAX_PRODUCED || self.steps.get() > MAX_STEPS {
+            return Err(Reported);
+        }
         // The `self` fixpoint: round 1 reads `self` as pending; later rounds
         // read the previous round's record, until two rounds agree.
         // A single parent whose layers were already applied: start from its
@@ -1766,7 +1779,16 @@ impl<'h> Evaluator<'h> {
                 pending_use: Cell::new(None),
             };
             let mut b = match &reuse {
-                Some((_, applied)) => Builder::from_applied(applied),
+                Some((_, applied)) => {
+                    // Starting from the parent's state copies it: a chain
+                    // whose every env adds a field copies ever more (the
+                    // IR of each env holds them all), so the copy is charged.
+                    let n = applied.origins.len().saturating_mul(INHERITED_BYTES);
+                    if self.charge(env.module, env.extends_span, n).is_err() {
+                        return Err(Reported);
+                    }
+                    Builder::from_applied(applied)
+                }
                 None => {
                     let mut b = Builder::new(true);
                     // Writes are needed only for the diamond rule, which a
