@@ -585,7 +585,11 @@ impl Job<'_> {
                         Ok(a) => a,
                         Err(e) => {
                             // The destination ends in the URL's file name.
-                            let which = if quote::is_unwritable(url) { "url" } else { "to" };
+                            let which = if quote::is_unwritable(url) {
+                                "url"
+                            } else {
+                                "to"
+                            };
                             self.refuse(
                                 format!("{field}.{which}"),
                                 ErrorKind::Unwritable,

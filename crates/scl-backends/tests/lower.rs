@@ -1084,7 +1084,14 @@ fn values_fit_on_a_line() {
 /// shown escaped.
 #[test]
 fn invisible_characters_are_refused_or_shown_escaped() {
-    for hidden in ["\r", "\u{1b}[2J", "\u{202e}", "\u{2066}", "\u{85}", "\u{7f}"] {
+    for hidden in [
+        "\r",
+        "\u{1b}[2J",
+        "\u{202e}",
+        "\u{2066}",
+        "\u{85}",
+        "\u{7f}",
+    ] {
         let mut s = built("debian:12.5");
         s.setup = vec![format!("echo safe{hidden}rm -rf /data")];
         s.vars = BTreeMap::from([("V".to_string(), VarValue::Plain(format!("a{hidden}b")))]);
@@ -1108,7 +1115,10 @@ fn invisible_characters_are_refused_or_shown_escaped() {
             "one line".to_string(),
         )]);
         let text = dockerfile(&s);
-        assert!(!text.chars().any(scl_backends::quote::is_hidden), "{hidden:?}: {text}");
+        assert!(
+            !text.chars().any(scl_backends::quote::is_hidden),
+            "{hidden:?}: {text}"
+        );
         let shown = scl_backends::quote::json_string(&format!("x{hidden}y"));
         assert!(shown.is_ascii(), "{shown}");
         assert!(text.contains(&format!("ENTRYPOINT [{shown}]")), "{text}");

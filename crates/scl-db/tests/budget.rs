@@ -145,7 +145,8 @@ fn appends_are_charged() {
     let d = check(&src);
     assert!(
         d.iter().any(|x| x.0 == "E0316"
-            && x.3 == "evaluation produced more than 256 MiB of strings, lists and inherited fields"),
+            && x.3
+                == "evaluation produced more than 256 MiB of strings, lists and inherited fields"),
         "{d:?}"
     );
 }
@@ -157,12 +158,18 @@ fn inherited_state_is_charged() {
     // (about 1.2 GB); the budget stops them about half way.
     let mut src = String::from("env e0 {\n  base = image(\"debian:12.5\")\n}\n");
     for i in 1..2000 {
-        src.push_str(&format!("env e{i} extends e{} {{\n  labels {{ l{i} = \"v\" }}\n}}\n", i - 1));
+        src.push_str(&format!(
+            "env e{i} extends e{} {{\n  labels {{ l{i} = \"v\" }}\n}}\n",
+            i - 1
+        ));
     }
     let d = check(&src);
     assert_eq!(d.len(), 1, "{:?}", &d[..d.len().min(3)]);
     assert_eq!(
         (d[0].0.as_str(), d[0].3.as_str()),
-        ("E0316", "evaluation produced more than 256 MiB of strings, lists and inherited fields")
+        (
+            "E0316",
+            "evaluation produced more than 256 MiB of strings, lists and inherited fields"
+        )
     );
 }

@@ -156,7 +156,9 @@ fn has_heredoc(args: &str) -> bool {
         let w = w.trim_start_matches(|c: char| c.is_ascii_digit());
         w.strip_prefix("<<").is_some_and(|r| {
             let r = r.strip_prefix('-').unwrap_or(r);
-            !r.contains('<') && r.trim_start_matches(['\'', '"']).starts_with(|c: char| c.is_alphanumeric() || c == '_')
+            !r.contains('<')
+                && r.trim_start_matches(['\'', '"'])
+                    .starts_with(|c: char| c.is_alphanumeric() || c == '_')
         })
     })
 }

@@ -1,4 +1,4 @@
-//! The hostile shapes of issue 5: long chains of one operator, postfix and
+//! The hostile shapes (each at the size that once broke the compiler): long chains of one operator, postfix and
 //! call chains, deep nesting of every bracket and construct, values that
 //! grow exponentially through builtins, long `extends` and import chains,
 //! and files of one repeated character. Each shape is a function of a size

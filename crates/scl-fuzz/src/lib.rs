@@ -1,4 +1,4 @@
-//! The fuzz harness of SCL (issue 5, §6): inputs from a grammar-aware
+//! The fuzz harness of SCL: inputs from a grammar-aware
 //! generator ([`gen`]), a mutator of the repository's examples ([`mutate`])
 //! and the issue's hostile shapes ([`hostile`]), run through the whole
 //! pipeline by the [`oracle`] in a supervised worker process (`main.rs`:

@@ -1,4 +1,4 @@
-//! `xtask bench`: the benchmark of `shared/bench/WORKLOAD.md`.
+//! `xtask bench`: the benchmark described in `bench/README.md`.
 //!
 //! Per N: generate the SCL workload, check `sclc ir top.env.scl` against the
 //! expected JSON, time it as a whole process (hyperfine if installed) and
@@ -781,7 +781,7 @@ fn run(o: &Opts) -> Result<bool, String> {
         }
     }
 
-    // Targets (shared/bench/WORKLOAD.md).
+    // Targets (bench/README.md).
     println!();
     let mut verdict = |name: String, pass: Option<bool>| {
         let s = match pass {

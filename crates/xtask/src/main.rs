@@ -1,5 +1,5 @@
 //! Project automation. `cargo run --release -p xtask -- bench [--n 10,100,1000,5000]
-//! [--topology chain|fanin]` runs the benchmark of `shared/bench/WORKLOAD.md`
+//! [--topology chain|fanin]` runs the benchmark of `bench/README.md`
 //! (see `bench/README.md`).
 
 mod bench;

@@ -1,4 +1,4 @@
-//! The SCL side of the shared benchmark workload (`shared/bench/WORKLOAD.md`):
+//! The SCL side of the team's shared benchmark workload (described in `bench/README.md`):
 //! the generator, and the check of `sclc ir` output against the peers'
 //! expected JSON (`gen_peers.py`'s `expected()`), mapped back field by field.
 
