@@ -345,10 +345,33 @@ pub(crate) fn call(
             if from.is_empty() {
                 return ev.err(m, "E0208", sp, "`replace` needs a non-empty pattern");
             }
-            let hits = s.matches(&*from).count();
+            // A one-byte (ASCII) pattern is counted and replaced byte by
+            // byte (an ASCII byte is never part of another character), which
+            // stays fast when nearly every byte matches; others search with
+            // the two-way algorithm. Both are linear.
+            let byte = (from.len() == 1).then(|| from.as_bytes()[0]);
+            let hits = match byte {
+                Some(b) => s.bytes().filter(|&x| x == b).count(),
+                None => s.matches(&*from).count(),
+            };
             let len = (s.len() - hits * from.len()).saturating_add(hits.saturating_mul(to.len()));
             ev.new_string(m, span, len)?;
-            Ok(Value::str(s.replace(&*from, &to)))
+            Ok(Value::str(match byte {
+                Some(b) => {
+                    let mut out = Vec::with_capacity(len);
+                    for &x in s.as_bytes() {
+                        if x == b {
+                            out.extend_from_slice(to.as_bytes());
+                        } else {
+                            out.push(x);
+                        }
+                    }
+                    // Still UTF-8: an ASCII byte was replaced by a string.
+                    String::from_utf8(out)
+                        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+                }
+                None => s.replace(&*from, &to),
+            }))
         }
         "lower" | "upper" => {
             let (s, _) = str_arg(0)?.unwrap();
