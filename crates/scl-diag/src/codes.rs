@@ -507,6 +507,14 @@ Fix: none needed if the target does not need it; otherwise use a target that sup
 "A file has more than 100 diagnostics, all warnings past the first 100. Only the first 100 (by position) are shown, in every front end; this one says how many more there are.
 
 Fix: fix the warnings shown first, or the common cause of them (often one repeated pattern).";
+
+"W0006", "setup step ends with a backslash",
+"A `setup` step ends with `\\`. In a Dockerfile that would continue the command on the next line, but each element of `setup` is a shell script of its own (run with `sh -e`), so the next step does not continue it: the first runs a command cut short, the second a command without its beginning.
+
+Example:
+    setup = [\"apt-get update && apt-get install -y \\\\\", \"  curl\"]
+
+Fix: write the command as one step, or as one multi-line step with `\"\"\"`.";
 }
 
 #[cfg(test)]

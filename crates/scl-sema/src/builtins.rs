@@ -553,6 +553,18 @@ pub(crate) fn quantity(
     })
 }
 
+/// `name=1.2` (conda's and apt's way to pin) where PEP 508 wants `==`:
+/// the help that says so, with the corrected requirement.
+fn single_equals_hint(req: &str) -> Option<String> {
+    let (name, version) = req.split_once('=')?;
+    let name_ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.[],".contains(c));
+    (name_ok && !version.starts_with('=') && version.starts_with(|c: char| c.is_ascii_digit()))
+        .then(|| format!("PEP 508 pins a version with `==`: write `{name}=={version}`"))
+}
+
 /// A help line for common shape mistakes (`gpu = 2`, `user = "trainer"`).
 fn shape_hint(v: &Value, ty: &Ty) -> Option<String> {
     Some(match (ty, v) {
@@ -560,7 +572,14 @@ fn shape_hint(v: &Value, ty: &Ty) -> Option<String> {
         (Ty::Record(RecordTy::User), Value::Str(s)) => format!("a User is a record: write `{{ name = {:?}, uid = 1000 }}`", &**s),
         (Ty::Record(RecordTy::Volume), Value::Str(_)) => "a Volume is a record: `{ name = \"data\", source = \"pvc://data\", mount = \"/data\" }`, or use `std/s3-data`'s `mount(...)`".into(),
         (Ty::Record(RecordTy::Copy), Value::Str(s)) => format!("a Copy is a record: write `{{ from = {:?}, to = \"/workspace/…\" }}`", &**s),
+        // `command = "python train.py"`: exec form is one element per argument.
+        (Ty::List(et), Value::Str(s)) if **et == Ty::String && s.split_whitespace().count() > 1 => {
+            let words: Vec<String> = s.split_whitespace().map(|w| format!("{w:?}")).collect();
+            format!("this field is a list, one element per argument: write `[{}]`", words.join(", "))
+        }
         (Ty::List(_), v) if !matches!(v, Value::List(_)) => format!("this field is a list: write `[{v}]`"),
+        // `python.version = 3.10` is the number 3.1.
+        (Ty::Version, Value::Float(_) | Value::Int(_)) => "a version is a string: write it in quotes (`\"3.10\"`, not `3.10`, which is the number 3.1)".into(),
         (Ty::Image, _) => "write `image(\"debian:12.5\")` or a reference string".into(),
         _ => return None,
     })
@@ -626,12 +645,22 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             if s.starts_with('/') && !s.contains(char::is_control) {
                 Ok(Value::Str(s))
             } else {
-                ev.err(
+                Err(ev.report(
                     m,
-                    "E0208",
-                    span,
-                    format!("{:?} is not an absolute container path", &*s),
-                )
+                    Diagnostic::error(
+                        "E0208",
+                        span,
+                        format!("{:?} is not an absolute container path", &*s),
+                    )
+                    .with_help(if s.starts_with('/') {
+                        "a container path has no control characters".to_string()
+                    } else {
+                        format!(
+                            "a path in the container starts with `/`: write \"/{}\"",
+                            s.trim_start_matches("./")
+                        )
+                    }),
+                ))
             }
         }
         // A path copied into the image (`files[].from`): it must exist, and
@@ -692,7 +721,7 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                         span,
                         format!("{:?} is not a valid PEP 508 requirement: {msg}", &*s),
                     )
-                    .with_help(help)
+                    .with_help(single_equals_hint(&s).unwrap_or_else(|| help.to_string()))
                 };
                 Err(ev.report(m, d))
             }
@@ -997,7 +1026,9 @@ fn check_requirements_file(
                     span,
                     format!("{path} line {line}: {text:?} is not a valid PEP 508 requirement: {msg}"),
                 )
-                .with_help("fix the line in the requirements file (e.g. `numpy>=1.2`)"),
+                .with_help(single_equals_hint(&text).unwrap_or_else(|| {
+                    "fix the line in the requirements file (e.g. `numpy>=1.2`)".to_string()
+                })),
             },
             validate::ReqLine::Option {
                 line,

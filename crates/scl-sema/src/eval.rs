@@ -73,10 +73,27 @@ pub fn evaluate_module(host: &dyn Host, m: ModuleId) -> ModuleValues {
                 ),
             );
             d.at.file = o.file.clone();
-            d = match did_you_mean(&o.name, params.iter().copied()) {
-                Some(s) => d.with_help(format!("did you mean `{s}`?")),
-                None if params.is_empty() => d.with_help("this module declares no parameters"),
-                None => d.with_help(format!("parameters: {}", params.join(", "))),
+            // A parameter of that name in an imported module is set with its alias.
+            let imported = parse.module.decls.iter().enumerate().find_map(|(i, decl)| {
+                let Decl::Import(imp) = decl else { return None };
+                let target = host.import(m, i)?;
+                host.parse(target)
+                    .module
+                    .decls
+                    .iter()
+                    .any(|x| matches!(x, Decl::Param(p) if p.name.name == o.name))
+                    .then(|| imp.alias.name.clone())
+            });
+            d = match (did_you_mean(&o.name, params.iter().copied()), imported) {
+                (_, Some(alias)) => d.with_help(format!(
+                    "the module imported as `{alias}` has a parameter `{}`: write `--set {alias}.{}=…`",
+                    o.name, o.name
+                )),
+                (Some(s), None) => d.with_help(format!("did you mean `{s}`?")),
+                (None, None) if params.is_empty() => {
+                    d.with_help("this module declares no parameters")
+                }
+                (None, None) => d.with_help(format!("parameters: {}", params.join(", "))),
             };
             ev.diags.borrow_mut().push(d);
         }
@@ -507,7 +524,7 @@ impl<'h> Evaluator<'h> {
                 return Err(self.report(
                     self.root,
                     mk("E0201", format!("`--set {}={}`: expected {ty}, found the word `{n}`", o.name, o.value))
-                        .with_help(format!("`{}` is a {ty} parameter; give a {ty} value (only String-like parameters take bare text)", o.name)),
+                        .with_help(format!("`{}` is {} parameter; give {} value (only String-like parameters take bare text)", o.name, a_type(&ty.to_string()), a_type(&ty.to_string()))),
                 ));
             }
         }

@@ -629,6 +629,20 @@ pub(crate) fn normalize(
         }
     }
     spec.setup = strs(get(r, "setup"));
+    for (i, step) in spec.setup.iter().enumerate() {
+        // In a Dockerfile a trailing backslash continues the command on the
+        // next line; a setup step is a script of its own, so it does not.
+        if step.trim_end().ends_with('\\') {
+            let (m, span) = at("setup");
+            ev.warn(
+                m,
+                "W0006",
+                span,
+                format!("setup step {i} ends with a backslash, but each step is a script of its own: the next step does not continue it"),
+                "join the lines into one step, or write a multi-line step with `\"\"\"`",
+            );
+        }
+    }
     spec.entrypoint = strs(get(r, "entrypoint"));
     spec.command = strs(get(r, "command"));
     if let Some(w) = get(r, "workdir") {

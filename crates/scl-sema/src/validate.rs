@@ -479,7 +479,8 @@ pub(crate) fn hf_revision(s: &str) -> Result<(), Invalid> {
 /// A file name inside a Hugging Face repository (`config.json`,
 /// `onnx/model.onnx`), passed to `huggingface-cli download` as an argument:
 /// not empty, no control characters, no leading `-` or `/`, no `.` or `..`
-/// component (which would leave the download folder).
+/// component (which would leave the download folder), and no `*`, `?` or
+/// `[`: files are fetched by exact name.
 pub(crate) fn hf_file(s: &str) -> Result<(), Invalid> {
     no_leading_dash(s, "huggingface-cli")?;
     let help = "write a path inside the repository (`config.json`, `onnx/model.onnx`)";
@@ -495,6 +496,14 @@ pub(crate) fn hf_file(s: &str) -> Result<(), Invalid> {
         return bad(
             format!("{s:?} is not a file name in the repository: a relative path without `.`, `..` or empty components"),
             help,
+        );
+    }
+    // Files are fetched by exact name (`hf_hub_download`): a pattern would
+    // be looked up as a file called `*.safetensors` and fail at build time.
+    if s.contains(['*', '?', '[']) {
+        return bad(
+            format!("{s:?} is a pattern, but Hugging Face files are downloaded by exact name"),
+            "list each file by its name in the repository (`model.safetensors`, `config.json`)",
         );
     }
     Ok(())
@@ -1170,6 +1179,9 @@ mod tests {
                 "a//b",
                 "./a",
                 "a\n",
+                "*.safetensors",
+                "model-?.bin",
+                "shard[0].bin",
             ],
         );
     }

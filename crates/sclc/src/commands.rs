@@ -211,7 +211,7 @@ fn overrides(
         text.push_str("--set ");
         let start = text.len();
         text.push_str(s);
-        let Some((key, value)) = s.split_once('=') else {
+        let Some((raw_key, value)) = s.split_once('=') else {
             let mut d = Diagnostic::error(
                 "E0312",
                 scl_diag::Span::new(start, start + s.len()),
@@ -221,7 +221,10 @@ fn overrides(
             diags.push(d);
             continue;
         };
-        let offset = (start + key.len() + 1) as u32;
+        let offset = (start + raw_key.len() + 1) as u32;
+        // `--set "gpus = 2"`: the name without the blanks around it.
+        let start = start + (raw_key.len() - raw_key.trim_start().len());
+        let key = raw_key.trim();
         let (target, name) = match key.split_once('.') {
             None => (Some(root), key.to_string()),
             Some((alias, name)) => {

@@ -1,0 +1,122 @@
+//! Help lines that say how to fix the mistakes new users make, checked
+//! exactly (the diagnostics cases check code, position and message; these
+//! check the help too).
+
+mod common;
+use common::*;
+
+/// `(code, message, help)` of each diagnostic `sclc check` gives for `src`
+/// (one file) with `args`.
+fn helps(src: &str, args: &[&str]) -> Vec<(String, String, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.env.scl"), src).unwrap();
+    let mut argv = vec!["check", "m.env.scl", "--message-format", "json"];
+    argv.extend(args);
+    let out = sclc(dir.path(), &argv);
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(|l| {
+            let d: serde_json::Value = serde_json::from_str(l).unwrap();
+            let s = |k: &str| d[k].as_str().unwrap_or("").to_string();
+            (s("code"), s("message"), s("help"))
+        })
+        .collect()
+}
+
+fn help_of(src: &str, code: &str) -> String {
+    let all = helps(src, &[]);
+    all.iter()
+        .find(|d| d.0 == code)
+        .unwrap_or_else(|| panic!("no {code} in {all:?}"))
+        .2
+        .clone()
+}
+
+const ENV: &str = "env app {\n  base = image(\"debian:12.5\")\n";
+
+#[test]
+fn a_command_string_is_split_into_arguments() {
+    let h = help_of(
+        &format!("{ENV}  command = \"curl --version\"\n}}\n"),
+        "E0201",
+    );
+    assert_eq!(
+        h,
+        "this field is a list, one element per argument: write `[\"curl\", \"--version\"]`"
+    );
+}
+
+#[test]
+fn a_version_written_as_a_number_is_quoted() {
+    let h = help_of(&format!("{ENV}  python.version = 3.10\n}}\n"), "E0201");
+    assert_eq!(h, "a version is a string: write it in quotes (`\"3.10\"`, not `3.10`, which is the number 3.1)");
+}
+
+#[test]
+fn a_single_equals_pin_is_corrected() {
+    let h = help_of(
+        &format!("{ENV}  python.packages = [\"bitsandbytes=0.43.1\"]\n}}\n"),
+        "E0205",
+    );
+    assert_eq!(
+        h,
+        "PEP 508 pins a version with `==`: write `bitsandbytes==0.43.1`"
+    );
+}
+
+#[test]
+fn a_relative_container_path_gets_its_slash() {
+    let h = help_of(&format!("{ENV}  workdir = \"workspace\"\n}}\n"), "E0208");
+    assert_eq!(
+        h,
+        "a path in the container starts with `/`: write \"/workspace\""
+    );
+}
+
+#[test]
+fn set_names_are_trimmed_and_imported_parameters_suggested() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("base.env.scl"),
+        "param cuda: String = \"12.1\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("m.env.scl"),
+        format!("import \"./base.env.scl\" as base\nparam gpus: Int = 1\n{ENV}}}\n"),
+    )
+    .unwrap();
+    let run = |set: &str| {
+        let out = sclc(
+            dir.path(),
+            &[
+                "check",
+                "m.env.scl",
+                "--set",
+                set,
+                "--message-format",
+                "json",
+            ],
+        );
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // Blanks around the name are not part of it.
+    assert_eq!(run("gpus = 2"), (Some(0), String::new()));
+    let (code, err) = run("cuda=11.8");
+    assert_eq!(code, Some(1));
+    let d: serde_json::Value = serde_json::from_str(err.lines().next().unwrap()).unwrap();
+    assert_eq!(d["code"], "E0312");
+    assert_eq!(
+        d["help"],
+        "the module imported as `base` has a parameter `cuda`: write `--set base.cuda=…`"
+    );
+    let (_, err) = run("gpus=two");
+    let d: serde_json::Value = serde_json::from_str(err.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        d["help"],
+        "`gpus` is an Int parameter; give an Int value (only String-like parameters take bare text)"
+    );
+}
