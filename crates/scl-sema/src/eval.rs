@@ -232,6 +232,9 @@ pub(crate) struct Evaluator<'h> {
     steps: Cell<u64>,
     /// Bytes of strings and lists produced so far, against [`MAX_PRODUCED`].
     produced: Cell<u64>,
+    /// Where code of another module is being used (a call, an inherited
+    /// template instance): module, span and what to call it in a label.
+    uses: RefCell<Vec<(ModuleId, Span, String)>>,
 }
 
 /// How deeply evaluation may nest: one level per expression inside another
@@ -282,6 +285,7 @@ impl<'h> Evaluator<'h> {
             finalizing: RefCell::new(Vec::new()),
             steps: Cell::new(0),
             produced: Cell::new(0),
+            uses: RefCell::new(Vec::new()),
         }
     }
 
@@ -290,10 +294,40 @@ impl<'h> Evaluator<'h> {
         let d = if m == self.root {
             d
         } else {
-            d.in_file(&self.host.display_path(m))
+            // An error inside another module's function or template, met
+            // while evaluating this one: show where this module uses it.
+            let used = self
+                .uses
+                .borrow()
+                .iter()
+                .rev()
+                .find(|u| u.0 == self.root)
+                .cloned();
+            let d = d.in_file(&self.host.display_path(m));
+            match used {
+                Some((_, span, what)) => {
+                    d.with_label(self.host.display_path(self.root), span, what)
+                }
+                None => d,
+            }
         };
         self.diags.borrow_mut().push(d);
         Reported
+    }
+
+    /// Runs `f` with `(module, span, what)` on the stack of places where
+    /// another module's code is being used (see [`Evaluator::report`]).
+    fn using<T>(
+        &self,
+        module: ModuleId,
+        span: Span,
+        what: impl FnOnce() -> String,
+        f: impl FnOnce() -> T,
+    ) -> T {
+        self.uses.borrow_mut().push((module, span, what()));
+        let r = f();
+        self.uses.borrow_mut().pop();
+        r
     }
 
     pub fn err<T>(
@@ -1451,7 +1485,17 @@ impl<'h> Evaluator<'h> {
                     locals: &bound,
                     selfcx: None,
                 };
-                self.eval(fcx, &fd.body, &ret)
+                if *module == cx.module {
+                    self.eval(fcx, &fd.body, &ret)
+                } else {
+                    let name = &fd.name.name;
+                    self.using(
+                        cx.module,
+                        span,
+                        || format!("in this call of `{name}`"),
+                        || self.eval(fcx, &fd.body, &ret),
+                    )
+                }
             }
             Value::Template { module, decl } => self
                 .instantiate(cx, *module, *decl, args, span)
@@ -1824,8 +1868,8 @@ impl<'h> Evaluator<'h> {
                     locals: &layer.locals,
                     selfcx: Some(&selfcx),
                 };
-                if self
-                    .apply_block(
+                let mut apply = || {
+                    self.apply_block(
                         &mut b,
                         cx,
                         &layer.block,
@@ -1833,8 +1877,22 @@ impl<'h> Evaluator<'h> {
                         &Ty::Record(RecordTy::Env),
                         &layer.name,
                     )
-                    .is_err()
-                {
+                };
+                // A template instance of another module is this env's own
+                // use of it: its errors get a label at the `extends`. (A named
+                // env of another module reports its errors there itself.)
+                let r = if layer.id.module != env.module && !layer.id.args.is_empty() {
+                    let name = &layer.name;
+                    self.using(
+                        env.module,
+                        env.extends_span,
+                        || format!("`{name}` is instantiated here"),
+                        apply,
+                    )
+                } else {
+                    apply()
+                };
+                if r.is_err() {
                     failed = true;
                 }
             }

@@ -120,3 +120,34 @@ fn set_names_are_trimmed_and_imported_parameters_suggested() {
         "`gpus` is an Int parameter; give an Int value (only String-like parameters take bare text)"
     );
 }
+
+#[test]
+fn an_error_inside_a_stdlib_template_points_at_its_use_too() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("m.env.scl"),
+        "import \"std/pytorch-cuda\" as torch\nenv job extends torch.runtime(torch = \"2.3.1\", cuda = \"12.4\") {\n  description = \"x\"\n}\n",
+    )
+    .unwrap();
+    let out = sclc(
+        dir.path(),
+        &["check", "m.env.scl", "--message-format", "json"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let d: serde_json::Value = serde_json::from_str(err.lines().next().unwrap()).unwrap();
+    assert_eq!(d["code"], "E0311");
+    assert_eq!(d["file"], "std/pytorch-cuda.env.scl");
+    let label = &d["labels"][0];
+    assert_eq!(
+        (&label["file"], &label["line"], &label["column"]),
+        (
+            &serde_json::json!("m.env.scl"),
+            &serde_json::json!(2),
+            &serde_json::json!(9)
+        )
+    );
+    assert_eq!(
+        label["message"],
+        "`runtime(torch = \"2.3.1\", cuda = \"12.4\", flavor = .runtime)` is instantiated here"
+    );
+}
