@@ -227,6 +227,13 @@ fn diagnostics_are_capped_per_file() {
             "and 50 more errors in this file, not shown (at most 100 per file)".to_string()
         )
     );
+    // Exactly at the cap: all shown, nothing more said.
+    for n in [99, 100, 101] {
+        let src: String = (0..n).map(|i| format!("let a{i} = nope{i}\n")).collect();
+        let d = check(&src);
+        assert_eq!(d.len(), n.min(100) + usize::from(n > 100), "{n}");
+        assert_eq!(d.last().unwrap().0, if n > 100 { "E0008" } else { "E0101" }, "{n}");
+    }
     // Only warnings left out: W0005.
     let mut src: String = (0..100).map(|i| format!("let a{i} = nope{i}\n")).collect();
     src.push_str("env app {\n  base = image(\"debian:12.5\")\n");
