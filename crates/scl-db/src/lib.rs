@@ -349,7 +349,10 @@ fn cap_per_file(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
             .map_or(diags.len(), |n| i + n);
         let group = &diags[i..end];
         out.extend(group.iter().take(MAX_DIAGNOSTICS_PER_FILE).cloned());
-        if let Some(rest) = group.get(MAX_DIAGNOSTICS_PER_FILE..).filter(|r| !r.is_empty()) {
+        if let Some(rest) = group
+            .get(MAX_DIAGNOSTICS_PER_FILE..)
+            .filter(|r| !r.is_empty())
+        {
             let errors = rest.iter().filter(|d| d.is_error()).count();
             let n = rest.len();
             let what = match errors {

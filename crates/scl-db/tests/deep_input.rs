@@ -232,7 +232,11 @@ fn diagnostics_are_capped_per_file() {
         let src: String = (0..n).map(|i| format!("let a{i} = nope{i}\n")).collect();
         let d = check(&src);
         assert_eq!(d.len(), n.min(100) + usize::from(n > 100), "{n}");
-        assert_eq!(d.last().unwrap().0, if n > 100 { "E0008" } else { "E0101" }, "{n}");
+        assert_eq!(
+            d.last().unwrap().0,
+            if n > 100 { "E0008" } else { "E0101" },
+            "{n}"
+        );
     }
     // Only warnings left out: W0005.
     let mut src: String = (0..100).map(|i| format!("let a{i} = nope{i}\n")).collect();

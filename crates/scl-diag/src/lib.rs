@@ -177,18 +177,60 @@ pub fn did_you_mean<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
-    let limit = (name.chars().count() / 3).clamp(1, 3);
+    let name_len = name.chars().count();
+    let limit = (name_len / 3).clamp(1, 3);
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         if c == name {
             continue;
         }
-        let d = edit_distance(name, c);
-        if d <= limit && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
+        // The distance is at least the difference in length: most
+        // candidates are ruled out without computing it.
+        let c_len = c.chars().count();
+        if c_len.abs_diff(name_len) > limit {
+            continue;
+        }
+        let bound = best.map_or(limit, |(bd, _)| bd.min(limit));
+        let Some(d) = edit_distance_within(name, c, bound) else {
+            continue;
+        };
+        if best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
             best = Some((d, c));
         }
     }
     best.map(|(_, c)| c)
+}
+
+/// [`edit_distance`] when it is at most `limit`, else `None`; stops as soon
+/// as every alignment costs more (O(len·len) time at worst, three rows of
+/// memory).
+pub fn edit_distance_within(a: &str, b: &str, limit: usize) -> Option<usize> {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let m = b.len();
+    let mut prev2: Vec<usize> = vec![0; m + 1];
+    let mut prev: Vec<usize> = (0..=m).collect();
+    let mut cur: Vec<usize> = vec![0; m + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        let mut row_min = cur[0];
+        for j in 1..=m {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(prev2[j - 2] + 1);
+            }
+            cur[j] = v;
+            row_min = row_min.min(v);
+        }
+        if row_min > limit {
+            return None;
+        }
+        std::mem::swap(&mut prev2, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    let d = prev[m];
+    (d <= limit).then_some(d)
 }
 
 /// Damerau-Levenshtein distance (optimal string alignment) in characters.
@@ -231,5 +273,40 @@ mod tests {
             Some("gpu_count")
         );
         assert_eq!(did_you_mean("zzz", ["memory"]), None);
+    }
+
+    #[test]
+    fn bounded_distance_agrees_with_the_full_one() {
+        let words = [
+            "",
+            "a",
+            "ab",
+            "ba",
+            "abc",
+            "acb",
+            "memory",
+            "memroy",
+            "mem",
+            "gpu_count",
+            "gpu_cuont",
+            "ünï",
+            "üin",
+            "kitten",
+            "sitting",
+            "xyzzy",
+        ];
+        for a in words {
+            for b in words {
+                let d = edit_distance(a, b);
+                for limit in 0..5 {
+                    let want = (d <= limit).then_some(d);
+                    assert_eq!(
+                        edit_distance_within(a, b, limit),
+                        want,
+                        "{a:?} {b:?} {limit}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -110,11 +110,12 @@ pub fn evaluate_module(host: &dyn Host, m: ModuleId) -> ModuleValues {
         }
     }
     let mut out = ModuleValues::default();
+    let mut done: HashSet<&str> = HashSet::new();
     for (i, d) in parse.module.decls.iter().enumerate() {
-        let name = d.name().name.clone();
-        if out.values.contains_key(&name) || out.failed.contains(&name) {
+        if !done.insert(d.name().name.as_str()) {
             continue; // duplicate declaration: reported by the static pass
         }
+        let name = d.name().name.clone();
         match ev.decl_value(i) {
             Ok(mut v) => {
                 if let (Decl::Env(e), Value::Env(envv)) = (d, &v) {
@@ -235,6 +236,8 @@ pub(crate) struct Evaluator<'h> {
     /// Where code of another module is being used (a call, an inherited
     /// template instance): module, span and what to call it in a label.
     uses: RefCell<Vec<(ModuleId, Span, String)>>,
+    /// Did-you-means made so far (see [`Evaluator::suggest`]).
+    suggestions: Cell<usize>,
 }
 
 /// How deeply evaluation may nest: one level per expression inside another
@@ -286,6 +289,7 @@ impl<'h> Evaluator<'h> {
             steps: Cell::new(0),
             produced: Cell::new(0),
             uses: RefCell::new(Vec::new()),
+            suggestions: Cell::new(0),
         }
     }
 
@@ -313,6 +317,23 @@ impl<'h> Evaluator<'h> {
         };
         self.diags.borrow_mut().push(d);
         Reported
+    }
+
+    /// A did-you-mean for `name` among `candidates` (made only if needed),
+    /// for the first [`crate::resolve::MAX_SUGGESTIONS`] unknown names of an
+    /// evaluation: each costs a pass over the candidates, which can be every
+    /// name of a large module.
+    fn suggest<'c>(
+        &self,
+        name: &str,
+        candidates: impl FnOnce() -> Vec<&'c str>,
+    ) -> Option<&'c str> {
+        let used = self.suggestions.get();
+        if used >= crate::resolve::MAX_SUGGESTIONS {
+            return None;
+        }
+        self.suggestions.set(used + 1);
+        did_you_mean(name, candidates())
     }
 
     /// Runs `f` with `(module, span, what)` on the stack of places where
@@ -671,11 +692,14 @@ impl<'h> Evaluator<'h> {
             return Ok(Value::Builtin(b));
         }
         let parse = self.parse_of(cx.module);
-        let mut names: Vec<&str> = cx.locals.iter().map(|(n, _)| n.as_str()).collect();
-        names.extend(parse.module.decls.iter().map(|d| d.name().name.as_str()));
-        names.extend(builtins::NAMES.iter().copied());
         let mut d = Diagnostic::error("E0101", span, format!("unknown name `{name}`"));
-        if let Some(s) = did_you_mean(name, names) {
+        let names = || {
+            let mut names: Vec<&str> = cx.locals.iter().map(|(n, _)| n.as_str()).collect();
+            names.extend(parse.module.decls.iter().map(|d| d.name().name.as_str()));
+            names.extend(builtins::NAMES.iter().copied());
+            names
+        };
+        if let Some(s) = self.suggest(name, names) {
             d = d.with_help(format!("did you mean `{s}`?"));
         }
         Err(self.report(cx.module, d))
@@ -701,7 +725,9 @@ impl<'h> Evaluator<'h> {
                         self.host.display_path(*id)
                     ),
                 );
-                if let Some(s) = did_you_mean(name, mv.values.keys().map(|k| k.as_str())) {
+                if let Some(s) =
+                    self.suggest(name, || mv.values.keys().map(|k| k.as_str()).collect())
+                {
                     d = d.with_help(format!("did you mean `{s}`?"));
                 }
                 Err(self.report(m, d))
@@ -714,7 +740,7 @@ impl<'h> Evaluator<'h> {
                         span,
                         format!("the record has no field `{name}`"),
                     );
-                    d = match did_you_mean(name, r.keys().map(|k| k.as_str())) {
+                    d = match self.suggest(name, || r.keys().map(|k| k.as_str()).collect()) {
                         Some(s) => d.with_help(format!("did you mean `{s}`?")),
                         None => d.with_help(format!("fields: {}", keys_list(r))),
                     };

@@ -10,6 +10,10 @@ use scl_syntax::ast::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
+/// How many unknown names of one module get a did-you-mean: as many as a
+/// file's diagnostics are shown (a suggestion is a pass over every name).
+pub(crate) const MAX_SUGGESTIONS: usize = 100;
+
 /// Checks one module's syntax tree; the diagnostics' files are left empty.
 pub fn check_module(module: &Module) -> Vec<Diagnostic> {
     let mut out = Vec::new();
@@ -62,6 +66,7 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
         enums: &enums,
         enum_set: &enum_set,
         imports: &import_set,
+        suggestions_left: MAX_SUGGESTIONS,
         out: &mut out,
         refs: Vec::new(),
     };
@@ -203,6 +208,8 @@ struct Walker<'a> {
     enums: &'a [&'a str],
     enum_set: &'a HashSet<&'a str>,
     imports: &'a HashSet<&'a str>,
+    /// How many more unknown names get a did-you-mean.
+    suggestions_left: usize,
     out: &'a mut Vec<Diagnostic>,
     /// Names referenced (for the call graph of the current fn).
     refs: Vec<(String, scl_diag::Span)>,
@@ -300,12 +307,17 @@ impl Walker<'_> {
                 {
                     return;
                 }
-                let mut cands: Vec<&str> = scope.iter().map(|s| s.as_str()).collect();
-                cands.extend(self.globals.iter().copied());
-                cands.extend(builtins::NAMES.iter().copied());
                 let mut d = Diagnostic::error("E0101", e.span, format!("unknown name `{n}`"));
-                if let Some(s) = did_you_mean(n, cands) {
-                    d = d.with_help(format!("did you mean `{s}`?"));
+                // Suggestions cost a pass over every name in scope: only for
+                // as many unknown names as a file's diagnostics are shown.
+                if self.suggestions_left > 0 {
+                    self.suggestions_left -= 1;
+                    let mut cands: Vec<&str> = scope.iter().map(|s| s.as_str()).collect();
+                    cands.extend(self.globals.iter().copied());
+                    cands.extend(builtins::NAMES.iter().copied());
+                    if let Some(s) = did_you_mean(n, cands) {
+                        d = d.with_help(format!("did you mean `{s}`?"));
+                    }
                 }
                 self.out.push(d);
             }
@@ -360,5 +372,26 @@ fn decimal_power(s: QuantitySuffix) -> u8 {
     match s {
         QuantitySuffix::Decimal(p) => p,
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A did-you-mean costs a pass over every name in scope: with thousands
+    /// of unknown names that was quadratic, so only the first
+    /// [`MAX_SUGGESTIONS`] get one (no more are shown per file anyway).
+    #[test]
+    fn suggestions_are_made_for_the_first_unknown_names_only() {
+        let src: String = (0..150)
+            .map(|i| format!("let abcdefgh{i} = abcdefgx{i}\n"))
+            .collect();
+        let parse = scl_syntax::parse(&src);
+        let diags = check_module(&parse.module);
+        assert_eq!(diags.len(), 150);
+        let helped = diags.iter().filter(|d| d.help.is_some()).count();
+        assert_eq!(helped, MAX_SUGGESTIONS);
+        assert_eq!(diags[0].help.as_deref(), Some("did you mean `abcdefgh0`?"));
     }
 }
