@@ -103,6 +103,10 @@ impl scl_sema::Host for DbHost<'_> {
         let p = resolve_local(self.db, f, rel)?;
         let input = self.db.input(&p);
         match input.contents(self.db) {
+            Some(bytes) if crate::too_large(bytes) => Err(FileError::TooLarge(
+                p.display().to_string(),
+                crate::MAX_FILE_BYTES,
+            )),
             Some(bytes) => Ok(FileInfo {
                 path: ws_relative(self.db, &p),
                 sha256: scl_ir::sha256_hex(bytes),
@@ -197,7 +201,7 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
                     );
                     None
                 }
-                Err(FileError::NotFound(_)) => None,
+                Err(FileError::NotFound(_) | FileError::TooLarge(..)) => None,
                 Ok(p) => {
                     let f = db.input(&p);
                     if !file_exists(db, f) {

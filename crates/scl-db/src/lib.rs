@@ -31,6 +31,13 @@ include!(concat!(env!("OUT_DIR"), "/stdlib.rs"));
 /// The display prefix of embedded stdlib modules.
 pub const STD_PREFIX: &str = "std/";
 
+/// The largest file the compiler reads, in bytes (16 MiB): a source module,
+/// a `file()` (a requirements file, a script). Larger files are refused with
+/// E0009 instead of being read whole; at most this many bytes plus one are
+/// ever read from disk, so a huge or endless file (`/dev/zero`) costs no
+/// more than the limit.
+pub const MAX_FILE_BYTES: usize = 16 << 20;
+
 /// A source file: an absolute path (or `std/NAME.env.scl` for an embedded
 /// stdlib module) and its bytes (`None` when it does not exist).
 #[salsa::input(debug)]
@@ -149,9 +156,25 @@ fn read_source(path: &Path) -> Option<Arc<[u8]>> {
             .map(|(_, src)| Arc::from(src.as_bytes()));
     }
     match std::fs::metadata(path) {
-        Ok(m) if m.is_file() => std::fs::read(path).ok().map(Arc::from),
+        Ok(m) if m.is_file() => read_capped(path).ok().map(Arc::from),
         _ => None,
     }
+}
+
+/// Reads at most [`MAX_FILE_BYTES`] + 1 bytes of `path`: one byte more than
+/// the limit tells a file that is too large from one that fits exactly.
+fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// Whether file contents exceed [`MAX_FILE_BYTES`].
+pub(crate) fn too_large(bytes: &[u8]) -> bool {
+    bytes.len() > MAX_FILE_BYTES
 }
 
 impl Database {
@@ -442,6 +465,23 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
         .contents(db)
         .clone()
         .unwrap_or_else(|| Arc::from(&b""[..]));
+    if too_large(&bytes) {
+        let path = display_path(db, file);
+        let mut p = scl_syntax::parse("");
+        p.errors.push(
+            Diagnostic::error(
+                "E0009",
+                scl_diag::Span::new(0, 0),
+                format!(
+                    "the file is larger than {} MiB, the most the compiler reads",
+                    MAX_FILE_BYTES >> 20
+                ),
+            )
+            .with_help("split it into modules, or keep generated data out of `.env.scl` files")
+            .in_file(&path),
+        );
+        return Arc::new(p);
+    }
     let mut text = String::from_utf8_lossy(&bytes).into_owned();
     // A UTF-8 byte order mark is not part of the program; blank it (same length, same spans).
     if text.starts_with('\u{feff}') {

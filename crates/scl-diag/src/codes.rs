@@ -91,6 +91,11 @@ Fix: split the expression with `let` declarations, or replace a long `if`/`else 
 
 Fix: fix the diagnostics shown first. In a file with that many, most of the later ones are usually consequences of the first (a missing bracket, a broken declaration), and disappear with them.";
 
+"E0009", "file too large",
+"A source module or a file read with `file()` is larger than 16 MiB. The compiler reads at most that much of any file (one byte more, to tell), so a huge or endless file costs no more than the limit in time and memory.
+
+Fix: split a large module into several, and keep large data (weights, datasets, generated lists) out of the build description: mount it as a volume or fetch it as an asset.";
+
 "E0101", "unknown name",
 "A name is not declared in this scope. Names resolve to comprehension variables, template or function arguments, then the module's `let`, `param`, `fn`, `enum`, `env` and import names. Fields of the env being defined are not names (use `self.field`).
 

@@ -438,6 +438,16 @@ fn file_error(ev: &Evaluator, m: ModuleId, e: FileError, span: Span, written: &s
                 .with_note(format!("it resolves to {p}"))
                 .with_help("only files inside the workspace root (the folder with `scl.toml`, else the root file's folder) can be read"),
         ),
+        FileError::TooLarge(p, limit) => ev.report(
+            m,
+            Diagnostic::error(
+                "E0009",
+                span,
+                format!("{written:?} is larger than {} MiB, the most the compiler reads", limit >> 20),
+            )
+            .with_note(format!("it resolves to {p}"))
+            .with_help("keep large data out of the build description: copy it with a volume or an asset"),
+        ),
     }
 }
 

@@ -46,6 +46,8 @@ pub enum FileError {
     NotFound(String),
     /// Outside the workspace root (the resolved path is given).
     OutsideWorkspace(String),
+    /// Larger than the host's limit (the resolved path and the limit in bytes).
+    TooLarge(String, usize),
 }
 
 /// A `--set NAME=VALUE` for one module.
