@@ -360,7 +360,8 @@ pub const MAX_DIAGNOSTICS_PER_FILE: usize = 100;
 
 /// Keeps the first [`MAX_DIAGNOSTICS_PER_FILE`] diagnostics of each file of
 /// `diags` (sorted by file) and adds, where some were left out, `E0008` (if
-/// an error was among them) or `W0005` at the first one left out.
+/// an error was among them) or `W0005` at the first one left out. An
+/// `E0011` (the lexer stopped reading the file) left out is kept after it.
 fn cap_per_file(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let mut out = Vec::with_capacity(diags.len().min(4 * MAX_DIAGNOSTICS_PER_FILE));
     let mut i = 0;
@@ -372,12 +373,22 @@ fn cap_per_file(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
             .map_or(diags.len(), |n| i + n);
         let group = &diags[i..end];
         out.extend(group.iter().take(MAX_DIAGNOSTICS_PER_FILE).cloned());
+        // Where the lexer stopped reading the file (E0011) is always shown.
+        let stops = || {
+            group
+                .iter()
+                .skip(MAX_DIAGNOSTICS_PER_FILE)
+                .filter(|d| d.code == "E0011")
+        };
         if let Some(rest) = group
             .get(MAX_DIAGNOSTICS_PER_FILE..)
-            .filter(|r| !r.is_empty())
+            .filter(|r| r.iter().any(|d| d.code != "E0011"))
         {
-            let errors = rest.iter().filter(|d| d.is_error()).count();
-            let n = rest.len();
+            let errors = rest
+                .iter()
+                .filter(|d| d.is_error() && d.code != "E0011")
+                .count();
+            let n = rest.len() - stops().count();
             let what = match errors {
                 0 if n == 1 => "warning".to_string(),
                 0 => "warnings".to_string(),
@@ -396,6 +407,7 @@ fn cap_per_file(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
             };
             out.push(d.with_help(help).in_file(&file));
         }
+        out.extend(stops().cloned());
         i = end;
     }
     out

@@ -255,3 +255,55 @@ fn diagnostics_are_capped_per_file() {
         )
     );
 }
+
+#[test]
+fn a_run_of_one_unexpected_character_is_one_error() {
+    let src = "#".repeat(40_000);
+    assert_eq!(
+        check(&src),
+        vec![(
+            "E0001".to_string(),
+            1,
+            1,
+            "unexpected character `#`".to_string()
+        )]
+    );
+    let src = "\u{0}".repeat(40_000);
+    assert_eq!(
+        check(&src),
+        vec![(
+            "E0010".to_string(),
+            1,
+            1,
+            "40000 invisible characters, the first U+0000 (NULL)".to_string()
+        )]
+    );
+}
+
+#[test]
+fn the_lexer_stops_after_a_thousand_errors() {
+    // Alternating characters are separate errors: the lexer records 1000,
+    // then E0011 where it stops reading; the front end shows the first 100
+    // and where it stopped.
+    let src = "#@".repeat(100_000);
+    let d = check(&src);
+    assert_eq!(d.len(), 102, "{:?}", &d[..3]);
+    assert_eq!(d[0].3, "unexpected character `#`");
+    assert_eq!(d[1].3, "unexpected character `@`");
+    assert_eq!(
+        (d[100].0.as_str(), d[100].3.as_str()),
+        (
+            "E0008",
+            "and 900 more errors in this file, not shown (at most 100 per file)"
+        )
+    );
+    assert_eq!(
+        d[101],
+        (
+            "E0011".to_string(),
+            1,
+            1001,
+            "more than 1000 syntax errors: the rest of the file is not read".to_string()
+        )
+    );
+}

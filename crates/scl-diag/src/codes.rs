@@ -96,6 +96,16 @@ Fix: fix the diagnostics shown first. In a file with that many, most of the late
 
 Fix: split a large module into several, and keep large data (weights, datasets, generated lists) out of the build description: mount it as a volume or fetch it as an asset.";
 
+"E0010", "invisible character",
+"The source holds a character that a reader does not see as written, or that a terminal or editor acts on: a control character other than tab and line feed (an escape, a lone carriage return, a form feed, NUL), a line or paragraph separator (U+0085, U+2028, U+2029), a zero-width no-break space after the start of the file (U+FEFF), or a bidirectional formatting character (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069). The last kind can make code display in another order than the compiler reads it (\"Trojan Source\", CVE-2021-42574), in strings and in comments alike. The carriage return of a CRLF line end and a byte order mark at the start of the file are fine.
+
+Fix: delete the character. In a string, write `\\n` for a line break and `\\t` for a tab; the targets cannot carry the other characters in their files.";
+
+"E0011", "too many syntax errors",
+"The lexer found more than 1000 problems in one file and stopped reading it there: the rest of the file is not checked. A file with that many is usually not SCL source at all (a binary, a file in another encoding, a file pasted into the wrong place), and every further diagnostic would only cost time and memory.
+
+Fix: fix the first errors, or check that the file is the one you meant.";
+
 "E0101", "unknown name",
 "A name is not declared in this scope. Names resolve to comprehension variables, template or function arguments, then the module's `let`, `param`, `fn`, `enum`, `env` and import names. Fields of the env being defined are not names (use `self.field`).
 

@@ -10,10 +10,12 @@
 //! converts them to 1-based lines and character columns.
 
 mod codes;
+mod hidden;
 mod ranges;
 mod render;
 
 pub use codes::{explain, lookup, Code, CODES};
+pub use hidden::{describe_char, hidden_name, is_bidi, is_hidden, visible_source, visible_text};
 pub use ranges::Ranges;
 pub use render::{render_human, render_json, LineIndex, SourceCache};
 
@@ -199,6 +201,61 @@ pub fn did_you_mean<'a>(
         }
     }
     best.map(|(_, c)| c)
+}
+
+/// A budget for did-you-mean hints, one per file or evaluation: at most
+/// [`Suggestions::CALLS`] hints (as many as a file's diagnostics are shown)
+/// and [`Suggestions::WORK`] candidates looked at in all. Each hint is a
+/// pass over every name in scope, so without a budget a module of n unknown
+/// names among n declarations costs n² (a million of them: hours).
+#[derive(Clone, Debug)]
+pub struct Suggestions {
+    calls_left: usize,
+    work_left: usize,
+}
+
+impl Default for Suggestions {
+    fn default() -> Self {
+        Suggestions {
+            calls_left: Self::CALLS,
+            work_left: Self::WORK,
+        }
+    }
+}
+
+impl Suggestions {
+    /// Hints per budget.
+    pub const CALLS: usize = 100;
+    /// Candidates looked at per budget (a few tens of milliseconds).
+    pub const WORK: usize = 1_000_000;
+
+    /// [`did_you_mean`] for `name`, while the budget lasts: `candidates` is
+    /// made only then, and a pass that would exceed the budget gives no hint.
+    pub fn suggest<'a, I>(&mut self, name: &str, candidates: impl FnOnce() -> I) -> Option<&'a str>
+    where
+        I: IntoIterator<Item = &'a str>,
+    {
+        if self.calls_left == 0 || self.work_left == 0 {
+            return None;
+        }
+        self.calls_left -= 1;
+        let mut exhausted = false;
+        let work = &mut self.work_left;
+        let counted = candidates().into_iter().take_while(|_| {
+            if *work == 0 {
+                exhausted = true;
+                return false;
+            }
+            *work -= 1;
+            true
+        });
+        let best = did_you_mean(name, counted);
+        if exhausted {
+            None
+        } else {
+            best
+        }
+    }
 }
 
 /// [`edit_distance`] when it is at most `limit`, else `None`; stops as soon

@@ -97,7 +97,44 @@ const MAX_DRAWN_LINE: usize = 1000;
 /// `NO_COLOR`). Falls back to a compact form (position, labels, help and
 /// notes as lines) when a source is missing or a line to draw is longer than
 /// 1000 bytes.
+///
+/// Nothing hidden reaches the terminal ([`crate::is_hidden`]: an escape that
+/// starts a terminal sequence, a carriage return, a bidirectional override):
+/// source lines show them as same-length placeholders
+/// ([`crate::visible_source`]), messages, labels, help and notes as escapes
+/// ([`crate::visible_text`]).
 pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> String {
+    let mut d = d.clone();
+    let vis = |s: &mut String| {
+        if let std::borrow::Cow::Owned(v) = crate::visible_text(s) {
+            *s = v;
+        }
+    };
+    vis(&mut d.message);
+    d.labels.iter_mut().for_each(|l| vis(&mut l.message));
+    if let Some(l) = &mut d.primary_label {
+        vis(l);
+    }
+    if let Some(h) = &mut d.help {
+        vis(h);
+    }
+    d.notes.iter_mut().for_each(vis);
+    render_visible(&d, sources, color)
+}
+
+/// The part of a file ariadne is given: whole lines from the first to the
+/// last one a label of this diagnostic touches (the lines before it as empty
+/// lines). A diagnostic costs the size of what it shows and the number of
+/// lines before it, not the size of the file.
+struct Window {
+    /// Byte range of the excerpt in the file.
+    start: usize,
+    end: usize,
+    /// Lines before `start`.
+    lines_before: usize,
+}
+
+fn render_visible(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> String {
     use ariadne::{Config, IndexType, Label, Report, ReportKind};
     let kind = match d.severity {
         Severity::Error => ReportKind::Error,
@@ -150,11 +187,42 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
         }
         return s;
     }
+    let all_spans = || {
+        std::iter::once((&*d.at.file, d.at.span))
+            .chain(d.labels.iter().map(|l| (&*l.at.file, l.at.span)))
+    };
+    let windows: HashMap<&str, Window> = files
+        .iter()
+        .map(|f| {
+            let text = sources.source(f).unwrap_or("");
+            let clamp = |o: u32| floor_char_boundary(text, o as usize);
+            let (lo, hi) = all_spans()
+                .filter(|(file, _)| *file == f.as_str())
+                .fold((text.len(), 0), |(lo, hi), (_, sp)| {
+                    (lo.min(clamp(sp.start)), hi.max(clamp(sp.end)))
+                });
+            let lo = lo.min(hi);
+            let start = text[..lo].rfind('\n').map_or(0, |i| i + 1);
+            let end = text[hi..].find('\n').map_or(text.len(), |i| hi + i + 1);
+            let lines_before = text.as_bytes()[..start]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
+            (
+                f.as_str(),
+                Window {
+                    start,
+                    end,
+                    lines_before,
+                },
+            )
+        })
+        .collect();
     let clamp = |file: &str, span: crate::Span| {
-        let len = sources.source(file).map_or(0, |t| t.len());
-        let s = (span.start as usize).min(len);
-        let e = (span.end as usize).min(len).max(s);
-        (file.to_string(), s..e)
+        let w = &windows[file];
+        let shift = |o: u32| (o as usize).clamp(w.start, w.end) - w.start + w.lines_before;
+        let s = shift(span.start);
+        (file.to_string(), s..shift(span.end).max(s))
     };
     let mut report = Report::build(kind, clamp(&d.at.file, d.at.span))
         .with_code(d.code)
@@ -199,19 +267,38 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
     for n in &d.notes {
         report = report.with_note(n);
     }
-    let srcs: Vec<(String, String)> = files
+    let srcs: HashMap<String, ariadne::Source<String>> = files
         .iter()
-        .map(|f| (f.clone(), sources.source(f).unwrap_or("").to_string()))
+        .map(|f| {
+            let w = &windows[f.as_str()];
+            let text = &sources.source(f).unwrap_or("")[w.start..w.end];
+            // ariadne 0.6 numbers the drawn lines from the start of the text
+            // it is given (`with_display_line_offset` moves only the
+            // `file:line:col` header), so the lines before the window are
+            // given as empty lines, and the spans move by their number.
+            let mut excerpt = "\n".repeat(w.lines_before);
+            excerpt.push_str(&crate::visible_source(text));
+            (f.clone(), ariadne::Source::from(excerpt))
+        })
         .collect();
+    let cache = ariadne::FnCache::new(
+        (|id: &String| Err(format!("no source for {id}"))) as fn(&String) -> Result<String, String>,
+    )
+    .with_sources(srcs);
     let mut out = Vec::new();
-    if report
-        .finish()
-        .write(ariadne::sources(srcs), &mut out)
-        .is_err()
-    {
+    if report.finish().write(cache, &mut out).is_err() {
         return format!("{}[{}]: {}\n", sev(d.severity), d.code, d.message);
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The largest char boundary of `text` at or below `i` (clamped to its length).
+fn floor_char_boundary(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 fn sev(s: Severity) -> &'static str {
@@ -232,6 +319,57 @@ mod tests {
         assert_eq!(ix.line_col(t, 3), (2, 1));
         assert_eq!(ix.line_col(t, 5), (2, 2)); // after the two-byte ç
         assert_eq!((ix.line(0), ix.line(3), ix.line(99)), (1, 2, 3));
+    }
+
+    #[test]
+    fn nothing_hidden_reaches_the_terminal() {
+        // An escape sequence, a lone carriage return and a bidi override in
+        // the source line, the message, a label, the help and a note.
+        let text = "let x = \"\u{1b}[2J\r\u{202e}\"\n";
+        let mut src = HashMap::new();
+        src.insert("a.env.scl".to_string(), text.to_string());
+        let file: std::sync::Arc<str> = std::sync::Arc::from("a.env.scl");
+        let d = Diagnostic::error("E0010", crate::Span::new(9, 10), "bad \u{1b}[31m")
+            .with_label(file.clone(), crate::Span::new(13, 14), "cr \r")
+            .with_help("help \u{202e}")
+            .with_note("note \u{7}")
+            .in_file(&file);
+        for color in [false, true] {
+            let out = render_human(&d, &src, color);
+            // Colour codes are ours; strip them before looking.
+            let plain = out.replace("\u{1b}[0m", "").replace("\u{1b}[31m", "");
+            let plain: String = plain
+                .split('\u{1b}')
+                .enumerate()
+                .map(|(i, p)| {
+                    if i == 0 {
+                        p
+                    } else {
+                        p.split_once('m').map_or(p, |x| x.1)
+                    }
+                })
+                .collect();
+            assert!(!plain.chars().any(|c| crate::is_hidden(c)), "{plain:?}");
+            assert!(plain.contains("bad \\u{1b}[31m"), "{plain}");
+            assert!(plain.contains("help \\u{202e}"), "{plain}");
+            assert!(plain.contains("note \\u{7}"), "{plain}");
+            // The line is drawn once, with placeholders, at line 1.
+            assert!(plain.contains("let x = \"?[2J?\u{fffd}\""), "{plain}");
+            assert!(plain.contains("a.env.scl:1:10"), "{plain}");
+        }
+    }
+
+    #[test]
+    fn drawn_lines_keep_their_numbers() {
+        let text = "a\nb\nccc\nd\n".to_string();
+        let mut src = HashMap::new();
+        src.insert("a.env.scl".to_string(), text);
+        let file: std::sync::Arc<str> = std::sync::Arc::from("a.env.scl");
+        let d = Diagnostic::error("E0001", crate::Span::new(5, 6), "bad").in_file(&file);
+        let out = render_human(&d, &src, false);
+        assert!(out.contains("a.env.scl:3:2"), "{out}");
+        assert!(out.contains(" 3 │ ccc"), "{out}");
+        assert!(!out.contains("│ b") && !out.contains("│ d"), "{out}");
     }
 
     #[test]

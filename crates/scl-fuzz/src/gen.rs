@@ -12,7 +12,11 @@
 use proptest::prelude::*;
 use proptest::sample::select;
 
-/// Pieces hostile strings are made of.
+/// Pieces hostile strings are made of. Hidden characters (a lone CR, NUL,
+/// DEL, U+FEFF, bidi controls) are not among them: SCL source cannot hold
+/// them (E0010), and the backends' refusal of them is tested on IR values
+/// (`scl-backends/tests/hostile.rs`); [`crate::mutate`] still puts them
+/// anywhere in a file.
 const PIECES: &[&str] = &[
     "a",
     "x",
@@ -38,7 +42,6 @@ const PIECES: &[&str] = &[
     "${HOME}",
     "$TAG",
     "\n",
-    "\r",
     "\r\n",
     "\t",
     "#",
@@ -73,9 +76,6 @@ const PIECES: &[&str] = &[
     "ä",
     "日本",
     "\u{200b}",
-    "\u{feff}",
-    "\u{0}",
-    "\u{7f}",
     "é",
     "🙂",
     "ENV X=1",

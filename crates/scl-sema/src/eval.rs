@@ -236,8 +236,8 @@ pub(crate) struct Evaluator<'h> {
     /// Where code of another module is being used (a call, an inherited
     /// template instance): module, span and what to call it in a label.
     uses: RefCell<Vec<(ModuleId, Span, String)>>,
-    /// Did-you-means made so far (see [`Evaluator::suggest`]).
-    suggestions: Cell<usize>,
+    /// The did-you-mean budget of the evaluation (see [`Evaluator::suggest`]).
+    suggestions: RefCell<scl_diag::Suggestions>,
 }
 
 /// How deeply evaluation may nest: one level per expression inside another
@@ -289,7 +289,7 @@ impl<'h> Evaluator<'h> {
             steps: Cell::new(0),
             produced: Cell::new(0),
             uses: RefCell::new(Vec::new()),
-            suggestions: Cell::new(0),
+            suggestions: RefCell::default(),
         }
     }
 
@@ -320,20 +320,15 @@ impl<'h> Evaluator<'h> {
     }
 
     /// A did-you-mean for `name` among `candidates` (made only if needed),
-    /// for the first [`crate::resolve::MAX_SUGGESTIONS`] unknown names of an
-    /// evaluation: each costs a pass over the candidates, which can be every
-    /// name of a large module.
+    /// within the evaluation's budget ([`scl_diag::Suggestions`]): each
+    /// costs a pass over the candidates, which can be every name of a large
+    /// module.
     fn suggest<'c>(
         &self,
         name: &str,
         candidates: impl FnOnce() -> Vec<&'c str>,
     ) -> Option<&'c str> {
-        let used = self.suggestions.get();
-        if used >= crate::resolve::MAX_SUGGESTIONS {
-            return None;
-        }
-        self.suggestions.set(used + 1);
-        did_you_mean(name, candidates())
+        self.suggestions.borrow_mut().suggest(name, candidates)
     }
 
     /// Runs `f` with `(module, span, what)` on the stack of places where

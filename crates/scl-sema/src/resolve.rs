@@ -5,14 +5,10 @@
 
 use crate::builtins;
 use crate::ty::Ty;
-use scl_diag::{did_you_mean, Diagnostic};
+use scl_diag::{Diagnostic, Suggestions};
 use scl_syntax::ast::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-
-/// How many unknown names of one module get a did-you-mean: as many as a
-/// file's diagnostics are shown (a suggestion is a pass over every name).
-pub(crate) const MAX_SUGGESTIONS: usize = 100;
 
 /// Checks one module's syntax tree; the diagnostics' files are left empty.
 pub fn check_module(module: &Module) -> Vec<Diagnostic> {
@@ -66,7 +62,7 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
         enums: &enums,
         enum_set: &enum_set,
         imports: &import_set,
-        suggestions_left: MAX_SUGGESTIONS,
+        suggestions: Suggestions::default(),
         out: &mut out,
         refs: Vec::new(),
     };
@@ -208,8 +204,8 @@ struct Walker<'a> {
     enums: &'a [&'a str],
     enum_set: &'a HashSet<&'a str>,
     imports: &'a HashSet<&'a str>,
-    /// How many more unknown names get a did-you-mean.
-    suggestions_left: usize,
+    /// The did-you-mean budget of the module.
+    suggestions: Suggestions,
     out: &'a mut Vec<Diagnostic>,
     /// Names referenced (for the call graph of the current fn).
     refs: Vec<(String, scl_diag::Span)>,
@@ -224,11 +220,16 @@ impl Walker<'_> {
                 if segs.len() == 1 {
                     let n = &segs[0].name;
                     if Ty::builtin(n).is_none() && !self.enum_set.contains(n.as_str()) {
-                        let mut cands: Vec<&str> = Ty::BUILTIN_NAMES.to_vec();
-                        cands.extend(self.enums.iter().copied());
+                        let enums = self.enums;
+                        let cands = || {
+                            Ty::BUILTIN_NAMES
+                                .iter()
+                                .copied()
+                                .chain(enums.iter().copied())
+                        };
                         let mut d =
                             Diagnostic::error("E0206", segs[0].span, format!("unknown type `{n}`"));
-                        if let Some(s) = did_you_mean(n, cands) {
+                        if let Some(s) = self.suggestions.suggest(n, cands) {
                             d = d.with_help(format!("did you mean `{s}`?"));
                         }
                         self.out.push(d);
@@ -308,16 +309,16 @@ impl Walker<'_> {
                     return;
                 }
                 let mut d = Diagnostic::error("E0101", e.span, format!("unknown name `{n}`"));
-                // Suggestions cost a pass over every name in scope: only for
-                // as many unknown names as a file's diagnostics are shown.
-                if self.suggestions_left > 0 {
-                    self.suggestions_left -= 1;
-                    let mut cands: Vec<&str> = scope.iter().map(|s| s.as_str()).collect();
-                    cands.extend(self.globals.iter().copied());
-                    cands.extend(builtins::NAMES.iter().copied());
-                    if let Some(s) = did_you_mean(n, cands) {
-                        d = d.with_help(format!("did you mean `{s}`?"));
-                    }
+                let globals = self.globals;
+                let cands = || {
+                    scope
+                        .iter()
+                        .map(|s| s.as_str())
+                        .chain(globals.iter().copied())
+                        .chain(builtins::NAMES.iter().copied())
+                };
+                if let Some(s) = self.suggestions.suggest(n, cands) {
+                    d = d.with_help(format!("did you mean `{s}`?"));
                 }
                 self.out.push(d);
             }
@@ -381,7 +382,7 @@ mod tests {
 
     /// A did-you-mean costs a pass over every name in scope: with thousands
     /// of unknown names that was quadratic, so only the first
-    /// [`MAX_SUGGESTIONS`] get one (no more are shown per file anyway).
+    /// [`Suggestions::CALLS`] get one (no more are shown per file anyway).
     #[test]
     fn suggestions_are_made_for_the_first_unknown_names_only() {
         let src: String = (0..150)
@@ -391,7 +392,24 @@ mod tests {
         let diags = check_module(&parse.module);
         assert_eq!(diags.len(), 150);
         let helped = diags.iter().filter(|d| d.help.is_some()).count();
-        assert_eq!(helped, MAX_SUGGESTIONS);
+        assert_eq!(helped, Suggestions::CALLS);
         assert_eq!(diags[0].help.as_deref(), Some("did you mean `abcdefgh0`?"));
+    }
+
+    /// And all of them together look at a bounded number of candidates:
+    /// 20,000 unknown names among 20,000 declarations would be 400 million.
+    #[test]
+    fn suggestions_stop_when_their_work_budget_is_spent() {
+        let src: String = (0..20_000)
+            .map(|i| format!("let abcdefgh{i} = abcdefgx{i}\n"))
+            .collect();
+        let parse = scl_syntax::parse(&src);
+        let diags = check_module(&parse.module);
+        let helped = diags.iter().filter(|d| d.help.is_some()).count();
+        // Each pass looks at 20,000 globals and the builtins: the budget of
+        // a million candidates ends it before the hundredth hint would.
+        assert!(helped > 0 && helped < Suggestions::CALLS, "{helped}");
+        let within = Suggestions::WORK / (20_000 + builtins::NAMES.len());
+        assert_eq!(helped, within);
     }
 }

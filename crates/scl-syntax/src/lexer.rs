@@ -303,6 +303,8 @@ pub fn lex(src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
         pending_nl: None,
         last_continues: true,
         aborted: false,
+        flooded: false,
+        scratch: Diagnostic::error("E0011", Span::new(0, 0), ""),
     };
     lx.run(None);
     // Close every bracket still open at the end of the file.
@@ -323,6 +325,10 @@ pub fn lex(src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
 
 /// The deepest nesting of brackets and interpolations the lexer accepts.
 const MAX_DEPTH: usize = crate::MAX_NESTING;
+
+/// The most diagnostics the lexer records for one file before it stops
+/// reading it (`E0011`); ten times what a front end shows of a file.
+pub const MAX_LEX_ERRORS: usize = 1000;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Delim {
@@ -397,6 +403,10 @@ struct Lexer<'a> {
     pending_nl: Option<Span>,
     /// Set once the nesting limit was hit: the rest of the file is skipped.
     aborted: bool,
+    /// Set once [`MAX_LEX_ERRORS`] diagnostics were recorded (see [`Lexer::emit`]).
+    flooded: bool,
+    /// Where additions to a diagnostic past the limit go.
+    scratch: Diagnostic,
     /// True if the last emitted token lets the line continue (see
     /// [`TokenKind::continues_line`]), or nothing was emitted yet.
     last_continues: bool,
@@ -425,8 +435,102 @@ impl<'a> Lexer<'a> {
     }
 
     fn error(&mut self, code: &'static str, span: Span, msg: impl Into<String>) -> &mut Diagnostic {
-        self.diags.push(Diagnostic::error(code, span, msg));
+        self.emit(Diagnostic::error(code, span, msg));
+        if self.flooded {
+            // Past the limit: the caller's additions go nowhere.
+            self.scratch = Diagnostic::error(code, span, "");
+            return &mut self.scratch;
+        }
         self.diags.last_mut().unwrap()
+    }
+
+    /// Records a diagnostic. After [`MAX_LEX_ERRORS`] of them the lexer
+    /// reports `E0011` once and stops reading the file: every later
+    /// diagnostic would cost memory and time for nothing a reader can use.
+    fn emit(&mut self, d: Diagnostic) {
+        if self.flooded {
+            return;
+        }
+        if self.diags.len() < MAX_LEX_ERRORS {
+            self.diags.push(d);
+            return;
+        }
+        let at = d.at.span.start as usize;
+        self.diags.push(
+            Diagnostic::error(
+                "E0011",
+                Span::new(at, at),
+                format!("more than {MAX_LEX_ERRORS} syntax errors: the rest of the file is not read"),
+            )
+            .with_help("fix the first errors; this file may not be SCL source (a binary, a file saved in another encoding)"),
+        );
+        self.flooded = true;
+        self.aborted = true;
+        self.pos = self.src.len();
+    }
+
+    /// Reports the hidden characters of `self.src[from..to]` (E0010), a run
+    /// of adjacent ones as one diagnostic. A byte order mark at offset 0 is
+    /// not hidden (the database blanks it before lexing, other callers may
+    /// not).
+    fn hidden_chars(&mut self, from: usize, to: usize) {
+        let text = &self.src[from..to];
+        // Every hidden character starts with a control byte or one of these
+        // lead bytes (see `scl_diag::is_hidden`): skip the rest cheaply.
+        if !text.bytes().any(|b| {
+            (b < 0x20 && b != b'\t' && b != b'\n') || matches!(b, 0x7f | 0xc2 | 0xd8 | 0xe2 | 0xef)
+        }) {
+            return;
+        }
+        let mut run: Option<(usize, usize, char, usize)> = None; // start, end, first, count
+        for (i, c) in text.char_indices() {
+            let at = from + i;
+            let crlf = c == '\r' && self.bytes.get(at + 1) == Some(&b'\n');
+            let bom = c == '\u{feff}' && at == 0;
+            if scl_diag::is_hidden(c) && !crlf && !bom {
+                match &mut run {
+                    Some((_, end, _, n)) if *end == at => {
+                        *end = at + c.len_utf8();
+                        *n += 1;
+                    }
+                    _ => {
+                        if let Some(r) = run.take() {
+                            self.hidden_run(r);
+                        }
+                        run = Some((at, at + c.len_utf8(), c, 1));
+                    }
+                }
+            }
+        }
+        if let Some(r) = run {
+            self.hidden_run(r);
+        }
+    }
+
+    fn hidden_run(&mut self, (mut start, end, mut first, mut n): (usize, usize, char, usize)) {
+        // A run continued from the previous diagnostic (a hidden character
+        // right after another, found by another path) extends it.
+        if let Some(prev) = self.diags.last() {
+            if prev.code == "E0010" && prev.at.span.end as usize == start && !self.flooded {
+                start = prev.at.span.start as usize;
+                let run = &self.src[start..end];
+                first = run.chars().next().unwrap_or(first);
+                n = run.chars().count();
+                self.diags.pop();
+            }
+        }
+        let what = scl_diag::describe_char(first);
+        let message = if n == 1 {
+            format!("invisible character {what}")
+        } else {
+            format!("{n} invisible characters, the first {what}")
+        };
+        let help = if scl_diag::is_bidi(first) {
+            "delete it: a bidirectional control can make code display in another order than it is read (\"Trojan Source\")"
+        } else {
+            "delete it; in a string, write `\\n` for a line break and `\\t` for a tab"
+        };
+        self.error("E0010", Span::new(start, end), message).help = Some(help.into());
     }
 
     /// True if a newline here separates items (innermost bracket is `{` or none).
@@ -452,7 +556,7 @@ impl<'a> Lexer<'a> {
                 format!("this `{o}` is never closed"),
             )
             .with_help(format!("add the missing `{c}`"));
-        self.diags.push(d);
+        self.emit(d);
         if let Delim::Interp(_) = open.delim {
             // Interpolations are closed by the string lexer.
             return;
@@ -472,7 +576,13 @@ impl<'a> Lexer<'a> {
         while let Some(b) = self.peek() {
             let start = self.pos;
             match b {
-                b' ' | b'\t' | b'\r' => self.pos += 1,
+                b' ' | b'\t' => self.pos += 1,
+                b'\r' => {
+                    if self.peek_at(1) != Some(b'\n') {
+                        self.hidden_chars(start, start + 1);
+                    }
+                    self.pos += 1;
+                }
                 b'\n' => {
                     if interp == Some(false) {
                         return Stop::Newline;
@@ -560,8 +670,7 @@ impl<'a> Lexer<'a> {
         }
         if !self.aborted {
             let at = self.pos;
-            self.diags
-                .push(crate::parser::too_deep(Span::new(at, at + 1)));
+            self.emit(crate::parser::too_deep(Span::new(at, at + 1)));
         }
         self.aborted = true;
         self.pos = self.src.len();
@@ -606,7 +715,7 @@ impl<'a> Lexer<'a> {
                 }
                 let d = Diagnostic::error("E0001", span, message)
                     .with_primary_label(format!("no matching opening bracket for this `{c}`"));
-                self.diags.push(d);
+                self.emit(d);
                 None
             }
             Some(i) => {
@@ -629,6 +738,7 @@ impl<'a> Lexer<'a> {
         let end = self.src[start..]
             .find('\n')
             .map_or(self.src.len(), |i| start + i);
+        self.hidden_chars(start, end);
         let text = &self.src[start..end];
         self.pos = end;
         if text.starts_with("///") && !text.starts_with("////") {
@@ -681,6 +791,10 @@ impl<'a> Lexer<'a> {
                 let ch = self.src[start..].chars().next().unwrap_or('\u{fffd}');
                 let len = ch.len_utf8().max(1);
                 self.pos += len;
+                if scl_diag::is_hidden(ch) {
+                    self.hidden_chars(start, start + len);
+                    return;
+                }
                 let shown = if ch.is_control() {
                     format!("{:?}", ch)
                 } else {
@@ -694,11 +808,18 @@ impl<'a> Lexer<'a> {
                     '#' => Some("comments start with `//`"),
                     _ => None,
                 };
-                let d = self.error(
-                    "E0001",
-                    Span::new(start, start + len),
-                    format!("unexpected character {shown}"),
-                );
+                let message = format!("unexpected character {shown}");
+                // A run of one character is one error (a file of `#`).
+                if let Some(prev) = self.diags.last_mut() {
+                    if prev.code == "E0001"
+                        && prev.message == message
+                        && prev.at.span.end as usize == start
+                    {
+                        prev.at.span.end = (start + len) as u32;
+                        return;
+                    }
+                }
+                let d = self.error("E0001", Span::new(start, start + len), message);
                 if let Some(h) = help {
                     d.help = Some(h.to_string());
                 }
@@ -825,7 +946,7 @@ impl<'a> Lexer<'a> {
                     let d = Diagnostic::error("E0005", span, msg)
                         .with_primary_label("unknown suffix")
                         .with_help(help);
-                    self.diags.push(d);
+                    self.emit(d);
                 }
                 let kind = plain(self);
                 self.push(kind, span);
@@ -966,7 +1087,7 @@ impl<'a> Lexer<'a> {
                                 .with_label(Arc::from(""), at, "the string ends here")
                                 .with_help("close the interpolation with `}`, or write `\\$` for a literal dollar sign");
                             if !self.aborted {
-                                self.diags.push(d);
+                                self.emit(d);
                             }
                             reported = true;
                             if inner.is_empty() {
@@ -986,6 +1107,9 @@ impl<'a> Lexer<'a> {
                         buf_start = self.pos;
                     }
                     let c = self.src[self.pos..].chars().next().unwrap_or('\u{fffd}');
+                    if scl_diag::is_hidden(c) {
+                        self.hidden_chars(self.pos, self.pos + c.len_utf8());
+                    }
                     buf.push(c);
                     self.pos += c.len_utf8().max(1);
                 }
@@ -1008,7 +1132,7 @@ impl<'a> Lexer<'a> {
                     } else {
                         format!("close the string with `{closer}`; use `\"\"\"` for strings that span lines")
                     });
-                self.diags.push(d);
+                self.emit(d);
             }
         }
         let end = self.pos;
