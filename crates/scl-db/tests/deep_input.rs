@@ -307,3 +307,30 @@ fn the_lexer_stops_after_a_thousand_errors() {
         )
     );
 }
+
+/// `vars { V0 = "${self.vars.V1}", …, V{n-1} = "${self.vars.V{n}}", V{n} = "end" }`.
+fn self_chain(n: usize) -> String {
+    let mut vars: String = (0..n)
+        .map(|i| format!("    V{i} = \"${{self.vars.V{}}}\"\n", i + 1))
+        .collect();
+    vars.push_str(&format!("    V{n} = \"end\"\n"));
+    format!("env app {{\n  base = image(\"debian:12.5\")\n  vars {{\n{vars}  }}\n}}\n")
+}
+
+#[test]
+fn self_reads_chain_up_to_the_round_limit() {
+    // n reads deep need n + 2 rounds of the fixpoint (n to resolve, one to
+    // see it settle; once 6 rounds, now 64).
+    assert_eq!(check(&self_chain(10)), vec![]);
+    assert_eq!(check(&self_chain(scl_sema::MAX_SELF_ROUNDS - 2)), vec![]);
+    let d = check(&self_chain(scl_sema::MAX_SELF_ROUNDS + 5));
+    assert_eq!(
+        d,
+        vec![(
+            "E0310".to_string(),
+            4,
+            13,
+            "the fields of `app` read each other through `self` more than 64 deep".to_string()
+        )]
+    );
+}

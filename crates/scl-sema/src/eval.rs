@@ -240,6 +240,11 @@ pub(crate) struct Evaluator<'h> {
     suggestions: RefCell<scl_diag::Suggestions>,
 }
 
+/// The most rounds of the `self` fixpoint of one env (see
+/// `Evaluator::compute_final`): fields may read each other through `self`
+/// this many levels deep.
+pub const MAX_SELF_ROUNDS: usize = 64;
+
 /// How deeply evaluation may nest: one level per expression inside another
 /// and per call of a function or template from another. Syntax bounds the
 /// first (`E0007`); this bounds chains of calls (`f1` calls `f2` … calls
@@ -1822,6 +1827,11 @@ impl<'h> Evaluator<'h> {
         r
     }
 
+    /// Evaluates the layers of `env` into its final record, IR and origins.
+    /// `self` is a fixpoint: each round reads the previous round's record,
+    /// so a chain of fields reading each other k deep (`a = self.b`, `b =
+    /// self.c`, …) needs k + 2 rounds (k to resolve, one to see it settle); at most [`MAX_SELF_ROUNDS`] are run,
+    /// each charged to the evaluation's step budget like any evaluation.
     fn compute_final(&self, env: &Arc<EnvValue>) -> R<Arc<FinalEnv>> {
         if self.produced.get() > MAX_PRODUCED || self.steps.get() > MAX_STEPS {
             return Err(Reported);
@@ -1851,7 +1861,7 @@ impl<'h> Evaluator<'h> {
         let todo = env.layers.suffix(start);
         let mut snapshot: Option<Arc<Record>> = None;
         let mut last: Option<(Arc<Record>, Builder, bool)> = None;
-        for round in 0..6 {
+        for round in 0..MAX_SELF_ROUNDS {
             let before = self.diags.borrow().len();
             let view = snapshot.as_ref().map(|r| Arc::new(normalize::self_view(r)));
             let selfcx = SelfCx {
@@ -1926,7 +1936,27 @@ impl<'h> Evaluator<'h> {
                 break;
             }
             let converged = snapshot.as_ref().is_some_and(|s| **s == *record);
-            if converged || round == 5 {
+            // Still changing after the last round: a chain too deep (a real
+            // cycle settles, with pending values, and is reported below).
+            if !converged && round == MAX_SELF_ROUNDS - 1 {
+                let (m, span) = selfcx
+                    .first_use
+                    .get()
+                    .unwrap_or((env.module, env.extends_span));
+                return Err(self.report(
+                    m,
+                    Diagnostic::error(
+                        "E0310",
+                        span,
+                        format!(
+                            "the fields of `{}` read each other through `self` more than {MAX_SELF_ROUNDS} deep",
+                            env.name
+                        ),
+                    )
+                    .with_help("compute the values from `let` declarations instead"),
+                ));
+            }
+            if converged || round == MAX_SELF_ROUNDS - 1 {
                 if record.values().any(Value::is_pending) || !converged {
                     let (m, span) = selfcx
                         .pending_use

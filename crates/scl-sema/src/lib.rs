@@ -16,7 +16,7 @@ pub mod ty;
 mod validate;
 pub mod value;
 
-pub use eval::evaluate_module;
+pub use eval::{evaluate_module, MAX_SELF_ROUNDS};
 pub use resolve::check_module;
 pub use value::{EnvValue, FinalEnv, Origin, Value};
 
