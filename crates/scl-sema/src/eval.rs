@@ -64,7 +64,7 @@ pub fn evaluate_module(host: &dyn Host, m: ModuleId) -> ModuleValues {
         if !params.contains(&o.name.as_str()) {
             let mut d = Diagnostic::error(
                 "E0312",
-                Span::new(o.offset as usize, o.offset as usize + o.value.len()),
+                o.name_span,
                 format!(
                     "`--set {}`: module `{}` has no parameter `{}`",
                     o.name,

@@ -20,7 +20,7 @@ pub use eval::{evaluate_module, MAX_SELF_ROUNDS};
 pub use resolve::check_module;
 pub use value::{EnvValue, FinalEnv, Origin, Value};
 
-use scl_diag::Diagnostic;
+use scl_diag::{Diagnostic, Span};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -60,6 +60,9 @@ pub struct Override {
     pub file: Arc<str>,
     /// Byte offset of the value inside that pseudo-file's text.
     pub offset: u32,
+    /// The parameter name's span in that text (after an `alias.` prefix):
+    /// where "no such parameter" points.
+    pub name_span: Span,
 }
 
 /// What the evaluator needs from outside one module. Implemented by the

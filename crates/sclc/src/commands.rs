@@ -268,7 +268,9 @@ fn overrides(
                 continue;
             }
             first.insert((t.clone(), name.clone()), (key_span, key.to_string()));
+            let name_start = key_span.end as usize - name.len();
             map.entry(t).or_default().push(Override {
+                name_span: scl_diag::Span::new(name_start, key_span.end as usize),
                 name,
                 value: value.to_string(),
                 file: file.clone(),
