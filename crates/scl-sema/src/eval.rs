@@ -2273,6 +2273,32 @@ impl<'h> Evaluator<'h> {
                     }
                 };
                 let v = self.eval(cx, value, &vty)?;
+                // A map key set twice in this block, one of them by `+=`
+                // (`vars.A = …` then `vars += { A = … }`, two `+=` with one
+                // key, or `vars = { A = … }` then `vars += { A = … }`): the
+                // second would silently win, as with two `=`.
+                if let (Value::Record(r), Ty::Map(_)) = (&v, &fty) {
+                    for k in r.keys().filter(|k| k.as_str() != TYPE_KEY) {
+                        let kp = format!("{key}.{k}");
+                        if *op == AssignOp::Append {
+                            if let Some(prev) = seen.set.get(&kp) {
+                                return Err(self.report(
+                                    cx.module,
+                                    Diagnostic::error(
+                                        "E0305",
+                                        value.span,
+                                        format!("`{kp}` is set twice in this block"),
+                                    )
+                                    .with_label(Arc::from(""), *prev, "first set here")
+                                    .with_help("remove one of the two items"),
+                                ));
+                            }
+                            seen.insert(&kp, value.span);
+                        } else {
+                            seen.set.insert(kp, path.span);
+                        }
+                    }
+                }
                 if let (AssignOp::Append, Value::List(l)) = (op, &v) {
                     // The list grows by a copy of the new elements.
                     self.charge(cx.module, item.span, l.len().saturating_mul(VALUE_BYTES))?;
