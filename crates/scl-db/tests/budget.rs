@@ -173,3 +173,42 @@ fn inherited_state_is_charged() {
         )
     );
 }
+
+/// `let s13 = "a,a,…"` (8,192 items) and `let l = split(s13, ",")`.
+fn big_list() -> String {
+    let mut out = String::from("let s0 = \"a,\"\n");
+    for k in 1..=13 {
+        out.push_str(&format!("let s{k} = \"${{s{}}}${{s{}}}\"\n", k - 1, k - 1));
+    }
+    out.push_str("let l = split(s13, \",\")\n");
+    out
+}
+
+fn too_much_work(line: usize, column: usize) -> Vec<(String, usize, usize, String)> {
+    vec![(
+        "E0316".into(),
+        line,
+        column,
+        "evaluation took more than 20000000 steps".into(),
+    )]
+}
+
+#[test]
+fn contains_on_a_list_is_work() {
+    // 8,193 searches of an 8,193-element list: 67 million comparisons in a
+    // program of 16 lines; each search costs its length in steps.
+    let src = format!("{}let r = [for x in l: contains(l, x)]\n", big_list());
+    assert_eq!(check(&src), too_much_work(16, 22));
+    // One search is cheap.
+    let src = format!("{}let r = contains(l, \"b\")\n", big_list());
+    assert_eq!(check(&src), vec![]);
+}
+
+#[test]
+fn comparing_lists_is_work() {
+    let src = format!(
+        "{}let l2 = split(s13, \",\")\nlet r = [for x in l: l == l2]\n",
+        big_list()
+    );
+    assert_eq!(check(&src), too_much_work(17, 22));
+}

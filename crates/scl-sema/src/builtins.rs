@@ -388,10 +388,17 @@ pub(crate) fn call(
         "contains" => {
             let item = &vals[1].as_ref().unwrap().0;
             match (&vals[0].as_ref().unwrap().0, item) {
-                (Value::Str(s), Value::Str(x)) => Ok(Value::Bool(s.contains(&**x))),
-                (Value::List(l), x) => Ok(Value::Bool(
-                    l.iter().any(|y| crate::eval::values_equal(x, y)),
-                )),
+                (Value::Str(s), Value::Str(x)) => {
+                    ev.work(m, span, 1 + (s.len() / 64) as u64)?;
+                    Ok(Value::Bool(s.contains(&**x)))
+                }
+                (Value::List(l), x) => {
+                    // One comparison per element: work, like a loop.
+                    ev.work(m, span, 1 + l.len() as u64)?;
+                    Ok(Value::Bool(
+                        l.iter().any(|y| crate::eval::values_equal(x, y)),
+                    ))
+                }
                 (Value::Record(r), Value::Str(k)) => Ok(Value::Bool(r.contains_key(&**k))),
                 (c, _) => ev.err(
                     m,

@@ -1170,6 +1170,28 @@ impl<'h> Evaluator<'h> {
 
     /// Charges `bytes` against [`MAX_PRODUCED`]; past it, `E0316` (reported
     /// once) and every later charge fails.
+    /// Charges `units` of work (elements compared or copied by one
+    /// operation) to the step budget, [`MAX_STEPS`]: an operation whose cost
+    /// grows with its operands' size (`contains` on a list, `-=`, `+=`,
+    /// `==` of lists) costs that many steps, so repeating it over a large
+    /// list is bounded like any other loop. E0316 once when it runs out.
+    pub(crate) fn work(&self, m: ModuleId, span: Span, units: u64) -> R<()> {
+        let before = self.steps.get();
+        let total = before.saturating_add(units);
+        self.steps.set(total);
+        if total <= MAX_STEPS {
+            return Ok(());
+        }
+        if before <= MAX_STEPS {
+            self.report(
+                m,
+                Diagnostic::error("E0316", span, format!("evaluation took more than {MAX_STEPS} steps"))
+                    .with_help("an operation on large lists is repeated many times (`contains`, `-=`, `+=` or `==` inside a comprehension?)"),
+            );
+        }
+        Err(Reported)
+    }
+
     fn charge(&self, m: ModuleId, span: Span, bytes: usize) -> R<()> {
         let before = self.produced.get();
         let total = before.saturating_add(bytes as u64);
@@ -1327,8 +1349,11 @@ impl<'h> Evaluator<'h> {
         let overflow =
             |me: &Self| -> R<Value> { me.err(cx.module, "E0207", span, "arithmetic overflow") };
         match op {
-            BinaryOp::Eq => return Ok(Bool(values_equal(&x, &y))),
-            BinaryOp::Ne => return Ok(Bool(!values_equal(&x, &y))),
+            BinaryOp::Eq | BinaryOp::Ne => {
+                self.work(cx.module, span, compare_work(&x, &y))?;
+                let eq = values_equal(&x, &y);
+                return Ok(Bool(if op == BinaryOp::Eq { eq } else { !eq }));
+            }
             BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
                 let ord = match (&x, &y) {
                     (Int(p), Int(q)) => p.partial_cmp(q),
@@ -2303,6 +2328,16 @@ impl<'h> Evaluator<'h> {
                     // The list grows by a copy of the new elements.
                     self.charge(cx.module, item.span, l.len().saturating_mul(VALUE_BYTES))?;
                 }
+                // What the assignment copies (`+=`: the current list or map)
+                // or compares (`-=` of non-strings: every pair) is work.
+                let (have, given) = (b.len_at(&full), value_len(&v));
+                let units = match op {
+                    AssignOp::Set => 1,
+                    AssignOp::Append => have + given,
+                    AssignOp::Remove if removes_by_hash(&v) => have + given,
+                    AssignOp::Remove => have.saturating_mul(given.max(1)),
+                };
+                self.work(cx.module, item.span, units as u64)?;
                 b.assign(&full, key, *op, v, item.span, &fty)
                     .map_err(|msg| {
                         self.report(cx.module, Diagnostic::error("E0201", item.span, msg))
@@ -2530,6 +2565,21 @@ impl Builder {
         cur
     }
 
+    /// The length of the list or map at `path` (0 if there is none).
+    fn len_at(&self, path: &[String]) -> usize {
+        let mut cur = &self.record;
+        let Some((last, parent)) = path.split_last() else {
+            return 0;
+        };
+        for seg in parent {
+            match cur.get(seg) {
+                Some(Value::Record(r)) => cur = r,
+                _ => return 0,
+            }
+        }
+        cur.get(last).map_or(0, value_len)
+    }
+
     fn ensure_record(&mut self, path: &[String]) {
         Builder::slot(&mut self.record, path);
     }
@@ -2687,11 +2737,26 @@ impl Builder {
                         }
                     }
                     (Some(Value::List(old)), Value::List(rm)) => {
-                        let kept: Vec<Value> = old
-                            .iter()
-                            .filter(|x| !rm.iter().any(|r| values_equal(x, r)))
-                            .cloned()
-                            .collect();
+                        let kept: Vec<Value> = if removes_by_hash(&Value::List(rm.clone())) {
+                            // Strings (the common case: packages, flags) by
+                            // hash: linear, not a pass over `rm` per element.
+                            let gone: HashSet<&str> = rm
+                                .iter()
+                                .filter_map(|r| match r {
+                                    Value::Str(s) => Some(&**s),
+                                    _ => None,
+                                })
+                                .collect();
+                            old.iter()
+                                .filter(|x| !matches!(x, Value::Str(s) if gone.contains(&**s)))
+                                .cloned()
+                                .collect()
+                        } else {
+                            old.iter()
+                                .filter(|x| !rm.iter().any(|r| values_equal(x, r)))
+                                .cloned()
+                                .collect()
+                        };
                         rec.insert(last.clone(), Value::List(Arc::new(kept)));
                     }
                     (None, Value::List(_)) => {}
@@ -2707,6 +2772,22 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// The top-level length of a list or map value (0 for anything else).
+fn value_len(v: &Value) -> usize {
+    match v {
+        Value::List(l) => l.len(),
+        Value::Record(r) => r.len(),
+        _ => 0,
+    }
+}
+
+/// True when a `-=` removes a list of strings only: then it goes by hash
+/// (a string equals only the same string; other values, such as an Int
+/// equal to a Float, need [`values_equal`]).
+fn removes_by_hash(v: &Value) -> bool {
+    matches!(v, Value::List(l) if l.iter().all(|x| matches!(x, Value::Str(_))))
 }
 
 /// Names users bring from other tools (compose, Kubernetes, cog, conda) for
@@ -2765,6 +2846,20 @@ fn as_f64(v: &Value) -> f64 {
 }
 
 /// Equality as the language sees it: enums by variant, numbers across Int/Float.
+/// The work [`values_equal`] may do on `a` and `b`, in elements: the
+/// shorter top-level length of two lists, maps or strings (a string counts
+/// one unit per 64 bytes), else 1. Deeper levels are not counted: a
+/// comparison's cost is bounded by what the values' own making was charged.
+pub(crate) fn compare_work(a: &Value, b: &Value) -> u64 {
+    let n = match (a, b) {
+        (Value::List(x), Value::List(y)) if !Arc::ptr_eq(x, y) => x.len().min(y.len()),
+        (Value::Record(x), Value::Record(y)) if !Arc::ptr_eq(x, y) => x.len().min(y.len()),
+        (Value::Str(x), Value::Str(y)) => x.len().min(y.len()) / 64,
+        _ => 0,
+    };
+    1 + n as u64
+}
+
 pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Enum { variant: x, .. }, Value::Enum { variant: y, .. }) => x == y,
