@@ -73,40 +73,59 @@ fn set_path(r: &mut Record, path: &str, v: Value) {
 
 /// The index URLs carried from the env's requirements files (`--index-url`,
 /// `--extra-index-url` lines, in file and line order), each with its file
-/// path and line.
+/// path and line, and the extra index URLs that pip would drop: pip's
+/// `handle_option_line` replaces its whole index list with a line's
+/// `--index-url` (the env's own `python.extra_index_urls`, given on the
+/// command line, and every `--extra-index-url` read before that line
+/// included), then appends the line's `--extra-index-url`s.
 struct Carried {
     index_urls: Vec<(String, String, usize)>,
     extra_index_urls: Vec<String>,
+    /// (file, line of the `--index-url`, extra URL pip drops there).
+    dropped: Vec<(String, usize, String)>,
 }
 
 fn carried(r: &Record) -> Carried {
     let mut c = Carried {
         index_urls: Vec::new(),
         extra_index_urls: Vec::new(),
+        dropped: Vec::new(),
     };
     let Some(Value::List(files)) = get(r, "python.requirements") else {
         return c;
     };
+    // The extra index URLs pip holds so far: the env's own first.
+    let mut extras = strs(get(r, "python.extra_index_urls"));
     for f in files.iter() {
         let Value::File { path, text, .. } = f else {
             continue;
         };
-        for l in validate::requirements(text) {
-            if let validate::ReqLine::Option {
-                line,
-                name,
-                value: Some(v),
-                ..
-            } = l
-            {
-                match name.as_str() {
-                    "--index-url" => c.index_urls.push((v, path.to_string(), line)),
-                    "--extra-index-url" => c.extra_index_urls.push(v),
-                    _ => {}
+        // A file pip cannot be made to read like sclc was reported when
+        // it was checked.
+        let Ok(lines) = validate::requirements(text) else {
+            continue;
+        };
+        for l in lines {
+            let validate::ReqLine::Options { line, options, .. } = l else {
+                continue;
+            };
+            let value = |o: &validate::ReqOpt| o.value.clone().unwrap_or_default();
+            if let Some(o) = options.iter().rev().find(|o| o.name == "--index-url") {
+                for e in extras.drain(..) {
+                    c.dropped.push((path.to_string(), line, e));
                 }
+                c.index_urls.push((value(o), path.to_string(), line));
+            }
+            for o in options.iter().filter(|o| o.name == "--extra-index-url") {
+                extras.push(value(o));
+                c.extra_index_urls.push(value(o));
             }
         }
     }
+    // A URL pip drops and reads again later is in its final list.
+    c.dropped.retain(|(_, _, u)| !extras.contains(u));
+    let mut seen = std::collections::HashSet::new();
+    c.dropped.retain(|(_, _, u)| seen.insert(u.clone()));
     c
 }
 
@@ -277,7 +296,16 @@ pub(crate) fn normalize(
     let u32_field = |path: &str, v: i64, lo: i64| -> u32 {
         ranged(path, v, lo, u32::MAX as i64).map_or(0, |v| v as u32)
     };
-    // Requirements files' index URLs: one index in all, or an error.
+    // Requirements files' index URLs: one index in all, and no extra index
+    // URL that pip would drop, or an error.
+    for (file, line, u) in carried(r).dropped {
+        report(
+            "python.requirements",
+            "E0332",
+            format!("{file} line {line}: pip replaces its index URLs with this line's `--index-url`, so the extra index URL {} given before it would not be used", validate::quoted(&u)),
+            "put the `--index-url` line before every `--extra-index-url` (in the first requirements file), or set `python.index_url` in the env and remove the line".into(),
+        );
+    }
     if let Some(own) = get(r, "python.index_url").map(s) {
         for (u, file, line) in carried(r).index_urls {
             if u != own {
