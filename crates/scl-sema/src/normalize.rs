@@ -12,7 +12,7 @@ use crate::value::*;
 use scl_diag::{Diagnostic, Span};
 use scl_ir::*;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// The set-like lists of the Env schema: de-duplicated keeping the first
@@ -379,15 +379,23 @@ pub(crate) fn normalize(
                 }
             }
         }
-        for cycle in depends_on_cycles(&spec.services) {
+        for (cycle, size) in depends_on_cycles(&spec.services) {
             let shown: Vec<String> = cycle.iter().map(|n| format!("`{n}`")).collect();
+            let more = if size > cycle.len() - 1 {
+                format!(" ({size} services in all depend on each other in cycles)")
+            } else {
+                String::new()
+            };
             report(
                 &format!("services.{}", cycle[0]),
                 "E0329",
                 if cycle.len() == 2 {
-                    format!("service `{}` depends on itself", cycle[0])
+                    format!("service `{}` depends on itself{more}", cycle[0])
                 } else {
-                    format!("services depend on each other in a cycle: {}", shown.join(" → "))
+                    format!(
+                        "services depend on each other in a cycle: {}{more}",
+                        shown.join(" → ")
+                    )
                 },
                 "a service starts after the services it depends on, so a cycle can never start: remove one `depends_on` entry".into(),
             );
@@ -779,54 +787,121 @@ pub(crate) fn normalize(
     }
 }
 
-/// The cycles of the services' `depends_on` graph, each once, as the path
-/// from its smallest service name back to it (`[a, b, a]`; `[a, a]` for a
-/// service that depends on itself). Unknown names are not edges.
-fn depends_on_cycles(services: &BTreeMap<String, Arc<EnvSpec>>) -> Vec<Vec<String>> {
-    let mut cycles = Vec::new();
-    let mut reported: HashSet<String> = HashSet::new();
-    // Colors: 0 unseen, 1 on the current path, 2 done.
-    let mut color: BTreeMap<&str, u8> = services.keys().map(|k| (k.as_str(), 0)).collect();
-    for start in services.keys() {
-        if color[start.as_str()] != 0 {
+/// The cycles of the services' `depends_on` graph: one for each strongly
+/// connected component that has a cycle (found with an iterative Tarjan, so
+/// linear in services + edges, whatever the shape), as the shortest path
+/// from the component's smallest service name back to it (`[a, b, a]`;
+/// `[a, a]` for a service that depends on itself), with the size of the
+/// component; sorted by name. Unknown names are not edges.
+fn depends_on_cycles(services: &BTreeMap<String, Arc<EnvSpec>>) -> Vec<(Vec<String>, usize)> {
+    let names: Vec<&str> = services.keys().map(|k| k.as_str()).collect();
+    let index_of: HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let adj: Vec<Vec<usize>> = services
+        .values()
+        .map(|s| {
+            s.depends_on
+                .iter()
+                .filter_map(|d| index_of.get(d.as_str()).copied())
+                .collect()
+        })
+        .collect();
+    let n = names.len();
+    const NONE: usize = usize::MAX;
+    let mut index = vec![NONE; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut next = 0;
+    let mut comps: Vec<Vec<usize>> = Vec::new();
+    for root in 0..n {
+        if index[root] != NONE {
             continue;
         }
-        // Iterative DFS: (node, index of the next edge).
-        let mut stack: Vec<(&str, usize)> = vec![(start.as_str(), 0)];
-        color.insert(start.as_str(), 1);
-        while let Some((node, i)) = stack.last().copied() {
-            let deps = &services[node].depends_on;
-            if i == deps.len() {
-                color.insert(node, 2);
-                stack.pop();
+        let mut calls: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut i)) = calls.last_mut() {
+            if let Some(&w) = adj[v].get(*i) {
+                *i += 1;
+                if index[w] == NONE {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    calls.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
                 continue;
             }
-            stack.last_mut().unwrap().1 += 1;
-            let dep = deps[i].as_str();
-            match color.get(dep).copied() {
-                Some(0) => {
-                    color.insert(dep, 1);
-                    stack.push((dep, 0));
-                }
-                Some(1) => {
-                    let pos = stack.iter().position(|(n, _)| *n == dep).unwrap();
-                    let mut cycle: Vec<String> =
-                        stack[pos..].iter().map(|(n, _)| n.to_string()).collect();
-                    // Start at the smallest name, so a cycle is reported once.
-                    let min = (0..cycle.len()).min_by_key(|&k| &cycle[k]).unwrap();
-                    cycle.rotate_left(min);
-                    let mut key = cycle.clone();
-                    key.sort();
-                    if reported.insert(key.join("\0")) {
-                        cycle.push(cycle[0].clone());
-                        cycles.push(cycle);
+            calls.pop();
+            if let Some(&(u, _)) = calls.last() {
+                low[u] = low[u].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut comp = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    comp.push(w);
+                    if w == v {
+                        break;
                     }
                 }
-                _ => {}
+                if comp.len() > 1 || adj[v].contains(&v) {
+                    comps.push(comp);
+                }
             }
         }
     }
-    cycles
+    let mut out = Vec::new();
+    let mut in_comp = vec![false; n];
+    let mut prev = vec![NONE; n];
+    for comp in comps {
+        for &v in &comp {
+            in_comp[v] = true;
+        }
+        // The shortest cycle through the smallest name: BFS inside the
+        // component until an edge leads back to it.
+        let start = *comp.iter().min().unwrap_or(&0);
+        let mut queue = std::collections::VecDeque::from([start]);
+        prev[start] = start;
+        let mut last = NONE;
+        'bfs: while let Some(v) = queue.pop_front() {
+            for &w in &adj[v] {
+                if w == start {
+                    last = v;
+                    break 'bfs;
+                }
+                if in_comp[w] && prev[w] == NONE {
+                    prev[w] = v;
+                    queue.push_back(w);
+                }
+            }
+        }
+        let mut path = vec![start];
+        let mut v = last;
+        while v != start && v != NONE {
+            path.push(v);
+            v = prev[v];
+        }
+        path[1..].reverse();
+        path.push(start);
+        let mut cycle: Vec<String> = path.iter().map(|&i| names[i].to_string()).collect();
+        if cycle.len() == 1 {
+            cycle.push(cycle[0].clone());
+        }
+        for &v in &comp {
+            in_comp[v] = false;
+            prev[v] = NONE;
+        }
+        out.push((cycle, comp.len()));
+    }
+    out.sort();
+    out
 }
 
 /// The record `self` reads: the env's record as normalization reads it
@@ -909,5 +984,85 @@ fn fill_defaults(r: &mut Record, key: &str, defaults: Vec<(&str, Value)>) {
         for (k, v) in defaults {
             rec.entry(k.to_string()).or_insert(v);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(edges: &[(&str, &[&str])]) -> BTreeMap<String, Arc<EnvSpec>> {
+        edges
+            .iter()
+            .map(|(n, deps)| {
+                let spec = EnvSpec {
+                    depends_on: deps.iter().map(|d| d.to_string()).collect(),
+                    ..EnvSpec::default()
+                };
+                (n.to_string(), Arc::new(spec))
+            })
+            .collect()
+    }
+
+    fn names(c: &[String]) -> Vec<&str> {
+        c.iter().map(|s| s.as_str()).collect()
+    }
+
+    #[test]
+    fn one_cycle_per_strongly_connected_component() {
+        let g = graph(&[
+            ("web", &["web"]),
+            ("a", &["b"]),
+            ("b", &["c", "x"]),
+            ("c", &["a", "b"]),
+            ("d", &["a"]),
+            ("e", &["unknown"]),
+        ]);
+        let got = depends_on_cycles(&g);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(names(&got[0].0), ["a", "b", "c", "a"]);
+        assert_eq!(got[0].1, 3);
+        assert_eq!(names(&got[1].0), ["web", "web"]);
+        assert_eq!(got[1].1, 1);
+        assert!(depends_on_cycles(&graph(&[("a", &["b"]), ("b", &[])])).is_empty());
+    }
+
+    #[test]
+    fn every_service_depending_on_all_is_one_cycle() {
+        // round 2, H3: n services each depending on all n recorded every
+        // back edge as a cycle (about n²/2 cycles of length about n).
+        let n = 300;
+        let all: Vec<String> = (0..n).map(|i| format!("s{i:03}")).collect();
+        let g: BTreeMap<String, Arc<EnvSpec>> = all
+            .iter()
+            .map(|k| {
+                let spec = EnvSpec {
+                    depends_on: all.clone(),
+                    ..EnvSpec::default()
+                };
+                (k.clone(), Arc::new(spec))
+            })
+            .collect();
+        let got = depends_on_cycles(&g);
+        assert_eq!(got.len(), 1);
+        // The shortest cycle through the smallest name: itself.
+        assert_eq!(names(&got[0].0), ["s000", "s000"]);
+        assert_eq!(got[0].1, n);
+        // A long chain closed into a ring: one cycle of every service, and
+        // no recursion (a deep DFS would overflow the stack).
+        let n = 100_000;
+        let ring: BTreeMap<String, Arc<EnvSpec>> = (0..n)
+            .map(|i| {
+                let spec = EnvSpec {
+                    depends_on: vec![format!("s{:06}", (i + 1) % n)],
+                    ..EnvSpec::default()
+                };
+                (format!("s{i:06}"), Arc::new(spec))
+            })
+            .collect();
+        let got = depends_on_cycles(&ring);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0.len(), n + 1);
+        assert_eq!(got[0].0[1], "s000001");
     }
 }
