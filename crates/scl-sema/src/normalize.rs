@@ -31,13 +31,23 @@ pub(crate) const SET_LIKE: &[&str] = &[
     "ignore",
 ];
 
-/// How two elements of a set-like list compare: as written.
-fn dedup_key(v: &Value) -> String {
+/// How two elements of a set-like list compare: as written. Borrowed from
+/// the element (no string is built), except for a kind no set-like list of
+/// the schema holds.
+#[derive(PartialEq, Eq, Hash)]
+enum DedupKey<'a> {
+    Str(&'a str),
+    Int(i64),
+    File(&'a str, &'a str),
+    Other(String),
+}
+
+fn dedup_key(v: &Value) -> DedupKey<'_> {
     match v {
-        Value::Str(s) => format!("s{s}"),
-        Value::Int(i) => format!("i{i}"),
-        Value::File { path, sha256, .. } => format!("f{path}\0{sha256}"),
-        other => format!("o{other:?}"),
+        Value::Str(s) => DedupKey::Str(s),
+        Value::Int(i) => DedupKey::Int(*i),
+        Value::File { path, sha256, .. } => DedupKey::File(path, sha256),
+        other => DedupKey::Other(format!("{other:?}")),
     }
 }
 
@@ -55,6 +65,45 @@ fn dedup_list(l: &[Value]) -> Option<Vec<Value>> {
             .map(|(v, _)| v.clone())
             .collect(),
     )
+}
+
+/// What normalizing `v` copies into the IR: the bytes of every string (a
+/// value shared by many references is copied once per reference) and
+/// [`VALUE_BYTES`](crate::eval::VALUE_BYTES) per list element or map entry;
+/// services are shared specs, not copied. Walks at most until `limit` is
+/// passed, so the walk itself is bounded by the budget.
+fn ir_bytes(v: &Value, limit: u64) -> u64 {
+    let mut total: u64 = 0;
+    let mut todo: Vec<&Value> = vec![v];
+    let entry = crate::eval::VALUE_BYTES as u64;
+    while let Some(v) = todo.pop() {
+        if total > limit {
+            break;
+        }
+        total += match v {
+            Value::Str(s) => s.len() as u64,
+            Value::Enum { variant, .. } => variant.len() as u64,
+            Value::File { path, sha256, .. } => (path.len() + sha256.len()) as u64,
+            Value::Image { reference, digest } => {
+                (reference.len() + digest.as_ref().map_or(0, |d| d.len())) as u64
+            }
+            Value::Secret { name, key } => (name.len() + key.len()) as u64,
+            Value::List(l) => {
+                todo.extend(l.iter());
+                l.len() as u64 * entry
+            }
+            Value::Record(r) => {
+                let mut n = 0;
+                for (k, x) in r.iter() {
+                    n += k.len() as u64 + entry;
+                    todo.push(x);
+                }
+                n
+            }
+            _ => 0,
+        };
+    }
+    total
 }
 
 /// Sets the value at a dotted `path` of `r` (whose parents are records).
@@ -333,6 +382,16 @@ pub(crate) fn normalize(
         }
     }
     let r: &Record = &effective(r);
+    // Every byte this copies into the IR is charged to the evaluation
+    // budget before it is copied (field by field, at the field's origin),
+    // so that many references to one large value stop at E0316.
+    for (k, v) in r.iter() {
+        if k == "services" {
+            continue;
+        }
+        let (m, span) = at(k);
+        ev.charge_ir(m, span, ir_bytes(v, crate::eval::MAX_PRODUCED) as usize)?;
+    }
     // Kept without `apiVersion` (it is added on output), so that an env used
     // as a service is shared, not copied.
     let mut spec = EnvSpec {

@@ -317,3 +317,40 @@ fn a_dense_depends_on_graph_is_one_cycle_diagnostic() {
         cycles[0]
     );
 }
+
+#[test]
+fn copies_into_the_ir_are_charged_to_the_evaluation_budget() {
+    // round 2, H1: a value is charged once when made, but every reference
+    // to it became its own copy in the IR (round 2's program: 37 s,
+    // 10.7 GB). Here 400 references to a 1 MB string (400 MB of IR).
+    let x100 = "x".repeat(100);
+    let x399 = "x".repeat(399);
+    let refs = format!(
+        "let s1 = \"{x100}\"\nlet s2 = replace(s1, \"x\", s1)\nlet mb = replace(s2, \"x\", s1)\nlet four = \"{x399}\"\nenv app {{\n  base = image(\"debian:12.5\")\n  entrypoint = [for x in split(four, \"x\"): mb]\n}}\n"
+    );
+    // The same through `extends`: 100 envs inherit a 4 MiB description.
+    let mut inherit = format!(
+        "let big = \"{}\"\nlet d = replace(replace(big, \"x\", \"xxxx\"), \"x\", \"xxxx\")\nenv e0 {{\n  base = image(\"debian:12.5\")\n  description = d\n}}\n",
+        "x".repeat(1 << 18)
+    );
+    for i in 1..=100 {
+        inherit.push_str(&format!("env e{i} extends e0 {{}}\n"));
+    }
+    for (name, text, line) in [("refs", refs, 7), ("inherit", inherit, 5)] {
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "main.env.scl", &text);
+        let out = sclc(
+            tmp.path(),
+            &["check", "main.env.scl", "--message-format", "json"],
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        let d: Vec<serde_json::Value> = err
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(d.len(), 1, "{name}: {err}");
+        assert_eq!(d[0]["code"], "E0316", "{name}: {err}");
+        assert_eq!(d[0]["line"], line, "{name}: {err}");
+    }
+}
