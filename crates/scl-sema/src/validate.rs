@@ -241,7 +241,8 @@ fn debian_version(v: &str) -> Result<(), &'static str> {
 /// digits and `. - _ +` in a Name (and `~ ^` in a Version or Release, `:`
 /// after an epoch); `..` is refused there too. The first character must be a
 /// letter, digit or `_`: dnf reads `-x` as an option, `@x` as a group,
-/// `/x` as a file, and `* ? [` as globs.
+/// `/x` as a file, and `* ? [` as globs; a name ending in `.rpm` is
+/// refused, as dnf installs it as a package file.
 pub(crate) fn rpm_package(s: &str) -> Result<(), Invalid> {
     let q = quoted(s);
     no_leading_dash(s, "dnf")?;
@@ -265,6 +266,15 @@ pub(crate) fn rpm_package(s: &str) -> Result<(), Invalid> {
     if s.contains("..") {
         return bad(
             format!("{q} is not an RPM package name: `..` is not allowed"),
+            help,
+        );
+    }
+    // dnf reads an argument ending in `.rpm` as a package file to install
+    // (dnf 4 `Base.install_specs` / dnf5 `Goal::add_install`: "a local RPM
+    // file or URL"), not a name to look up in the repositories.
+    if s.len() >= 4 && s[s.len() - 4..].eq_ignore_ascii_case(".rpm") {
+        return bad(
+            format!("{q} ends in `.rpm`, so dnf would install it as a package file instead of looking the name up"),
             help,
         );
     }
@@ -992,8 +1002,13 @@ mod tests {
                 "a;b",
                 "",
                 "x\n",
+                "evil.rpm",
+                "./evil.rpm",
+                "x/evil.rpm",
+                "evil.RPM",
             ],
         );
+        assert!(rpm_package("rpm").is_ok() && rpm_package("python3-rpm").is_ok());
     }
 
     #[test]
