@@ -70,6 +70,7 @@ pub(crate) fn call(
     let m = cx.module;
     let s = sig(name);
     let mut vals: Vec<Option<(Value, Span)>> = vec![None; s.params.len()];
+    let mut given: Vec<Option<Span>> = vec![None; s.params.len()];
     let mut pos = 0;
     for a in args {
         let i = match &a.name {
@@ -108,6 +109,22 @@ pub(crate) fn call(
                 }
             },
         };
+        // One value per parameter, as for user functions (E0305): a second
+        // one (named twice, or named after its position) is an error.
+        if let Some(first) = given[i] {
+            let at = a.name.as_ref().map_or(a.span, |n| n.span);
+            return Err(ev.report(
+                m,
+                Diagnostic::error(
+                    "E0305",
+                    at,
+                    format!("argument `{}` of `{name}` is given twice", s.params[i].0),
+                )
+                .with_label(Arc::from(""), first, "first given here")
+                .with_help("remove one of the two arguments"),
+            ));
+        }
+        given[i] = Some(a.span);
         let v = ev.eval(cx, &a.value, &Ty::Any)?;
         if v.is_pending() {
             return Ok(Value::Pending);
