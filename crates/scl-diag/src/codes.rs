@@ -476,6 +476,15 @@ Example:
 
 Fix: write one requirement per line, before its options, and only the options pip's requirements file format documents.";
 
+"E0336", "conda match spec with its own source",
+"A conda match spec in `conda.packages` names a channel that is not in `conda.channels` (`evil::numpy`, `numpy[channel=https://…]`), or is a package URL (`https://…/numpy-1.26.4-0.conda`). conda would fetch that package from the channel or URL the spec names, past the list of channels the env declares and sclc checks. A channel in a spec is compared with the listed channels by rattler's canonical name (`conda-forge` is `https://conda.anaconda.org/conda-forge`).
+
+Example:
+    conda.channels = [\"conda-forge\"]
+    conda.packages = [\"evil::numpy\"]
+
+Fix: add the channel to `conda.channels` (where it is checked), or remove it from the match spec; publish a package given by URL in a channel.";
+
 "W0001", "decimal memory suffix",
 "A memory quantity uses a decimal suffix (`G` = 10^9 bytes). Kubernetes and most tools use binary sizes (`Gi` = 2^30 bytes), and `32G` is about 7% less than `32Gi`.
 

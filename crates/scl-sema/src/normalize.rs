@@ -542,10 +542,13 @@ pub(crate) fn normalize(
                 invalid("conda.channels", "E0323", e);
             }
         }
-        spec.conda = Some(Conda {
-            channels,
-            packages: strs(c.get("packages")),
-        });
+        let packages = strs(c.get("packages"));
+        for p in &packages {
+            if let Err(e) = validate::conda_spec_source(p, &channels) {
+                invalid("conda.packages", "E0336", e);
+            }
+        }
+        spec.conda = Some(Conda { channels, packages });
     }
     // resources
     if let Some(res) = rec(get(r, "resources")) {
@@ -600,7 +603,7 @@ pub(crate) fn normalize(
         let limits = list("limits");
         if let (Some(rq), Some(lm)) = (&requests, &limits) {
             type Pair<'a> = (&'a str, Option<u64>, Option<u64>, fn(u64) -> String);
-            let pairs: [Pair; 3] = [
+            let pairs: [Pair; 4] = [
                 ("cpu", rq.cpu, lm.cpu, |v| format_cpu(v as i64)),
                 ("memory", rq.memory, lm.memory, |v| format_memory(v as i128)),
                 (
@@ -608,6 +611,12 @@ pub(crate) fn normalize(
                     rq.gpu.as_ref().map(|g| g.count as u64),
                     lm.gpu.as_ref().map(|g| g.count as u64),
                     |v| v.to_string(),
+                ),
+                (
+                    "gpu.memory",
+                    rq.gpu.as_ref().and_then(|g| g.memory),
+                    lm.gpu.as_ref().and_then(|g| g.memory),
+                    |v| format_memory(v as i128),
                 ),
             ];
             for (field, q, l, fmt) in pairs {
@@ -811,6 +820,20 @@ pub(crate) fn normalize(
                         el.max_nodes, el.min_nodes
                     ),
                     "torchrun's `--nnodes=MIN:MAX` needs MIN ≤ MAX".into(),
+                );
+            }
+            // The job starts with `nodes` nodes, which the elastic bounds
+            // must allow (torchrun `--nnodes=MIN:MAX`).
+            let bounds_ok = el.min_nodes > 0 && el.max_nodes >= el.min_nodes;
+            if bounds_ok && nodes > 0 && !(el.min_nodes..=el.max_nodes).contains(&nodes) {
+                report(
+                    "distributed.nodes",
+                    "E0318",
+                    format!(
+                        "`distributed.nodes` ({nodes}) is outside the elastic bounds ({} to {})",
+                        el.min_nodes, el.max_nodes
+                    ),
+                    "set `nodes` between `elastic.min_nodes` and `elastic.max_nodes`".into(),
                 );
             }
             el

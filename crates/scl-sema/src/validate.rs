@@ -588,6 +588,45 @@ pub(crate) fn conda_channel(s: &str) -> Result<(), Invalid> {
     Ok(())
 }
 
+/// A conda match spec must not pick its own source: a channel named in the
+/// spec (`CHANNEL::NAME`, `NAME[channel=CHANNEL]`) must be one of
+/// `conda.channels` (which are validated by [`conda_channel`]), and a
+/// package URL (`https://…/numpy-1.26.4-0.conda`), which conda installs from
+/// wherever it points, is refused. The spec is parsed by rattler (the same
+/// parser as at `check`); channels are compared by rattler's canonical name,
+/// with a fixed root folder so that the result does not depend on the
+/// working directory.
+pub(crate) fn conda_spec_source(spec: &str, channels: &[String]) -> Result<(), Invalid> {
+    use rattler_conda_types::{Channel, ChannelConfig, MatchSpec, ParseStrictness};
+    let q = quoted(spec);
+    let config = ChannelConfig::default_with_root_dir(std::path::PathBuf::from("/"));
+    let Some(Ok(parsed)) = guarded(|| MatchSpec::from_str(spec, ParseStrictness::Strict)) else {
+        // Reported where the spec was checked.
+        return Ok(());
+    };
+    if parsed.url.is_some() {
+        return bad(
+            format!("{q} is a package URL, which conda installs from wherever it points instead of the env's channels"),
+            "publish the package in a channel, add the channel to `conda.channels`, and name the package",
+        );
+    }
+    if let Some(c) = &parsed.channel {
+        let name = c.canonical_name();
+        let listed = channels.iter().any(|l| {
+            guarded(|| Channel::from_str(l, &config).map(|l| l.canonical_name()))
+                .and_then(Result::ok)
+                .is_some_and(|l| l == name)
+        });
+        if !listed {
+            return bad(
+                format!("{q} names the channel {}, which is not in `conda.channels`", quoted(&name)),
+                "add the channel to `conda.channels` (where it is checked), or remove it from the match spec",
+            );
+        }
+    }
+    Ok(())
+}
+
 // ----- image references --------------------------------------------------------------------
 
 /// The parts of a valid image reference.
@@ -1154,6 +1193,32 @@ mod tests {
                 "file:///tmp/x",
                 "",
                 "https://x/a b",
+            ],
+        );
+    }
+
+    #[test]
+    fn conda_specs_take_their_channels_from_the_list() {
+        let listed = vec![
+            "conda-forge".to_string(),
+            "https://conda.example.com/team".to_string(),
+        ];
+        ok(
+            |s| conda_spec_source(s, &listed),
+            &[
+                "numpy",
+                "numpy=1.26",
+                "conda-forge::numpy",
+                "numpy[channel=conda-forge]",
+                "https://conda.example.com/team::tool",
+                "conda-forge/linux-64::numpy",
+            ],
+            &[
+                "evil::numpy",
+                "numpy[channel=https://evil.example/c]",
+                "https://evil.example/c::numpy",
+                "https://evil.example/c/linux-64/numpy-1.26.4-0.conda",
+                "nvidia::cuda",
             ],
         );
     }
