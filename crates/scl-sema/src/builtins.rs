@@ -586,9 +586,9 @@ fn single_equals_hint(req: &str) -> Option<String> {
 fn shape_hint(v: &Value, ty: &Ty) -> Option<String> {
     Some(match (ty, v) {
         (Ty::Record(RecordTy::Gpu), Value::Int(n)) => format!("a Gpu is a record: write `{{ count = {n} }}` (optionally with `type = \"nvidia-a100\"`)"),
-        (Ty::Record(RecordTy::User), Value::Str(s)) => format!("a User is a record: write `{{ name = {}, uid = 1000 }}`", validate::quoted(&s)),
+        (Ty::Record(RecordTy::User), Value::Str(s)) => format!("a User is a record: write `{{ name = {}, uid = 1000 }}`", validate::quoted(s)),
         (Ty::Record(RecordTy::Volume), Value::Str(_)) => "a Volume is a record: `{ name = \"data\", source = \"pvc://data\", mount = \"/data\" }`, or use `std/s3-data`'s `mount(...)`".into(),
-        (Ty::Record(RecordTy::Copy), Value::Str(s)) => format!("a Copy is a record: write `{{ from = {}, to = \"/workspace/…\" }}`", validate::quoted(&s)),
+        (Ty::Record(RecordTy::Copy), Value::Str(s)) => format!("a Copy is a record: write `{{ from = {}, to = \"/workspace/…\" }}`", validate::quoted(s)),
         // `command = "python train.py"`: exec form is one element per argument.
         (Ty::List(et), Value::Str(s)) if **et == Ty::String && s.len() <= 200 && s.split_whitespace().count() > 1 => {
             let words: Vec<String> = s.split_whitespace().map(|w| format!("{w:?}")).collect();

@@ -361,7 +361,7 @@ pub(crate) fn normalize(
                 report(
                     "python.requirements",
                     "E0332",
-                    format!("{file} line {line}: `--index-url {u}` conflicts with `python.index_url` = {own:?}"),
+                    format!("{file} line {line}: `--index-url {u}` conflicts with `python.index_url` = {}", validate::quoted(&own)),
                     "pip would use the file's index instead of the env's: remove the line, or make them the same".into(),
                 );
             }
