@@ -435,7 +435,7 @@ Fix: give each volume its own `mount`.";
 "E0331", "unsupported requirements file option",
 "A requirements file has an option that sclc cannot carry into the IR and that would change the build behind its back. sclc reads every option of every line as pip 26.3 does (short options, `--pypi-url`, and unique abbreviations such as `--extra` included):
 - carried into the IR: `-i`/`--index-url` (as `python.index_url`) and `--extra-index-url` (appended to `python.extra_index_urls`);
-- accepted (pip applies them to the file's own requirements): `--pre`, `--only-binary`, `--no-binary`, `--prefer-binary`, `--require-hashes`, `--no-require-hashes`, `--all-releases`, `--only-final`, and after a requirement `--hash` and `-C`/`--config-settings`;
+- accepted (pip applies them to the file's own requirements): `--pre`, `--only-binary`, `--no-binary`, `--prefer-binary`, `--require-hashes`, `--no-require-hashes`, `--all-releases`, `--only-final`, and after a requirement `--hash` and `-C`/`--config-settings` (on a line of their own pip ignores these two: refused);
 - refused: `-r`/`--requirement` and `-c`/`--constraint` (another file, not copied), `-e`/`--editable` (a local folder or checkout the image does not have), `-f`/`--find-links` (archives the IR does not carry), `--no-index` (would ignore the env's indexes), `--trusted-host` (turns off TLS checks), `--use-feature`; and any option other than `--hash` and `--config-settings` written after a requirement on its line, which pip ignores there.
 
 Example:

@@ -1141,6 +1141,22 @@ fn check_requirements_file(
                 ignored,
             } => {
                 for o in options {
+                    if validate::PER_REQUIREMENT.contains(&o.name) {
+                        // pip's handle_option_line ignores them (with a
+                        // warning for `--hash`): they apply to a requirement.
+                        diags.push(
+                            Diagnostic::error(
+                                "E0331",
+                                span,
+                                format!(
+                                    "{path} line {line}: `{}` applies to the requirement on its line; on a line of its own pip ignores it",
+                                    validate::clip(&o.written)
+                                ),
+                            )
+                            .with_help(format!("write `{}` after the requirement it is for", o.name)),
+                        );
+                        continue;
+                    }
                     let d = match validate::option_use(o.name) {
                         validate::OptionUse::Accept => continue,
                         validate::OptionUse::Carry => {
