@@ -448,10 +448,10 @@ Fix: remove one `depends_on` entry of the cycle.";
 Fix: give each volume its own `mount`.";
 
 "E0331", "unsupported requirements file option",
-"A requirements file has an option line that sclc cannot carry into the IR and that would change the build behind its back. Per pip's \"Requirements File Format\":
+"A requirements file has an option that sclc cannot carry into the IR and that would change the build behind its back. sclc reads every option of every line as pip 26.3 does (short options, `--pypi-url`, and unique abbreviations such as `--extra` included):
 - carried into the IR: `-i`/`--index-url` (as `python.index_url`) and `--extra-index-url` (appended to `python.extra_index_urls`);
-- accepted (pip applies them to the file's own requirements): `--pre`, `--only-binary`, `--no-binary`, `--prefer-binary`, `--require-hashes`, and per-requirement `--hash`, `--config-settings`, `--global-option`;
-- refused: `-r`/`--requirement` and `-c`/`--constraint` (another file, not copied), `-e`/`--editable` (a local folder or checkout the image does not have), `-f`/`--find-links` (archives the IR does not carry), `--no-index` (would ignore the env's indexes), `--trusted-host` (turns off TLS checks), `--use-feature`, and any other option.
+- accepted (pip applies them to the file's own requirements): `--pre`, `--only-binary`, `--no-binary`, `--prefer-binary`, `--require-hashes`, `--no-require-hashes`, `--all-releases`, `--only-final`, and after a requirement `--hash` and `-C`/`--config-settings` (on a line of their own pip ignores these two: refused);
+- refused: `-r`/`--requirement` and `-c`/`--constraint` (another file, not copied), `-e`/`--editable` (a local folder or checkout the image does not have), `-f`/`--find-links` (archives the IR does not carry), `--no-index` (would ignore the env's indexes), `--trusted-host` (turns off TLS checks), `--use-feature`; and any option other than `--hash` and `--config-settings` written after a requirement on its line, which pip ignores there.
 
 Example:
     -e ./my-package
@@ -459,9 +459,46 @@ Example:
 Fix: follow the help: list each file in `python.requirements`, install from an index, or move the setting into the env.";
 
 "E0332", "conflicting index URLs",
-"A requirements file's `--index-url` differs from the env's `python.index_url` (or from another file's `--index-url`). pip would install from the file's index, not the one the IR shows, so sclc refuses the mismatch. A file's `--index-url` with no `python.index_url` in the env becomes the env's index.
+"A requirements file's `--index-url` differs from the env's `python.index_url` (or from another file's `--index-url`), or it would make pip drop an extra index URL. pip would install from the file's index, not the one the IR shows, so sclc refuses the mismatch. pip replaces its whole list of indexes when it reads an `--index-url` line, so the env's `python.extra_index_urls` and every `--extra-index-url` read before that line would be dropped: that is refused too. A file's `--index-url` with no `python.index_url` in the env becomes the env's index.
 
-Fix: remove the line, or make both the same; use `--extra-index-url` / `python.extra_index_urls` for additional indexes.";
+Example:
+    --extra-index-url https://extra.example.com/simple
+    --index-url https://mirror.example.com/simple
+
+Fix: remove the line, or make both the same; put the `--index-url` line first; use `--extra-index-url` / `python.extra_index_urls` for additional indexes.";
+
+"E0333", "environment variable reference",
+"A requirement (in `python.packages` or a requirements file) holds `${NAME}` (`NAME` of upper-case letters, digits and `_`). pip replaces such a reference in a requirements file from the environment of the build, and the PEP 508 parser sclc uses would replace it from sclc's own environment, so the env's result would depend on an environment variable. sclc refuses it (a reference inside a comment is fine).
+
+Example:
+    python.packages = [\"tool @ https://${HOST}/tool-1.0.whl\"]
+
+Fix: write the value itself; a credential belongs in a secret, not in a requirement.";
+
+"E0334", "requirements file encoding",
+"pip decodes a requirements file by its byte-order mark, else by a PEP 263 `coding:` comment on one of its first two lines, else as UTF-8. sclc reads UTF-8 only, so that the text it checks is the text pip installs: a UTF-16 or UTF-32 file, a `coding:` comment naming another encoding (`utf-7` can hide a line break in plain ASCII), and bytes that are not UTF-8 are refused (ASCII is accepted for an ASCII file).
+
+Example:
+    # -*- coding: utf-7 -*-
+
+Fix: save the file as UTF-8 and remove the `coding:` comment (or write `# -*- coding: utf-8 -*-`).";
+
+"E0335", "requirements line pip cannot read",
+"A line of a requirements file that pip would refuse, or whose words pip would ignore: an unknown or ambiguous option (`--pr` is `--pre` or `--prefer-binary`), an option without its value, a value given to a flag (`--pre=yes`), a quote left open, or words after the options of a line (`--pre numpy` does not install numpy: pip ignores words that are not options there).
+
+Example:
+    --pre numpy
+
+Fix: write one requirement per line, before its options, and only the options pip's requirements file format documents.";
+
+"E0336", "conda match spec with its own source",
+"A conda match spec in `conda.packages` names a channel that is not in `conda.channels` (`evil::numpy`, `numpy[channel=https://…]`), or is a package URL (`https://…/numpy-1.26.4-0.conda`). conda would fetch that package from the channel or URL the spec names, past the list of channels the env declares and sclc checks. A channel in a spec is compared with the listed channels by rattler's canonical name (`conda-forge` is `https://conda.anaconda.org/conda-forge`).
+
+Example:
+    conda.channels = [\"conda-forge\"]
+    conda.packages = [\"evil::numpy\"]
+
+Fix: add the channel to `conda.channels` (where it is checked), or remove it from the match spec; publish a package given by URL in a channel.";
 
 "W0001", "decimal memory suffix",
 "A memory quantity uses a decimal suffix (`G` = 10^9 bytes). Kubernetes and most tools use binary sizes (`Gi` = 2^30 bytes), and `32G` is about 7% less than `32Gi`.

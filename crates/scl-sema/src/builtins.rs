@@ -70,6 +70,7 @@ pub(crate) fn call(
     let m = cx.module;
     let s = sig(name);
     let mut vals: Vec<Option<(Value, Span)>> = vec![None; s.params.len()];
+    let mut given: Vec<Option<Span>> = vec![None; s.params.len()];
     let mut pos = 0;
     for a in args {
         let i = match &a.name {
@@ -108,6 +109,22 @@ pub(crate) fn call(
                 }
             },
         };
+        // One value per parameter, as for user functions (E0305): a second
+        // one (named twice, or named after its position) is an error.
+        if let Some(first) = given[i] {
+            let at = a.name.as_ref().map_or(a.span, |n| n.span);
+            return Err(ev.report(
+                m,
+                Diagnostic::error(
+                    "E0305",
+                    at,
+                    format!("argument `{}` of `{name}` is given twice", s.params[i].0),
+                )
+                .with_label(Arc::from(""), first, "first given here")
+                .with_help("remove one of the two arguments"),
+            ));
+        }
+        given[i] = Some(a.span);
         let v = ev.eval(cx, &a.value, &Ty::Any)?;
         if v.is_pending() {
             return Ok(Value::Pending);
@@ -180,7 +197,7 @@ pub(crate) fn call(
             }
             if let Some((d, dsp)) = &digest {
                 validate::image_digest(d).map_err(|mut e| {
-                    e.msg = format!("{:?}: {}", &**d, e.msg);
+                    e.msg = format!("{}: {}", validate::quoted(d), e.msg);
                     invalid(ev, m, "E0324", *dsp, e)
                 })?;
             } else if parts.digest.is_none()
@@ -191,8 +208,8 @@ pub(crate) fn call(
                     "W0003",
                     sp,
                     format!(
-                        "image {:?} has no pinned tag, so the build can change from day to day",
-                        &*r
+                        "image {} has no pinned tag, so the build can change from day to day",
+                        validate::quoted(&r)
                     ),
                     "pin a tag (`debian:12.5`) or a digest (`digest = \"sha256:…\"`)",
                 );
@@ -259,7 +276,7 @@ pub(crate) fn call(
                     Diagnostic::error(
                         "E0326",
                         usp,
-                        format!("{:?} ends in `.git`, so Docker's `ADD` would clone it as a git repository instead of downloading a file", &*u),
+                        format!("{} ends in `.git`, so Docker's `ADD` would clone it as a git repository instead of downloading a file", validate::quoted(&u)),
                     )
                     .with_help("`url()` downloads one file: name the file (e.g. a release archive), or fetch the repository in a `setup` step with `git clone --depth 1 URL`"),
                 ));
@@ -274,7 +291,7 @@ pub(crate) fn call(
                     m,
                     "W0002",
                     usp,
-                    format!("the download {:?} has no checksum", &*u),
+                    format!("the download {} has no checksum", validate::quoted(&u)),
                     "add `sha256 = \"<hex>\"` so the build can verify the file",
                 );
             }
@@ -435,13 +452,13 @@ fn file_error(ev: &Evaluator, m: ModuleId, e: FileError, span: Span, written: &s
     match e {
         FileError::NotFound(p) => ev.report(
             m,
-            Diagnostic::error("E0307", span, format!("file {written:?} not found"))
+            Diagnostic::error("E0307", span, format!("file {} not found", validate::quoted(written)))
                 .with_note(format!("looked for {p}"))
                 .with_help("paths are relative to the file that names them"),
         ),
         FileError::OutsideWorkspace(p) => ev.report(
             m,
-            Diagnostic::error("E0105", span, format!("{written:?} is outside the workspace"))
+            Diagnostic::error("E0105", span, format!("{} is outside the workspace", validate::quoted(written)))
                 .with_note(format!("it resolves to {p}"))
                 .with_help("only files inside the workspace root (the folder with `scl.toml`, else the root file's folder) can be read"),
         ),
@@ -586,11 +603,11 @@ fn single_equals_hint(req: &str) -> Option<String> {
 fn shape_hint(v: &Value, ty: &Ty) -> Option<String> {
     Some(match (ty, v) {
         (Ty::Record(RecordTy::Gpu), Value::Int(n)) => format!("a Gpu is a record: write `{{ count = {n} }}` (optionally with `type = \"nvidia-a100\"`)"),
-        (Ty::Record(RecordTy::User), Value::Str(s)) => format!("a User is a record: write `{{ name = {:?}, uid = 1000 }}`", &**s),
+        (Ty::Record(RecordTy::User), Value::Str(s)) => format!("a User is a record: write `{{ name = {}, uid = 1000 }}`", validate::quoted(s)),
         (Ty::Record(RecordTy::Volume), Value::Str(_)) => "a Volume is a record: `{ name = \"data\", source = \"pvc://data\", mount = \"/data\" }`, or use `std/s3-data`'s `mount(...)`".into(),
-        (Ty::Record(RecordTy::Copy), Value::Str(s)) => format!("a Copy is a record: write `{{ from = {:?}, to = \"/workspace/…\" }}`", &**s),
+        (Ty::Record(RecordTy::Copy), Value::Str(s)) => format!("a Copy is a record: write `{{ from = {}, to = \"/workspace/…\" }}`", validate::quoted(s)),
         // `command = "python train.py"`: exec form is one element per argument.
-        (Ty::List(et), Value::Str(s)) if **et == Ty::String && s.split_whitespace().count() > 1 => {
+        (Ty::List(et), Value::Str(s)) if **et == Ty::String && s.len() <= 200 && s.split_whitespace().count() > 1 => {
             let words: Vec<String> = s.split_whitespace().map(|w| format!("{w:?}")).collect();
             format!("this field is a list, one element per argument: write `[{}]`", words.join(", "))
         }
@@ -652,8 +669,8 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                     "E0208",
                     span,
                     format!(
-                        "{:?} is not a version (e.g. \"3.10\", \"2.1.2\", \"12.1\")",
-                        &*s
+                        "{} is not a version (e.g. \"3.10\", \"2.1.2\", \"12.1\")",
+                        validate::quoted(&s)
                     ),
                 )
             }
@@ -667,7 +684,7 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                     Diagnostic::error(
                         "E0208",
                         span,
-                        format!("{:?} is not an absolute container path", &*s),
+                        format!("{} is not an absolute container path", validate::quoted(&s)),
                     )
                     .with_help(if s.starts_with('/') {
                         "a container path has no control characters".to_string()
@@ -707,7 +724,7 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             } else {
                 Err(ev.report(
                     m,
-                    Diagnostic::error("E0208", span, format!("{:?} is not a volume source", &*s))
+                    Diagnostic::error("E0208", span, format!("{} is not a volume source", validate::quoted(&s)))
                         .with_help("sources are `s3://BUCKET/PATH`, `pvc://CLAIM`, `nfs://HOST/PATH` or `host:PATH`"),
                 ))
             }
@@ -716,6 +733,25 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             Ok(_) => Ok(Value::Str(s)),
             Err(e) => Err(invalid(ev, m, "E0325", span, e)),
         },
+        // pep508_rs replaces `${NAME}` from sclc's own environment (and pip
+        // would from the build's): refused, so the result never depends on
+        // an environment variable.
+        (Ty::Requirement, Value::Str(s)) if validate::env_var_reference(&s).is_some() => {
+            let var = validate::env_var_reference(&s).unwrap_or_default();
+            Err(ev.report(
+                m,
+                Diagnostic::error(
+                    "E0333",
+                    span,
+                    format!(
+                        "{} holds `{}`, an environment variable reference, which the PEP 508 parser would replace from sclc's environment",
+                        validate::quoted(&s),
+                        validate::clip(var)
+                    ),
+                )
+                .with_help("write the value itself; an env's requirements never depend on environment variables"),
+            ))
+        }
         (Ty::Requirement, Value::Str(s)) => match pep508(&s) {
             Ok(()) => Ok(Value::Str(s)),
             Err(msg) => {
@@ -725,8 +761,8 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                         "E0317",
                         span,
                         format!(
-                            "{:?} could not be read as a PEP 508 requirement ({msg})",
-                            &*s
+                            "{} could not be read as a PEP 508 requirement ({msg})",
+                            validate::quoted(&s)
                         ),
                     )
                     .with_help(format!(
@@ -736,7 +772,10 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                     Diagnostic::error(
                         "E0205",
                         span,
-                        format!("{:?} is not a valid PEP 508 requirement: {msg}", &*s),
+                        format!(
+                            "{} is not a valid PEP 508 requirement: {msg}",
+                            validate::quoted(&s)
+                        ),
                     )
                     .with_help(single_equals_hint(&s).unwrap_or_else(|| help.to_string()))
                 };
@@ -749,8 +788,8 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                 "E0205",
                 span,
                 format!(
-                    "{:?} starts with `-`, which conda would read as an option",
-                    &*s
+                    "{} starts with `-`, which conda would read as an option",
+                    validate::quoted(&s)
                 ),
             )
             .with_help("list package match specs only (`numpy`, `numpy=1.26`)"),
@@ -773,8 +812,8 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                         "E0317",
                         span,
                         format!(
-                            "{:?} could not be read as a conda match spec ({PANICKED})",
-                            &*s
+                            "{} could not be read as a conda match spec ({PANICKED})",
+                            validate::quoted(&s)
                         ),
                     )
                     .with_help("write `name`, `name=1.2`, `name >=1.2,<2` or `channel::name=1.2`"),
@@ -784,7 +823,10 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                     Diagnostic::error(
                         "E0205",
                         span,
-                        format!("{:?} is not a valid conda match spec: {e}", &*s),
+                        format!(
+                            "{} is not a valid conda match spec: {e}",
+                            validate::quoted(&s)
+                        ),
                     )
                     .with_help("write `name`, `name=1.2`, `name >=1.2,<2` or `channel::name=1.2`"),
                 )),
@@ -1015,11 +1057,15 @@ fn coerce_record(ev: &Evaluator, m: ModuleId, rt: RecordTy, r: &Record, span: Sp
     }
 }
 
-/// Checks every line of a pip requirements file (see
-/// [`validate::requirements`]): each requirement is PEP 508 (E0205, or
-/// E0317 when the parser fails on it), each option line is carried, accepted
-/// or refused by [`validate::option_use`] (E0331), and a carried index URL
-/// must be a valid URL (E0325). Every bad line is reported.
+/// Checks a pip requirements file as pip reads it (see
+/// [`validate::requirements`]): a file sclc cannot decode as pip does is
+/// E0334; each requirement is PEP 508 (E0205, or E0317 when the parser
+/// fails on it); each option is carried, accepted or refused by
+/// [`validate::option_use`] (E0331; on a requirement line only `--hash`
+/// and `--config-settings` apply, pip ignores the others), and a carried
+/// index URL must be a valid URL (E0325); a `${NAME}` reference is E0333, a
+/// line pip cannot read or words it ignores E0335. Every bad line is
+/// reported.
 fn check_requirements_file(
     ev: &Evaluator,
     m: ModuleId,
@@ -1027,62 +1073,138 @@ fn check_requirements_file(
     text: &str,
     span: Span,
 ) -> R<()> {
-    let mut failed = false;
-    for l in validate::requirements(text) {
-        let d = match l {
-            validate::ReqLine::Requirement { line, text } => match pep508(&text) {
-                Ok(()) => continue,
-                Err(msg) if msg == PANICKED => Diagnostic::error(
-                    "E0317",
+    let lines = match validate::requirements(text) {
+        Ok(l) => l,
+        Err(e) => {
+            return Err(ev.report(
+                m,
+                Diagnostic::error("E0334", span, format!("{path}: {}", e.msg)).with_help(e.help),
+            ))
+        }
+    };
+    let mut diags = Vec::new();
+    let ignored_words = |line: usize, ignored: &[String], diags: &mut Vec<Diagnostic>| {
+        if !ignored.is_empty() {
+            diags.push(
+                Diagnostic::error(
+                    "E0335",
                     span,
-                    format!("{path} line {line}: {text:?} could not be read as a PEP 508 requirement ({msg})"),
+                    format!(
+                        "{path} line {line}: pip ignores {} after the options of this line",
+                        validate::quoted(&ignored.join(" "))
+                    ),
                 )
-                .with_help("fix the line in the requirements file: a package name starts and ends with a letter or digit"),
-                Err(msg) => Diagnostic::error(
-                    "E0205",
-                    span,
-                    format!("{path} line {line}: {text:?} is not a valid PEP 508 requirement: {msg}"),
-                )
-                .with_help(single_equals_hint(&text).unwrap_or_else(|| {
-                    "fix the line in the requirements file (e.g. `numpy>=1.2`)".to_string()
-                })),
-            },
-            validate::ReqLine::Option {
+                .with_help("put each requirement on a line of its own, before its options"),
+            );
+        }
+    };
+    for l in lines {
+        match l {
+            validate::ReqLine::Bad { line, code, why } => diags.push(
+                Diagnostic::error(code, span, format!("{path} line {line}: {}", why.msg))
+                    .with_help(why.help),
+            ),
+            validate::ReqLine::Requirement {
                 line,
-                name,
-                value,
-                written,
-            } => match (validate::option_use(&name), value) {
-                (validate::OptionUse::Accept, _) => continue,
-                (validate::OptionUse::Carry, Some(u)) => match validate::http_url(&u) {
-                    Ok(_) => continue,
-                    Err(e) => Diagnostic::error(
-                        "E0325",
+                text,
+                options,
+                ignored,
+            } => {
+                match pep508(&text) {
+                    Ok(()) => {}
+                    Err(msg) if msg == PANICKED => diags.push(Diagnostic::error(
+                        "E0317",
                         span,
-                        format!("{path} line {line}: `{name}`: {}", e.msg),
+                        format!("{path} line {line}: {} could not be read as a PEP 508 requirement ({msg})", validate::quoted(&text)),
                     )
-                    .with_help(e.help),
-                },
-                (validate::OptionUse::Carry, None) => Diagnostic::error(
-                    "E0331",
-                    span,
-                    format!("{path} line {line}: `{written}` needs a URL"),
-                )
-                .with_help(format!("write `{name} https://…`")),
-                (validate::OptionUse::Refuse(why, help), _) => Diagnostic::error(
-                    "E0331",
-                    span,
-                    format!("{path} line {line}: `{written}` {why}"),
-                )
-                .with_help(help),
-            },
-        };
+                    .with_help("fix the line in the requirements file: a package name starts and ends with a letter or digit")),
+                    Err(msg) => diags.push(Diagnostic::error(
+                        "E0205",
+                        span,
+                        format!("{path} line {line}: {} is not a valid PEP 508 requirement: {}", validate::quoted(&text), validate::clip(&msg)),
+                    )
+                    .with_help(single_equals_hint(&text).unwrap_or_else(|| {
+                        "fix the line in the requirements file (e.g. `numpy>=1.2`)".to_string()
+                    }))),
+                }
+                for o in options {
+                    if validate::PER_REQUIREMENT.contains(&o.name) {
+                        continue;
+                    }
+                    let d = match validate::option_use(o.name) {
+                        validate::OptionUse::Refuse(why, help) => Diagnostic::error(
+                            "E0331",
+                            span,
+                            format!("{path} line {line}: `{}` {why}", validate::clip(&o.written)),
+                        )
+                        .with_help(help),
+                        _ => Diagnostic::error(
+                            "E0331",
+                            span,
+                            format!(
+                                "{path} line {line}: pip ignores `{}` on a requirement line",
+                                validate::clip(&o.written)
+                            ),
+                        )
+                        .with_help(format!("put `{}` on a line of its own", o.name)),
+                    };
+                    diags.push(d);
+                }
+                ignored_words(line, &ignored, &mut diags);
+            }
+            validate::ReqLine::Options {
+                line,
+                options,
+                ignored,
+            } => {
+                for o in options {
+                    if validate::PER_REQUIREMENT.contains(&o.name) {
+                        // pip's handle_option_line ignores them (with a
+                        // warning for `--hash`): they apply to a requirement.
+                        diags.push(
+                            Diagnostic::error(
+                                "E0331",
+                                span,
+                                format!(
+                                    "{path} line {line}: `{}` applies to the requirement on its line; on a line of its own pip ignores it",
+                                    validate::clip(&o.written)
+                                ),
+                            )
+                            .with_help(format!("write `{}` after the requirement it is for", o.name)),
+                        );
+                        continue;
+                    }
+                    let d = match validate::option_use(o.name) {
+                        validate::OptionUse::Accept => continue,
+                        validate::OptionUse::Carry => {
+                            match validate::http_url(o.value.as_deref().unwrap_or_default()) {
+                                Ok(_) => continue,
+                                Err(e) => Diagnostic::error(
+                                    "E0325",
+                                    span,
+                                    format!("{path} line {line}: `{}`: {}", o.name, e.msg),
+                                )
+                                .with_help(e.help),
+                            }
+                        }
+                        validate::OptionUse::Refuse(why, help) => Diagnostic::error(
+                            "E0331",
+                            span,
+                            format!("{path} line {line}: `{}` {why}", validate::clip(&o.written)),
+                        )
+                        .with_help(help),
+                    };
+                    diags.push(d);
+                }
+                ignored_words(line, &ignored, &mut diags);
+            }
+        }
+    }
+    if diags.is_empty() {
+        return Ok(());
+    }
+    for d in diags {
         ev.report(m, d);
-        failed = true;
     }
-    if failed {
-        Err(Reported)
-    } else {
-        Ok(())
-    }
+    Err(Reported)
 }

@@ -265,7 +265,7 @@ pub(crate) const MAX_SIZE: usize = 1 << 24;
 /// values are combined.
 pub(crate) const MAX_PRODUCED: u64 = 1 << 28;
 /// What one list element costs against [`MAX_PRODUCED`].
-const VALUE_BYTES: usize = std::mem::size_of::<Value>();
+pub(crate) const VALUE_BYTES: usize = std::mem::size_of::<Value>();
 /// What one inherited field costs against [`MAX_PRODUCED`] each time an env
 /// starts from its parent's state: about what the field takes in the
 /// record, the provenance and the IR of the env (measured: 500 to 600 bytes).
@@ -1214,6 +1214,13 @@ impl<'h> Evaluator<'h> {
             );
         }
         Err(Reported)
+    }
+
+    /// Charges `bytes` that normalization copies into the IR (shared
+    /// values become owned copies there) against [`MAX_PRODUCED`]; past it,
+    /// `E0316` at `span` (reported once).
+    pub(crate) fn charge_ir(&self, m: ModuleId, span: Span, bytes: usize) -> R<()> {
+        self.charge(m, span, bytes)
     }
 
     /// Before a string of `len` bytes is built: at most [`MAX_SIZE`], and

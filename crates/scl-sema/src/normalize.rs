@@ -12,7 +12,7 @@ use crate::value::*;
 use scl_diag::{Diagnostic, Span};
 use scl_ir::*;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// The set-like lists of the Env schema: de-duplicated keeping the first
@@ -31,13 +31,23 @@ pub(crate) const SET_LIKE: &[&str] = &[
     "ignore",
 ];
 
-/// How two elements of a set-like list compare: as written.
-fn dedup_key(v: &Value) -> String {
+/// How two elements of a set-like list compare: as written. Borrowed from
+/// the element (no string is built), except for a kind no set-like list of
+/// the schema holds.
+#[derive(PartialEq, Eq, Hash)]
+enum DedupKey<'a> {
+    Str(&'a str),
+    Int(i64),
+    File(&'a str, &'a str),
+    Other(String),
+}
+
+fn dedup_key(v: &Value) -> DedupKey<'_> {
     match v {
-        Value::Str(s) => format!("s{s}"),
-        Value::Int(i) => format!("i{i}"),
-        Value::File { path, sha256, .. } => format!("f{path}\0{sha256}"),
-        other => format!("o{other:?}"),
+        Value::Str(s) => DedupKey::Str(s),
+        Value::Int(i) => DedupKey::Int(*i),
+        Value::File { path, sha256, .. } => DedupKey::File(path, sha256),
+        other => DedupKey::Other(format!("{other:?}")),
     }
 }
 
@@ -57,6 +67,45 @@ fn dedup_list(l: &[Value]) -> Option<Vec<Value>> {
     )
 }
 
+/// What normalizing `v` copies into the IR: the bytes of every string (a
+/// value shared by many references is copied once per reference) and
+/// [`VALUE_BYTES`](crate::eval::VALUE_BYTES) per list element or map entry;
+/// services are shared specs, not copied. Walks at most until `limit` is
+/// passed, so the walk itself is bounded by the budget.
+fn ir_bytes(v: &Value, limit: u64) -> u64 {
+    let mut total: u64 = 0;
+    let mut todo: Vec<&Value> = vec![v];
+    let entry = crate::eval::VALUE_BYTES as u64;
+    while let Some(v) = todo.pop() {
+        if total > limit {
+            break;
+        }
+        total += match v {
+            Value::Str(s) => s.len() as u64,
+            Value::Enum { variant, .. } => variant.len() as u64,
+            Value::File { path, sha256, .. } => (path.len() + sha256.len()) as u64,
+            Value::Image { reference, digest } => {
+                (reference.len() + digest.as_ref().map_or(0, |d| d.len())) as u64
+            }
+            Value::Secret { name, key } => (name.len() + key.len()) as u64,
+            Value::List(l) => {
+                todo.extend(l.iter());
+                l.len() as u64 * entry
+            }
+            Value::Record(r) => {
+                let mut n = 0;
+                for (k, x) in r.iter() {
+                    n += k.len() as u64 + entry;
+                    todo.push(x);
+                }
+                n
+            }
+            _ => 0,
+        };
+    }
+    total
+}
+
 /// Sets the value at a dotted `path` of `r` (whose parents are records).
 fn set_path(r: &mut Record, path: &str, v: Value) {
     match path.split_once('.') {
@@ -73,40 +122,59 @@ fn set_path(r: &mut Record, path: &str, v: Value) {
 
 /// The index URLs carried from the env's requirements files (`--index-url`,
 /// `--extra-index-url` lines, in file and line order), each with its file
-/// path and line.
+/// path and line, and the extra index URLs that pip would drop: pip's
+/// `handle_option_line` replaces its whole index list with a line's
+/// `--index-url` (the env's own `python.extra_index_urls`, given on the
+/// command line, and every `--extra-index-url` read before that line
+/// included), then appends the line's `--extra-index-url`s.
 struct Carried {
     index_urls: Vec<(String, String, usize)>,
     extra_index_urls: Vec<String>,
+    /// (file, line of the `--index-url`, extra URL pip drops there).
+    dropped: Vec<(String, usize, String)>,
 }
 
 fn carried(r: &Record) -> Carried {
     let mut c = Carried {
         index_urls: Vec::new(),
         extra_index_urls: Vec::new(),
+        dropped: Vec::new(),
     };
     let Some(Value::List(files)) = get(r, "python.requirements") else {
         return c;
     };
+    // The extra index URLs pip holds so far: the env's own first.
+    let mut extras = strs(get(r, "python.extra_index_urls"));
     for f in files.iter() {
         let Value::File { path, text, .. } = f else {
             continue;
         };
-        for l in validate::requirements(text) {
-            if let validate::ReqLine::Option {
-                line,
-                name,
-                value: Some(v),
-                ..
-            } = l
-            {
-                match name.as_str() {
-                    "--index-url" => c.index_urls.push((v, path.to_string(), line)),
-                    "--extra-index-url" => c.extra_index_urls.push(v),
-                    _ => {}
+        // A file pip cannot be made to read like sclc was reported when
+        // it was checked.
+        let Ok(lines) = validate::requirements(text) else {
+            continue;
+        };
+        for l in lines {
+            let validate::ReqLine::Options { line, options, .. } = l else {
+                continue;
+            };
+            let value = |o: &validate::ReqOpt| o.value.clone().unwrap_or_default();
+            if let Some(o) = options.iter().rev().find(|o| o.name == "--index-url") {
+                for e in extras.drain(..) {
+                    c.dropped.push((path.to_string(), line, e));
                 }
+                c.index_urls.push((value(o), path.to_string(), line));
+            }
+            for o in options.iter().filter(|o| o.name == "--extra-index-url") {
+                extras.push(value(o));
+                c.extra_index_urls.push(value(o));
             }
         }
     }
+    // A URL pip drops and reads again later is in its final list.
+    c.dropped.retain(|(_, _, u)| !extras.contains(u));
+    let mut seen = std::collections::HashSet::new();
+    c.dropped.retain(|(_, _, u)| seen.insert(u.clone()));
     c
 }
 
@@ -277,14 +345,23 @@ pub(crate) fn normalize(
     let u32_field = |path: &str, v: i64, lo: i64| -> u32 {
         ranged(path, v, lo, u32::MAX as i64).map_or(0, |v| v as u32)
     };
-    // Requirements files' index URLs: one index in all, or an error.
+    // Requirements files' index URLs: one index in all, and no extra index
+    // URL that pip would drop, or an error.
+    for (file, line, u) in carried(r).dropped {
+        report(
+            "python.requirements",
+            "E0332",
+            format!("{file} line {line}: pip replaces its index URLs with this line's `--index-url`, so the extra index URL {} given before it would not be used", validate::quoted(&u)),
+            "put the `--index-url` line before every `--extra-index-url` (in the first requirements file), or set `python.index_url` in the env and remove the line".into(),
+        );
+    }
     if let Some(own) = get(r, "python.index_url").map(s) {
         for (u, file, line) in carried(r).index_urls {
             if u != own {
                 report(
                     "python.requirements",
                     "E0332",
-                    format!("{file} line {line}: `--index-url {u}` conflicts with `python.index_url` = {own:?}"),
+                    format!("{file} line {line}: `--index-url {u}` conflicts with `python.index_url` = {}", validate::quoted(&own)),
                     "pip would use the file's index instead of the env's: remove the line, or make them the same".into(),
                 );
             }
@@ -305,6 +382,16 @@ pub(crate) fn normalize(
         }
     }
     let r: &Record = &effective(r);
+    // Every byte this copies into the IR is charged to the evaluation
+    // budget before it is copied (field by field, at the field's origin),
+    // so that many references to one large value stop at E0316.
+    for (k, v) in r.iter() {
+        if k == "services" {
+            continue;
+        }
+        let (m, span) = at(k);
+        ev.charge_ir(m, span, ir_bytes(v, crate::eval::MAX_PRODUCED) as usize)?;
+    }
     // Kept without `apiVersion` (it is added on output), so that an env used
     // as a service is shared, not copied.
     let mut spec = EnvSpec {
@@ -351,15 +438,23 @@ pub(crate) fn normalize(
                 }
             }
         }
-        for cycle in depends_on_cycles(&spec.services) {
+        for (cycle, size) in depends_on_cycles(&spec.services) {
             let shown: Vec<String> = cycle.iter().map(|n| format!("`{n}`")).collect();
+            let more = if size > cycle.len() - 1 {
+                format!(" ({size} services in all depend on each other in cycles)")
+            } else {
+                String::new()
+            };
             report(
                 &format!("services.{}", cycle[0]),
                 "E0329",
                 if cycle.len() == 2 {
-                    format!("service `{}` depends on itself", cycle[0])
+                    format!("service `{}` depends on itself{more}", cycle[0])
                 } else {
-                    format!("services depend on each other in a cycle: {}", shown.join(" → "))
+                    format!(
+                        "services depend on each other in a cycle: {}{more}",
+                        shown.join(" → ")
+                    )
                 },
                 "a service starts after the services it depends on, so a cycle can never start: remove one `depends_on` entry".into(),
             );
@@ -447,10 +542,13 @@ pub(crate) fn normalize(
                 invalid("conda.channels", "E0323", e);
             }
         }
-        spec.conda = Some(Conda {
-            channels,
-            packages: strs(c.get("packages")),
-        });
+        let packages = strs(c.get("packages"));
+        for p in &packages {
+            if let Err(e) = validate::conda_spec_source(p, &channels) {
+                invalid("conda.packages", "E0336", e);
+            }
+        }
+        spec.conda = Some(Conda { channels, packages });
     }
     // resources
     if let Some(res) = rec(get(r, "resources")) {
@@ -505,7 +603,7 @@ pub(crate) fn normalize(
         let limits = list("limits");
         if let (Some(rq), Some(lm)) = (&requests, &limits) {
             type Pair<'a> = (&'a str, Option<u64>, Option<u64>, fn(u64) -> String);
-            let pairs: [Pair; 3] = [
+            let pairs: [Pair; 4] = [
                 ("cpu", rq.cpu, lm.cpu, |v| format_cpu(v as i64)),
                 ("memory", rq.memory, lm.memory, |v| format_memory(v as i128)),
                 (
@@ -513,6 +611,12 @@ pub(crate) fn normalize(
                     rq.gpu.as_ref().map(|g| g.count as u64),
                     lm.gpu.as_ref().map(|g| g.count as u64),
                     |v| v.to_string(),
+                ),
+                (
+                    "gpu.memory",
+                    rq.gpu.as_ref().and_then(|g| g.memory),
+                    lm.gpu.as_ref().and_then(|g| g.memory),
+                    |v| format_memory(v as i128),
                 ),
             ];
             for (field, q, l, fmt) in pairs {
@@ -718,6 +822,20 @@ pub(crate) fn normalize(
                     "torchrun's `--nnodes=MIN:MAX` needs MIN ≤ MAX".into(),
                 );
             }
+            // The job starts with `nodes` nodes, which the elastic bounds
+            // must allow (torchrun `--nnodes=MIN:MAX`).
+            let bounds_ok = el.min_nodes > 0 && el.max_nodes >= el.min_nodes;
+            if bounds_ok && nodes > 0 && !(el.min_nodes..=el.max_nodes).contains(&nodes) {
+                report(
+                    "distributed.nodes",
+                    "E0318",
+                    format!(
+                        "`distributed.nodes` ({nodes}) is outside the elastic bounds ({} to {})",
+                        el.min_nodes, el.max_nodes
+                    ),
+                    "set `nodes` between `elastic.min_nodes` and `elastic.max_nodes`".into(),
+                );
+            }
             el
         });
         spec.distributed = Some(Distributed {
@@ -751,54 +869,121 @@ pub(crate) fn normalize(
     }
 }
 
-/// The cycles of the services' `depends_on` graph, each once, as the path
-/// from its smallest service name back to it (`[a, b, a]`; `[a, a]` for a
-/// service that depends on itself). Unknown names are not edges.
-fn depends_on_cycles(services: &BTreeMap<String, Arc<EnvSpec>>) -> Vec<Vec<String>> {
-    let mut cycles = Vec::new();
-    let mut reported: HashSet<String> = HashSet::new();
-    // Colors: 0 unseen, 1 on the current path, 2 done.
-    let mut color: BTreeMap<&str, u8> = services.keys().map(|k| (k.as_str(), 0)).collect();
-    for start in services.keys() {
-        if color[start.as_str()] != 0 {
+/// The cycles of the services' `depends_on` graph: one for each strongly
+/// connected component that has a cycle (found with an iterative Tarjan, so
+/// linear in services + edges, whatever the shape), as the shortest path
+/// from the component's smallest service name back to it (`[a, b, a]`;
+/// `[a, a]` for a service that depends on itself), with the size of the
+/// component; sorted by name. Unknown names are not edges.
+fn depends_on_cycles(services: &BTreeMap<String, Arc<EnvSpec>>) -> Vec<(Vec<String>, usize)> {
+    let names: Vec<&str> = services.keys().map(|k| k.as_str()).collect();
+    let index_of: HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let adj: Vec<Vec<usize>> = services
+        .values()
+        .map(|s| {
+            s.depends_on
+                .iter()
+                .filter_map(|d| index_of.get(d.as_str()).copied())
+                .collect()
+        })
+        .collect();
+    let n = names.len();
+    const NONE: usize = usize::MAX;
+    let mut index = vec![NONE; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut next = 0;
+    let mut comps: Vec<Vec<usize>> = Vec::new();
+    for root in 0..n {
+        if index[root] != NONE {
             continue;
         }
-        // Iterative DFS: (node, index of the next edge).
-        let mut stack: Vec<(&str, usize)> = vec![(start.as_str(), 0)];
-        color.insert(start.as_str(), 1);
-        while let Some((node, i)) = stack.last().copied() {
-            let deps = &services[node].depends_on;
-            if i == deps.len() {
-                color.insert(node, 2);
-                stack.pop();
+        let mut calls: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut i)) = calls.last_mut() {
+            if let Some(&w) = adj[v].get(*i) {
+                *i += 1;
+                if index[w] == NONE {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    calls.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
                 continue;
             }
-            stack.last_mut().unwrap().1 += 1;
-            let dep = deps[i].as_str();
-            match color.get(dep).copied() {
-                Some(0) => {
-                    color.insert(dep, 1);
-                    stack.push((dep, 0));
-                }
-                Some(1) => {
-                    let pos = stack.iter().position(|(n, _)| *n == dep).unwrap();
-                    let mut cycle: Vec<String> =
-                        stack[pos..].iter().map(|(n, _)| n.to_string()).collect();
-                    // Start at the smallest name, so a cycle is reported once.
-                    let min = (0..cycle.len()).min_by_key(|&k| &cycle[k]).unwrap();
-                    cycle.rotate_left(min);
-                    let mut key = cycle.clone();
-                    key.sort();
-                    if reported.insert(key.join("\0")) {
-                        cycle.push(cycle[0].clone());
-                        cycles.push(cycle);
+            calls.pop();
+            if let Some(&(u, _)) = calls.last() {
+                low[u] = low[u].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut comp = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    comp.push(w);
+                    if w == v {
+                        break;
                     }
                 }
-                _ => {}
+                if comp.len() > 1 || adj[v].contains(&v) {
+                    comps.push(comp);
+                }
             }
         }
     }
-    cycles
+    let mut out = Vec::new();
+    let mut in_comp = vec![false; n];
+    let mut prev = vec![NONE; n];
+    for comp in comps {
+        for &v in &comp {
+            in_comp[v] = true;
+        }
+        // The shortest cycle through the smallest name: BFS inside the
+        // component until an edge leads back to it.
+        let start = *comp.iter().min().unwrap_or(&0);
+        let mut queue = std::collections::VecDeque::from([start]);
+        prev[start] = start;
+        let mut last = NONE;
+        'bfs: while let Some(v) = queue.pop_front() {
+            for &w in &adj[v] {
+                if w == start {
+                    last = v;
+                    break 'bfs;
+                }
+                if in_comp[w] && prev[w] == NONE {
+                    prev[w] = v;
+                    queue.push_back(w);
+                }
+            }
+        }
+        let mut path = vec![start];
+        let mut v = last;
+        while v != start && v != NONE {
+            path.push(v);
+            v = prev[v];
+        }
+        path[1..].reverse();
+        path.push(start);
+        let mut cycle: Vec<String> = path.iter().map(|&i| names[i].to_string()).collect();
+        if cycle.len() == 1 {
+            cycle.push(cycle[0].clone());
+        }
+        for &v in &comp {
+            in_comp[v] = false;
+            prev[v] = NONE;
+        }
+        out.push((cycle, comp.len()));
+    }
+    out.sort();
+    out
 }
 
 /// The record `self` reads: the env's record as normalization reads it
@@ -881,5 +1066,85 @@ fn fill_defaults(r: &mut Record, key: &str, defaults: Vec<(&str, Value)>) {
         for (k, v) in defaults {
             rec.entry(k.to_string()).or_insert(v);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(edges: &[(&str, &[&str])]) -> BTreeMap<String, Arc<EnvSpec>> {
+        edges
+            .iter()
+            .map(|(n, deps)| {
+                let spec = EnvSpec {
+                    depends_on: deps.iter().map(|d| d.to_string()).collect(),
+                    ..EnvSpec::default()
+                };
+                (n.to_string(), Arc::new(spec))
+            })
+            .collect()
+    }
+
+    fn names(c: &[String]) -> Vec<&str> {
+        c.iter().map(|s| s.as_str()).collect()
+    }
+
+    #[test]
+    fn one_cycle_per_strongly_connected_component() {
+        let g = graph(&[
+            ("web", &["web"]),
+            ("a", &["b"]),
+            ("b", &["c", "x"]),
+            ("c", &["a", "b"]),
+            ("d", &["a"]),
+            ("e", &["unknown"]),
+        ]);
+        let got = depends_on_cycles(&g);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(names(&got[0].0), ["a", "b", "c", "a"]);
+        assert_eq!(got[0].1, 3);
+        assert_eq!(names(&got[1].0), ["web", "web"]);
+        assert_eq!(got[1].1, 1);
+        assert!(depends_on_cycles(&graph(&[("a", &["b"]), ("b", &[])])).is_empty());
+    }
+
+    #[test]
+    fn every_service_depending_on_all_is_one_cycle() {
+        // round 2, H3: n services each depending on all n recorded every
+        // back edge as a cycle (about n²/2 cycles of length about n).
+        let n = 300;
+        let all: Vec<String> = (0..n).map(|i| format!("s{i:03}")).collect();
+        let g: BTreeMap<String, Arc<EnvSpec>> = all
+            .iter()
+            .map(|k| {
+                let spec = EnvSpec {
+                    depends_on: all.clone(),
+                    ..EnvSpec::default()
+                };
+                (k.clone(), Arc::new(spec))
+            })
+            .collect();
+        let got = depends_on_cycles(&g);
+        assert_eq!(got.len(), 1);
+        // The shortest cycle through the smallest name: itself.
+        assert_eq!(names(&got[0].0), ["s000", "s000"]);
+        assert_eq!(got[0].1, n);
+        // A long chain closed into a ring: one cycle of every service, and
+        // no recursion (a deep DFS would overflow the stack).
+        let n = 100_000;
+        let ring: BTreeMap<String, Arc<EnvSpec>> = (0..n)
+            .map(|i| {
+                let spec = EnvSpec {
+                    depends_on: vec![format!("s{:06}", (i + 1) % n)],
+                    ..EnvSpec::default()
+                };
+                (format!("s{i:06}"), Arc::new(spec))
+            })
+            .collect();
+        let got = depends_on_cycles(&ring);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0.len(), n + 1);
+        assert_eq!(got[0].0[1], "s000001");
     }
 }

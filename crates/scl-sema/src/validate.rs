@@ -68,9 +68,10 @@ pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
 // ----- shared helpers ---------------------------------------------------------
 
 fn no_leading_dash(s: &str, tool: &str) -> Result<(), Invalid> {
+    let q = quoted(s);
     if s.starts_with('-') {
         return bad(
-            format!("{s:?} starts with `-`, which {tool} would read as an option"),
+            format!("{q} starts with `-`, which {tool} would read as an option"),
             "remove the leading `-`",
         );
     }
@@ -95,6 +96,27 @@ fn first_bad(s: &str, ok: impl Fn(char) -> bool) -> String {
     }
 }
 
+/// At most this many characters of a value are quoted in a message.
+pub(crate) const QUOTE_MAX: usize = 80;
+
+/// `s` for a message: as written when it is short, else its first
+/// [`QUOTE_MAX`] characters, `…` and its length, so that a diagnostic never
+/// grows with the value (a 200 MB line stays a short message).
+pub(crate) fn clip(s: &str) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(QUOTE_MAX) {
+        None => std::borrow::Cow::Borrowed(s),
+        Some((i, _)) => format!("{}… ({} bytes in all)", &s[..i], s.len()).into(),
+    }
+}
+
+/// `s` quoted (`{:?}`) for a message, clipped like [`clip`].
+pub(crate) fn quoted(s: &str) -> String {
+    match s.char_indices().nth(QUOTE_MAX) {
+        None => format!("{s:?}"),
+        Some((i, _)) => format!("{:?}… ({} bytes in all)", &s[..i], s.len()),
+    }
+}
+
 // ----- system packages ----------------------------------------------------------
 
 /// A system package as `apt-get install` reads it (apt-get(8)):
@@ -112,6 +134,7 @@ fn first_bad(s: &str, ok: impl Fn(char) -> bool) -> String {
 /// - RELEASE: an archive or codename (`bookworm-backports`, `stable`):
 ///   letters, digits and `. + ~ _ -`, starting with a letter or digit.
 pub(crate) fn debian_package(s: &str) -> Result<(), Invalid> {
+    let q = quoted(s);
     no_leading_dash(s, "apt-get")?;
     let help = "write a Debian package name (`curl`, `libssl-dev`), optionally with `:ARCH`, `=VERSION` or `/RELEASE` (`curl=7.88.1-10`, `curl:amd64`, `curl/bookworm-backports`)";
     let (head, tail) = match s.find(['=', '/']) {
@@ -126,7 +149,7 @@ pub(crate) fn debian_package(s: &str) -> Result<(), Invalid> {
     if !all(name, name_ok) {
         return bad(
             format!(
-                "{s:?} is not a Debian package name: {} is not allowed (lower case letters, digits, `+ - .`)",
+                "{q} is not a Debian package name: {} is not allowed (lower case letters, digits, `+ - .`)",
                 first_bad(name, name_ok)
             ),
             help,
@@ -134,13 +157,13 @@ pub(crate) fn debian_package(s: &str) -> Result<(), Invalid> {
     }
     if !name.starts_with(alnum) {
         return bad(
-            format!("{s:?} is not a Debian package name: a name starts with a letter or digit"),
+            format!("{q} is not a Debian package name: a name starts with a letter or digit"),
             help,
         );
     }
     if name.ends_with('-') {
         return bad(
-            format!("{s:?} ends with `-`, which apt-get reads as \"remove this package\""),
+            format!("{q} ends with `-`, which apt-get reads as \"remove this package\""),
             help,
         );
     }
@@ -148,21 +171,27 @@ pub(crate) fn debian_package(s: &str) -> Result<(), Invalid> {
         let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
         if !all(a, ok) || !a.starts_with(alnum) {
             return bad(
-                format!("{s:?}: {a:?} is not an architecture name (`amd64`, `arm64`, `i386`)"),
+                format!(
+                    "{q}: {} is not an architecture name (`amd64`, `arm64`, `i386`)",
+                    quoted(a)
+                ),
                 help,
             );
         }
     }
     match tail {
         Some(("=", v)) => debian_version(v).map_err(|why| Invalid {
-            msg: format!("{s:?}: {v:?} is not a Debian version: {why}"),
+            msg: format!("{q}: {} is not a Debian version: {why}", quoted(v)),
             help: help.into(),
         }),
         Some((_, r)) => {
             let ok = |c: char| alnum(c) || ".+~_-".contains(c);
             if !all(r, ok) || !r.starts_with(alnum) {
                 return bad(
-                    format!("{s:?}: {r:?} is not a release name (`bookworm-backports`, `stable`)"),
+                    format!(
+                        "{q}: {} is not a release name (`bookworm-backports`, `stable`)",
+                        quoted(r)
+                    ),
                     help,
                 );
             }
@@ -212,15 +241,17 @@ fn debian_version(v: &str) -> Result<(), &'static str> {
 /// digits and `. - _ +` in a Name (and `~ ^` in a Version or Release, `:`
 /// after an epoch); `..` is refused there too. The first character must be a
 /// letter, digit or `_`: dnf reads `-x` as an option, `@x` as a group,
-/// `/x` as a file, and `* ? [` as globs.
+/// `/x` as a file, and `* ? [` as globs; a name ending in `.rpm` is
+/// refused, as dnf installs it as a package file.
 pub(crate) fn rpm_package(s: &str) -> Result<(), Invalid> {
+    let q = quoted(s);
     no_leading_dash(s, "dnf")?;
     let help = "write an RPM package name (`python3-devel`), optionally with its version (`curl-8.6.0-1.fc40`)";
     let ok = |c: char| alnum(c) || "._+-~^:".contains(c);
     if !all(s, ok) {
         return bad(
             format!(
-                "{s:?} is not an RPM package name: {} is not allowed (letters, digits, `. _ + -`, and `~ ^ :` in versions)",
+                "{q} is not an RPM package name: {} is not allowed (letters, digits, `. _ + -`, and `~ ^ :` in versions)",
                 first_bad(s, ok)
             ),
             help,
@@ -228,13 +259,22 @@ pub(crate) fn rpm_package(s: &str) -> Result<(), Invalid> {
     }
     if !s.starts_with(|c: char| alnum(c) || c == '_') {
         return bad(
-            format!("{s:?} is not an RPM package name: it must start with a letter, digit or `_`"),
+            format!("{q} is not an RPM package name: it must start with a letter, digit or `_`"),
             help,
         );
     }
     if s.contains("..") {
         return bad(
-            format!("{s:?} is not an RPM package name: `..` is not allowed"),
+            format!("{q} is not an RPM package name: `..` is not allowed"),
+            help,
+        );
+    }
+    // dnf reads an argument ending in `.rpm` as a package file to install
+    // (dnf 4 `Base.install_specs` / dnf5 `Goal::add_install`: "a local RPM
+    // file or URL"), not a name to look up in the repositories.
+    if s.len() >= 4 && s[s.len() - 4..].eq_ignore_ascii_case(".rpm") {
+        return bad(
+            format!("{q} ends in `.rpm`, so dnf would install it as a package file instead of looking the name up"),
             help,
         );
     }
@@ -251,6 +291,7 @@ pub(crate) fn rpm_package(s: &str) -> Result<(), Invalid> {
 /// - VERSION: apk-package(5) — `number{.number}…{letter}{_suffix{number}}…{~hash}{-r#}`
 ///   with the suffixes `alpha beta pre rc cvs svn git hg p`.
 pub(crate) fn apk_package(s: &str) -> Result<(), Invalid> {
+    let q = quoted(s);
     no_leading_dash(s, "apk")?;
     let help = "write an Alpine package name (`py3-numpy`), optionally with `@TAG` or a version (`curl=8.5.0-r0`, `python3~3.11`)";
     let op_at = s.find(['=', '<', '>', '~']);
@@ -266,7 +307,7 @@ pub(crate) fn apk_package(s: &str) -> Result<(), Invalid> {
     if !all(name, ok) || !name.starts_with(alnum) {
         return bad(
             format!(
-                "{s:?} is not an Alpine package name: names hold letters, digits and `. _ + -` and start with a letter or digit{}",
+                "{q} is not an Alpine package name: names hold letters, digits and `. _ + -` and start with a letter or digit{}",
                 if name.is_empty() { String::new() } else { format!(" ({} is not allowed)", first_bad(name, ok)) }
             ),
             help,
@@ -274,14 +315,14 @@ pub(crate) fn apk_package(s: &str) -> Result<(), Invalid> {
     }
     if s.contains(".apk") {
         return bad(
-            format!("{s:?} contains `.apk`, so `apk add` would read it as a package file"),
+            format!("{q} contains `.apk`, so `apk add` would read it as a package file"),
             help,
         );
     }
     if let Some(t) = tag {
         let ok = |c: char| alnum(c) || "._-".contains(c);
         if !all(t, ok) || !t.starts_with(alnum) {
-            return bad(format!("{s:?}: {t:?} is not a repository tag"), help);
+            return bad(format!("{q}: {} is not a repository tag", quoted(t)), help);
         }
     }
     if let Some(c) = constraint {
@@ -289,13 +330,16 @@ pub(crate) fn apk_package(s: &str) -> Result<(), Invalid> {
         let (op, version) = c.split_at(op_len);
         if !["=", "<", ">", "<=", ">=", "~", "~=", "=~"].contains(&op) {
             return bad(
-                format!("{s:?}: `{op}` is not a version operator (`=`, `<`, `>`, `<=`, `>=`, `~`)"),
+                format!("{q}: `{op}` is not a version operator (`=`, `<`, `>`, `<=`, `>=`, `~`)"),
                 help,
             );
         }
         if !apk_version(version) {
             return bad(
-                format!("{s:?}: {version:?} is not an Alpine version (`1.2.3`, `1.2.3_rc1-r0`)"),
+                format!(
+                    "{q}: {} is not an Alpine version (`1.2.3`, `1.2.3_rc1-r0`)",
+                    quoted(version)
+                ),
                 help,
             );
         }
@@ -367,13 +411,14 @@ fn apk_version(v: &str) -> bool {
 /// in `[a-z_]`, and at most 32 characters. We take that intersection without
 /// the trailing `$` (Samba machine accounts).
 pub(crate) fn user_name(s: &str) -> Result<(), Invalid> {
+    let q = quoted(s);
     no_leading_dash(s, "useradd")?;
     let help = "write a lower-case name such as `app` or `trainer` (letters a-z, digits, `_` and `-`; starting with a letter or `_`)";
     let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-".contains(c);
     if !all(s, ok) {
         return bad(
             format!(
-                "{s:?} is not a portable user name: {} is not allowed",
+                "{q} is not a portable user name: {} is not allowed",
                 first_bad(s, ok)
             ),
             help,
@@ -381,13 +426,13 @@ pub(crate) fn user_name(s: &str) -> Result<(), Invalid> {
     }
     if !s.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
         return bad(
-            format!("{s:?} is not a portable user name: it must start with a letter or `_`"),
+            format!("{q} is not a portable user name: it must start with a letter or `_`"),
             help,
         );
     }
     if s.len() > 32 {
         return bad(
-            format!("{s:?} is not a portable user name: at most 32 characters"),
+            format!("{q} is not a portable user name: at most 32 characters"),
             help,
         );
     }
@@ -403,9 +448,10 @@ pub(crate) fn user_name(s: &str) -> Result<(), Invalid> {
 /// a letter, digit or `_` (the regex's `\b` anchors); the name has at most 96
 /// characters; no `--` or `..`; not ending in `.git`.
 pub(crate) fn hf_repo_id(s: &str) -> Result<(), Invalid> {
+    let q = quoted(s);
     no_leading_dash(s, "huggingface-cli")?;
     let help = "write `owner/name` (`bert-base-uncased`, `google-bert/bert-base-uncased`): letters, digits, `-`, `_` and `.`";
-    let msg = |why: &str| format!("{s:?} is not a Hugging Face repository id: {why}");
+    let msg = |why: &str| format!("{q} is not a Hugging Face repository id: {why}");
     let parts: Vec<&str> = s.split('/').collect();
     if parts.len() > 2 {
         return bad(msg("it is `name` or `namespace/name`"), help);
@@ -444,9 +490,10 @@ pub(crate) fn hf_repo_id(s: &str) -> Result<(), Invalid> {
 /// no trailing `.`; no `@{`; not `@`; and, as `git check-ref-format --branch`
 /// does, no leading `-`.
 pub(crate) fn hf_revision(s: &str) -> Result<(), Invalid> {
+    let q = quoted(s);
     no_leading_dash(s, "huggingface-cli")?;
     let help = "write a branch, tag or commit hash (`main`, `v1.0`, `refs/pr/1`, `a1b2c3…`)";
-    let msg = |why: &str| format!("{s:?} is not a git revision: {why}");
+    let msg = |why: &str| format!("{q} is not a git revision: {why}");
     if s.is_empty() {
         return bad(msg("it is empty"), help);
     }
@@ -482,19 +529,18 @@ pub(crate) fn hf_revision(s: &str) -> Result<(), Invalid> {
 /// component (which would leave the download folder), and no `*`, `?` or
 /// `[`: files are fetched by exact name.
 pub(crate) fn hf_file(s: &str) -> Result<(), Invalid> {
+    let q = quoted(s);
     no_leading_dash(s, "huggingface-cli")?;
     let help = "write a path inside the repository (`config.json`, `onnx/model.onnx`)";
     if s.is_empty() || s.chars().any(char::is_control) {
         return bad(
-            format!(
-                "{s:?} is not a file name in the repository: empty or with a control character"
-            ),
+            format!("{q} is not a file name in the repository: empty or with a control character"),
             help,
         );
     }
     if s.starts_with('/') || s.split('/').any(|c| c == ".." || c == "." || c.is_empty()) {
         return bad(
-            format!("{s:?} is not a file name in the repository: a relative path without `.`, `..` or empty components"),
+            format!("{q} is not a file name in the repository: a relative path without `.`, `..` or empty components"),
             help,
         );
     }
@@ -502,7 +548,7 @@ pub(crate) fn hf_file(s: &str) -> Result<(), Invalid> {
     // be looked up as a file called `*.safetensors` and fail at build time.
     if s.contains(['*', '?', '[']) {
         return bad(
-            format!("{s:?} is a pattern, but Hugging Face files are downloaded by exact name"),
+            format!("{q} is a pattern, but Hugging Face files are downloaded by exact name"),
             "list each file by its name in the repository (`model.safetensors`, `config.json`)",
         );
     }
@@ -519,6 +565,7 @@ pub(crate) fn hf_file(s: &str) -> Result<(), Invalid> {
 /// paths are refused (they are not in the image), and so is rattler's
 /// platform selector (`name[linux-64]`), which conda itself does not read.
 pub(crate) fn conda_channel(s: &str) -> Result<(), Invalid> {
+    let q = quoted(s);
     no_leading_dash(s, "conda")?;
     if s.contains("://") {
         return http_url(s).map(|_| ());
@@ -534,9 +581,48 @@ pub(crate) fn conda_channel(s: &str) -> Result<(), Invalid> {
     };
     if !ok {
         return bad(
-            format!("{s:?} is not a conda channel: a name (letters, digits, `- _ .`), `NAME/label/LABEL`, or a URL"),
+            format!("{q} is not a conda channel: a name (letters, digits, `- _ .`), `NAME/label/LABEL`, or a URL"),
             help,
         );
+    }
+    Ok(())
+}
+
+/// A conda match spec must not pick its own source: a channel named in the
+/// spec (`CHANNEL::NAME`, `NAME[channel=CHANNEL]`) must be one of
+/// `conda.channels` (which are validated by [`conda_channel`]), and a
+/// package URL (`https://…/numpy-1.26.4-0.conda`), which conda installs from
+/// wherever it points, is refused. The spec is parsed by rattler (the same
+/// parser as at `check`); channels are compared by rattler's canonical name,
+/// with a fixed root folder so that the result does not depend on the
+/// working directory.
+pub(crate) fn conda_spec_source(spec: &str, channels: &[String]) -> Result<(), Invalid> {
+    use rattler_conda_types::{Channel, ChannelConfig, MatchSpec, ParseStrictness};
+    let q = quoted(spec);
+    let config = ChannelConfig::default_with_root_dir(std::path::PathBuf::from("/"));
+    let Some(Ok(parsed)) = guarded(|| MatchSpec::from_str(spec, ParseStrictness::Strict)) else {
+        // Reported where the spec was checked.
+        return Ok(());
+    };
+    if parsed.url.is_some() {
+        return bad(
+            format!("{q} is a package URL, which conda installs from wherever it points instead of the env's channels"),
+            "publish the package in a channel, add the channel to `conda.channels`, and name the package",
+        );
+    }
+    if let Some(c) = &parsed.channel {
+        let name = c.canonical_name();
+        let listed = channels.iter().any(|l| {
+            guarded(|| Channel::from_str(l, &config).map(|l| l.canonical_name()))
+                .and_then(Result::ok)
+                .is_some_and(|l| l == name)
+        });
+        if !listed {
+            return bad(
+                format!("{q} names the channel {}, which is not in `conda.channels`", quoted(&name)),
+                "add the channel to `conda.channels` (where it is checked), or remove it from the match spec",
+            );
+        }
     }
     Ok(())
 }
@@ -559,13 +645,14 @@ pub(crate) struct ImageParts {
 /// refused first; digests must be `sha256:` and 64 hex digits, which is what
 /// every target can pin.
 pub(crate) fn image_reference(s: &str) -> Result<ImageParts, Invalid> {
+    let q = quoted(s);
     let help = "write `NAME[:TAG][@sha256:DIGEST]` with a lower-case name (`debian:12.5`, `nvcr.io/nvidia/pytorch:23.10-py3`)";
     no_leading_dash(s, "the container tools")?;
     let ok = |c: char| alnum(c) || "._-/:@".contains(c);
     if !all(s, ok) {
         return bad(
             format!(
-                "{s:?} is not a valid image reference: {} is not allowed (letters, digits and `. _ - / : @`)",
+                "{q} is not a valid image reference: {} is not allowed (letters, digits and `. _ - / : @`)",
                 first_bad(s, ok)
             ),
             help,
@@ -575,7 +662,7 @@ pub(crate) fn image_reference(s: &str) -> Result<ImageParts, Invalid> {
     // "invalid reference format").
     if let Some((_, d)) = s.split_once('@') {
         image_digest(d).map_err(|mut e| {
-            e.msg = format!("{s:?}: {}", e.msg);
+            e.msg = format!("{q}: {}", e.msg);
             e
         })?;
     }
@@ -583,7 +670,7 @@ pub(crate) fn image_reference(s: &str) -> Result<ImageParts, Invalid> {
     let r = match parsed {
         None => {
             return bad(
-                format!("{s:?} could not be read as an image reference (the parser failed on it)"),
+                format!("{q} could not be read as an image reference (the parser failed on it)"),
                 help,
             )
         }
@@ -595,7 +682,7 @@ pub(crate) fn image_reference(s: &str) -> Result<ImageParts, Invalid> {
                 Some(Ok(_)) => "the repository name must be lower case".to_string(),
                 _ => e.to_string(),
             };
-            return bad(format!("{s:?} is not a valid image reference: {why}"), help);
+            return bad(format!("{q} is not a valid image reference: {why}"), help);
         }
         Some(Ok(r)) => r,
     };
@@ -636,6 +723,7 @@ pub(crate) fn image_digest(d: &str) -> Result<(), Invalid> {
 /// value in the IR is the one every tool reads. Any scheme (`s3://`,
 /// `file://`); see [`http_url`] for downloads.
 pub(crate) fn url(s: &str) -> Result<url::Url, Invalid> {
+    let q = quoted(s);
     no_leading_dash(s, "the tool that reads it")?;
     let help =
         "write `scheme://HOST/PATH`; percent-encode spaces and other special characters (`%20`)";
@@ -653,18 +741,18 @@ pub(crate) fn url(s: &str) -> Result<url::Url, Invalid> {
     let u = match parsed {
         None => {
             return bad(
-                format!("{s:?} could not be read as a URL (the parser failed on it)"),
+                format!("{q} could not be read as a URL (the parser failed on it)"),
                 help,
             )
         }
-        Some(Err(e)) => return bad(format!("{s:?} is not a URL: {e}"), help),
+        Some(Err(e)) => return bad(format!("{q} is not a URL: {e}"), help),
         Some(Ok(u)) => u,
     };
     if let Some(v) = violation.get() {
-        return bad(format!("{s:?} is not a valid URL: {v}"), help);
+        return bad(format!("{q} is not a valid URL: {v}"), help);
     }
     if !s.contains("://") {
-        return bad(format!("{s:?} is not a URL (`scheme://…`)"), help);
+        return bad(format!("{q} is not a URL (`scheme://…`)"), help);
     }
     Ok(u)
 }
@@ -672,16 +760,17 @@ pub(crate) fn url(s: &str) -> Result<url::Url, Invalid> {
 /// An `http(s)` URL with a host (see [`url`]): what a download (`url()`,
 /// Docker's `ADD`), a pip index line or a conda channel URL needs.
 pub(crate) fn http_url(s: &str) -> Result<url::Url, Invalid> {
+    let q = quoted(s);
     let u = url(s)?;
     let help = "write an `https://HOST/PATH` URL";
     if !matches!(u.scheme(), "http" | "https") {
         return bad(
-            format!("{s:?} is not an http(s) URL (scheme `{}`)", u.scheme()),
+            format!("{q} is not an http(s) URL (scheme `{}`)", u.scheme()),
             help,
         );
     }
     if u.host_str().is_none_or(str::is_empty) {
-        return bad(format!("{s:?} has no host"), help);
+        return bad(format!("{q} has no host"), help);
     }
     Ok(u)
 }
@@ -730,7 +819,7 @@ pub(crate) fn copy_source(path: &str) -> Result<(), Invalid> {
             format!("`{c}`")
         };
         return bad(
-            format!("{path:?} has {shown} in its name, which Docker's COPY reads as a pattern, so another file than the one hashed here could be installed"),
+            format!("{} has {shown} in its name, which Docker's COPY reads as a pattern, so another file than the one hashed here could be installed", quoted(path)),
             "rename the file (or folder) without `*`, `?`, `[`, `\\` or control characters",
         );
     }
@@ -772,7 +861,7 @@ pub(crate) fn workdir(path: &str) -> Result<(), Invalid> {
         let what = if shown == path {
             format!("`{path}` is")
         } else {
-            format!("{path:?} is `{shown}`,")
+            format!("{} is `{shown}`,", quoted(path))
         };
         return bad(
             format!("`workdir` {what} a system folder of the base image"),
@@ -784,19 +873,8 @@ pub(crate) fn workdir(path: &str) -> Result<(), Invalid> {
 
 // ----- requirements files --------------------------------------------------------------------
 
-/// One logical line of a pip requirements file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum ReqLine {
-    /// A requirement (per-requirement options such as `--hash` removed).
-    Requirement { line: usize, text: String },
-    /// An option line: the option's long name and its value, if any.
-    Option {
-        line: usize,
-        name: String,
-        value: Option<String>,
-        written: String,
-    },
-}
+mod requirements;
+pub(crate) use requirements::{env_var_reference, requirements, ReqLine, ReqOpt, PER_REQUIREMENT};
 
 /// What sclc does with an option line of a requirements file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -810,15 +888,21 @@ pub(crate) enum OptionUse {
     Refuse(&'static str, &'static str),
 }
 
-/// The options pip's "Requirements File Format" documents ("Global
-/// options"), by long name, and what sclc does with each (the short forms
-/// map to these): never silently dropped.
+/// The options pip reads in a requirements file (pip 26.3
+/// `req_file.SUPPORTED_OPTIONS` and `SUPPORTED_OPTIONS_REQ`), by canonical
+/// long name, and what sclc does with each (short forms, aliases and
+/// abbreviations map to these): never silently dropped. Options that change
+/// where packages come from are carried into the IR or refused.
 pub(crate) fn option_use(name: &str) -> OptionUse {
     match name {
         "--index-url" | "--extra-index-url" => OptionUse::Carry,
-        "--no-binary" | "--only-binary" | "--prefer-binary" | "--require-hashes" | "--pre" => {
-            OptionUse::Accept
-        }
+        // Which archives of a package pip may use, and which versions:
+        // the package set the IR names stays the same.
+        "--no-binary" | "--only-binary" | "--prefer-binary" | "--require-hashes"
+        | "--no-require-hashes" | "--pre" | "--all-releases" | "--only-final" => OptionUse::Accept,
+        // Per requirement (pip ignores them on an option line, with a
+        // warning for `--hash`): checks or builds that requirement only.
+        "--hash" | "--config-settings" => OptionUse::Accept,
         "--requirement" | "--constraint" => OptionUse::Refuse(
             "names another file, which is not copied into the image",
             "list every requirements file in `python.requirements` instead",
@@ -847,112 +931,6 @@ pub(crate) fn option_use(name: &str) -> OptionUse {
             "is not an option of pip's requirements file format",
             "requirements files take `-i`/`--index-url`, `--extra-index-url`, `--pre`, `--only-binary`, `--no-binary`, `--prefer-binary` and `--require-hashes`",
         ),
-    }
-}
-
-/// The options that take a value (pip's requirements file format).
-const VALUED: &[&str] = &[
-    "--index-url",
-    "--extra-index-url",
-    "--requirement",
-    "--constraint",
-    "--editable",
-    "--find-links",
-    "--no-binary",
-    "--only-binary",
-    "--trusted-host",
-    "--use-feature",
-];
-
-fn long_name(short: char) -> Option<&'static str> {
-    Some(match short {
-        'i' => "--index-url",
-        'r' => "--requirement",
-        'c' => "--constraint",
-        'e' => "--editable",
-        'f' => "--find-links",
-        _ => return None,
-    })
-}
-
-/// Reads a pip requirements file (pip's "Requirements File Format"):
-/// comments (`#` at the start or after whitespace) and blank lines are
-/// skipped, `\` continuations joined (the line number is the first line's),
-/// per-requirement options (` --hash=…`, ` --config-settings …`) removed from
-/// requirements, and option lines split into name and value (`--opt=V`,
-/// `--opt V`, `-iV`, `-i V`).
-pub(crate) fn requirements(text: &str) -> Vec<ReqLine> {
-    let mut out = Vec::new();
-    let mut pending: Option<(usize, String)> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let (start, mut acc) = pending.take().unwrap_or((i + 1, String::new()));
-        let line = raw.trim_end();
-        if let Some(cont) = line.strip_suffix('\\') {
-            acc.push_str(cont);
-            acc.push(' ');
-            pending = Some((start, acc));
-            continue;
-        }
-        acc.push_str(line);
-        let mut l = acc.as_str();
-        if let Some(i) = l
-            .find(" #")
-            .or_else(|| l.find("\t#"))
-            .or_else(|| l.starts_with('#').then_some(0))
-        {
-            l = &l[..i];
-        }
-        let l = l.trim();
-        if l.is_empty() {
-            continue;
-        }
-        if l.starts_with('-') {
-            out.push(option_line(start, l));
-            continue;
-        }
-        let req = match l.find(" --").or_else(|| l.find("\t--")) {
-            Some(i) => l[..i].trim(),
-            None => l,
-        };
-        out.push(ReqLine::Requirement {
-            line: start,
-            text: req.to_string(),
-        });
-    }
-    out
-}
-
-fn option_line(line: usize, l: &str) -> ReqLine {
-    let written = l.to_string();
-    let (name, inline) = if let Some(rest) = l.strip_prefix("--") {
-        let end = rest
-            .find(|c: char| c == '=' || c.is_whitespace())
-            .unwrap_or(rest.len());
-        let name = format!("--{}", &rest[..end]);
-        let after = &rest[end..];
-        let inline = after.strip_prefix('=').map(|v| v.trim().to_string());
-        let value = inline.or_else(|| {
-            let v = after.trim();
-            (!v.is_empty()).then(|| v.to_string())
-        });
-        (name, value)
-    } else {
-        let mut chars = l[1..].chars();
-        let short = chars.next().unwrap_or(' ');
-        let rest = chars.as_str();
-        let name = long_name(short)
-            .map(String::from)
-            .unwrap_or_else(|| format!("-{short}"));
-        let v = rest.trim_start_matches('=').trim();
-        (name, (!v.is_empty()).then(|| v.to_string()))
-    };
-    // A flag such as `--pre` takes no value.
-    let value = inline.filter(|_| VALUED.contains(&name.as_str()));
-    ReqLine::Option {
-        line,
-        name,
-        value,
-        written,
     }
 }
 
@@ -1063,8 +1041,13 @@ mod tests {
                 "a;b",
                 "",
                 "x\n",
+                "evil.rpm",
+                "./evil.rpm",
+                "x/evil.rpm",
+                "evil.RPM",
             ],
         );
+        assert!(rpm_package("rpm").is_ok() && rpm_package("python3-rpm").is_ok());
     }
 
     #[test]
@@ -1210,6 +1193,32 @@ mod tests {
                 "file:///tmp/x",
                 "",
                 "https://x/a b",
+            ],
+        );
+    }
+
+    #[test]
+    fn conda_specs_take_their_channels_from_the_list() {
+        let listed = vec![
+            "conda-forge".to_string(),
+            "https://conda.example.com/team".to_string(),
+        ];
+        ok(
+            |s| conda_spec_source(s, &listed),
+            &[
+                "numpy",
+                "numpy=1.26",
+                "conda-forge::numpy",
+                "numpy[channel=conda-forge]",
+                "https://conda.example.com/team::tool",
+                "conda-forge/linux-64::numpy",
+            ],
+            &[
+                "evil::numpy",
+                "numpy[channel=https://evil.example/c]",
+                "https://evil.example/c::numpy",
+                "https://evil.example/c/linux-64/numpy-1.26.4-0.conda",
+                "nvidia::cuda",
             ],
         );
     }
@@ -1362,40 +1371,6 @@ mod tests {
     }
 
     #[test]
-    fn requirements_files_are_read_like_pip() {
-        let t = "# pinned\nnumpy==1.26.4  # math\n\n-r other.txt\n--index-url https://x\ntorch==2.1.2 \\\n  --hash=sha256:abc\nrequests[socks]>=2; python_version>'3.8'\n-ihttps://y\n--extra-index-url=https://z\n--pre\n-e ./pkg\n";
-        let req = |line: usize, t: &str| ReqLine::Requirement {
-            line,
-            text: t.into(),
-        };
-        let opt = |line: usize, n: &str, v: Option<&str>, w: &str| ReqLine::Option {
-            line,
-            name: n.into(),
-            value: v.map(String::from),
-            written: w.into(),
-        };
-        assert_eq!(
-            requirements(t),
-            vec![
-                req(2, "numpy==1.26.4"),
-                opt(4, "--requirement", Some("other.txt"), "-r other.txt"),
-                opt(5, "--index-url", Some("https://x"), "--index-url https://x"),
-                req(6, "torch==2.1.2"),
-                req(8, "requests[socks]>=2; python_version>'3.8'"),
-                opt(9, "--index-url", Some("https://y"), "-ihttps://y"),
-                opt(
-                    10,
-                    "--extra-index-url",
-                    Some("https://z"),
-                    "--extra-index-url=https://z"
-                ),
-                opt(11, "--pre", None, "--pre"),
-                opt(12, "--editable", Some("./pkg"), "-e ./pkg"),
-            ]
-        );
-    }
-
-    #[test]
     fn every_documented_option_has_a_decision() {
         // pip "Requirements File Format", "Global options".
         for o in ["--index-url", "--extra-index-url"] {
@@ -1406,7 +1381,12 @@ mod tests {
             "--only-binary",
             "--prefer-binary",
             "--require-hashes",
+            "--no-require-hashes",
             "--pre",
+            "--all-releases",
+            "--only-final",
+            "--hash",
+            "--config-settings",
         ] {
             assert_eq!(option_use(o), OptionUse::Accept, "{o}");
         }
