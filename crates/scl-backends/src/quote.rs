@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`shell`] | a word on a shell (`RUN`) line | POSIX single quotes, safe words left bare |
 //! | [`shell_lines`] | a multi-line script written by `printf` | one [`shell`] word per line |
-//! | [`json_string`], [`json_array`] | exec form (`ENTRYPOINT`, `CMD`) | JSON (RFC 8259) strings |
+//! | [`json_string`], [`json_array`] | exec form (`ENTRYPOINT`, `CMD`) | JSON (RFC 8259) strings, `"` and `\` as `\u0022`/`\u005c` |
 //! | [`dockerfile_pair`] | `ENV`/`LABEL` keys and values | double quotes, single quotes around `\"` |
 //! | [`dockerfile_word`] | `WORKDIR` | bare when safe, else double quotes |
 //! | [`dockerfile_args`] | `COPY`/`ADD` sources and destination | bare when safe, else JSON form |
@@ -134,18 +134,29 @@ pub fn shell_lines(script: &str) -> Result<Vec<String>, Unrepresentable> {
 }
 
 /// `s` as a JSON string literal, quotes included (RFC 8259 §7): `"` and `\`
-/// are backslash-escaped, `\n \r \t \b \f` use their short escapes, every
-/// other [`is_hidden`] character becomes `\uXXXX`; everything else is written
-/// as UTF-8.
-/// Docker decodes exec-form arrays with Go's `encoding/json`, which accepts
-/// exactly this.
+/// are written as the escapes `\u0022` and `\u005c`, `\n \r \t \b \f` use
+/// their short escapes, every other [`is_hidden`] character becomes
+/// `\uXXXX`; everything else is written as UTF-8 (`a"b\c` →
+/// `"a\u0022b\u005cc"`).
+///
+/// BuildKit decodes the JSON form (exec-form `ENTRYPOINT`/`CMD`/`RUN`, and
+/// `COPY`/`ADD` with a list) with Go's `encoding/json`
+/// (`frontend/dockerfile/parser/line_parsers.go`, `parseJSON`), which reads
+/// every RFC 8259 escape. hadolint's parser (`hadolint/language-docker`)
+/// does not: it reads a string holding `\"` after a backslash, or ending in
+/// `\\`, as no JSON at all and then lints the instruction as shell form
+/// (DL3025 "use arguments JSON notation" for `CMD ["a\\\"b"]`), while
+/// `\u0022`/`\u005c` parse in both (checked with hadolint 2.15.1 by
+/// `tests/hostile.rs`). So no string written here has a backslash other
+/// than the one that starts an escape sequence, followed by `u`, `n`, `r`,
+/// `t`, `b` or `f`.
 pub fn json_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\u0022"),
+            '\\' => out.push_str("\\u005c"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
@@ -588,7 +599,7 @@ mod tests {
     #[test]
     fn json_string_escapes_and_parses() {
         assert_eq!(json_string("python"), "\"python\"");
-        assert_eq!(json_string("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(json_string("a\"b\\c"), r#""a\u0022b\u005cc""#);
         assert_eq!(json_string("x\ny\t"), r#""x\ny\t""#);
         assert_eq!(json_string("\u{1}\u{7f}"), r#""\u0001\u007f""#);
         assert_eq!(json_string("ü ✓"), "\"ü ✓\"");
@@ -744,7 +755,7 @@ mod tests {
         );
         assert_eq!(
             dockerfile_args(&["a$b'c\"d\\", "/x"]).unwrap(),
-            r#"["a\\$b\\'c\\\"d\\\\", "/x"]"#
+            r#"["a\u005c$b\u005c'c\u005c\u0022d\u005c\u005c", "/x"]"#
         );
         assert_eq!(dockerfile_args(&["[x]", "/y"]).unwrap(), r#"["[x]", "/y"]"#);
         assert_eq!(

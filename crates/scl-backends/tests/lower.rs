@@ -899,7 +899,7 @@ fn odd_paths_use_the_json_form() {
     s.workdir = Some("/w/my dir".into());
     let text = dockerfile(&s);
     assert!(
-        text.contains(r#"COPY --chown=1000 ["my dir/\\$x", "/w/my dir"]"#),
+        text.contains(r#"COPY --chown=1000 ["my dir/\u005c$x", "/w/my dir"]"#),
         "{text}"
     );
     assert!(text.contains(r#"COPY --chown=1000 ["--from=alpine", "<<EOF"]"#));
