@@ -508,7 +508,12 @@ impl Job<'_> {
                         );
                         continue;
                     }
-                    Ok(name) if apt_needs_exact_check(name) => verify.push(quote::shell(name)),
+                    Ok(name) if apt_needs_exact_check(name) => {
+                        // By name, whatever the architecture (dpkg-query
+                        // reads `name:any` otherwise than apt-get).
+                        let name = name.split(':').next().unwrap_or(name);
+                        verify.push(quote::shell(name));
+                    }
                     Ok(_) => {}
                 }
             }
@@ -1154,9 +1159,9 @@ impl Job<'_> {
 /// packages on Debian 12); [`apt_needs_exact_check`] says which, and the
 /// Dockerfile turns the fallback off (`-o APT::Cmd::Pattern-Only=true`, apt
 /// ≥ 1.9.6: a glob of `[A-Za-z0-9+.:*-]` only, no regular expression unless
-/// it starts with `^` or ends with `$`) and checks after the install that each
-/// such name is installed under exactly that name (`dpkg-query`), since
-/// older apt ignores the option.
+/// it starts with `^` or ends with `$`) and checks after the install that a
+/// package of exactly each such name is installed (`dpkg-query`, for any
+/// architecture), since older apt ignores the option.
 pub fn apt_package(arg: &str) -> Result<&str, &'static str> {
     let head = match arg.rfind(['=', '/']) {
         Some(i) => {

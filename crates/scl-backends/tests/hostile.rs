@@ -388,6 +388,7 @@ fn fields() -> Vec<Field> {
                 )?;
                 // A name apt could read as a pattern is checked by name.
                 let name = scl_backends::docker::apt_package(v).unwrap();
+                let name = name.split(':').next().unwrap();
                 if scl_backends::docker::apt_needs_exact_check(name) {
                     let query = format!(
                         "$(dpkg-query -W -f='${{db:Status-Abbrev}}' -- {name} 2>/dev/null)"
