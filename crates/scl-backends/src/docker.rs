@@ -15,7 +15,11 @@
 //!    update`, `--no-install-recommends`, lists removed in the same `RUN`;
 //!    apk: `--no-cache`; dnf: `dnf clean all`), in IR order, after `--` for
 //!    apt and apk; dnf 5 has no `--`, so a dnf package starting with `-` is
-//!    refused;
+//!    refused. For apt, only Debian package names are written
+//!    ([`apt_package`]: apt reads anything else as a pattern, a glob or a
+//!    regular expression), with `-o APT::Cmd::Pattern-Only=true`, and each
+//!    name with `.` or `+` is checked after the install with `dpkg-query`
+//!    (the build stops unless a package of exactly that name is installed);
 //! 4. the runtime user (`useradd`, or busybox `adduser` on apk images),
 //!    unless it is root. If the base image already has a user of that name
 //!    with another uid, the build stops with a message: files and processes
@@ -48,6 +52,11 @@
 //!    (`COPY --chown=<uid>`), last because source changes most;
 //! 10. `EXPOSE`, `LABEL` (description, the IR labels, `dev.scl.ir.sha256`),
 //!     `ENTRYPOINT`/`CMD` in exec form.
+//!
+//! Service folders (`<service>/`) may not take the name of a file written
+//! beside them or differ from another only in case
+//! ([`crate::reserved_output_name`], [`crate::case_clashes`]), and `ignore`
+//! globs must compile in BuildKit's pattern matcher ([`quote::glob_problem`]).
 //!
 //! The build context is the workspace root: every `COPY` source is the
 //! workspace-relative path the IR holds, refused when `COPY` would read it as
@@ -185,7 +194,9 @@ fn lower_into(
             help: Some("set `base = image(\"...\")`".into()),
         });
     }
-    for (name, service) in &spec.services {
+    let names: Vec<&str> = spec.services.keys().map(String::as_str).collect();
+    let clashes = crate::case_clashes(&names);
+    for (i, (name, service)) in spec.services.iter().enumerate() {
         let field = format!("{field_prefix}services.{name}");
         if !is_folder_name(name) {
             out.errors.push(FieldError {
@@ -194,6 +205,28 @@ fn lower_into(
                 message: "the service name cannot be used as a folder name ([A-Za-z0-9_.-]+)"
                     .into(),
                 help: None,
+            });
+            continue;
+        }
+        // The service's folder `<name>/` sits beside the env's own files.
+        if let Some(why) = crate::reserved_output_name(name) {
+            out.errors.push(FieldError {
+                field,
+                kind: ErrorKind::NameClash,
+                message: format!("the service's folder `{path_prefix}{name}/` {why}"),
+                help: Some("rename the service".into()),
+            });
+            continue;
+        }
+        if let Some(&(_, j)) = clashes.iter().find(|(k, _)| *k == i) {
+            out.errors.push(FieldError {
+                field,
+                kind: ErrorKind::NameClash,
+                message: format!(
+                    "the services `{}` and `{name}` differ only in case, so on a case-insensitive file system (macOS, Windows) their folders would be one",
+                    names[j]
+                ),
+                help: Some("rename one of the services".into()),
             });
             continue;
         }
@@ -453,14 +486,37 @@ impl Job<'_> {
         self.fits("base", pinned).unwrap_or_default()
     }
 
-    /// The system packages step, or none.
+    /// The system packages step, or none. For apt, each package must be
+    /// an [`apt_package`] argument, and the names apt could still misread
+    /// ([`apt_needs_exact_check`]) are checked after the install.
     fn system(&mut self, manager: SystemManager) -> Value {
         let Some(system) = &self.spec.system else {
             return Value::from(());
         };
         let mut packages = Vec::new();
+        let mut verify = Vec::new();
         for (i, p) in system.packages.iter().enumerate() {
             let field = format!("system.packages[{i}]");
+            if manager == SystemManager::Apt && !p.is_empty() && !quote::is_unwritable(p) {
+                match apt_package(p) {
+                    Err(why) => {
+                        self.refuse(
+                            &field,
+                            ErrorKind::PackagePattern,
+                            format!("{:?} {why}", quote::comment(p)),
+                            Some("write one Debian package name (`curl`, `libssl-dev`), optionally with `:ARCH`, `=VERSION` or `/RELEASE`"),
+                        );
+                        continue;
+                    }
+                    Ok(name) if apt_needs_exact_check(name) => {
+                        // By name, whatever the architecture (dpkg-query
+                        // reads `name:any` otherwise than apt-get).
+                        let name = name.split(':').next().unwrap_or(name);
+                        verify.push(quote::shell(name));
+                    }
+                    Ok(_) => {}
+                }
+            }
             if manager == SystemManager::Dnf && p.starts_with('-') {
                 self.refuse(
                     &field,
@@ -475,7 +531,13 @@ impl Job<'_> {
         if packages.is_empty() {
             return Value::from(());
         }
-        context! { manager => manager_name(manager), packages => packages }
+        let verify_message = quote::shell(
+            "sclc: apt-get did not install the package %s under that exact name: it may have read the name as a pattern, or it is a virtual package (then name a package that provides it)\\n",
+        );
+        context! {
+            manager => manager_name(manager), packages => packages, verify => verify,
+            verify_message => verify_message,
+        }
     }
 
     /// `workdir` as a `WORKDIR` word, or `None` when unset or refused:
@@ -1039,6 +1101,15 @@ impl Job<'_> {
             let field = format!("ignore[{i}]");
             match quote::dockerignore_pattern(p) {
                 Ok(line) => patterns.extend(self.fits(&field, line)),
+                Err(
+                    e @ (quote::PatternRefusal::TrailingBackslash
+                    | quote::PatternRefusal::Malformed(_)),
+                ) => self.refuse(
+                    &field,
+                    ErrorKind::IgnorePattern,
+                    e.to_string(),
+                    Some("write `[...]` with its `]` and a character or range in it (`[a-z]`), and escape a special character with `\\` only before punctuation (`\\*`, `\\[`)"),
+                ),
                 Err(e) => self.refuse(
                     &field,
                     ErrorKind::Unwritable,
@@ -1057,6 +1128,97 @@ impl Job<'_> {
         self.check_lines(&text, "the generated .dockerignore")
             .then_some(text)
     }
+}
+
+/// The `name[:arch]` part of an argument of `apt-get install`, when the
+/// argument names one package and apt cannot read it as anything else;
+/// else why not.
+///
+/// apt-get reads each argument (apt, `apt-pkg/cacheset.cc`,
+/// `VersionContainerInterface::FromString` and
+/// `CacheSetHelper::PackageFromString`): the text after the last `=` or
+/// `/` is a version or a release, the rest is tried in turn as an apt
+/// pattern (a leading `?`, and `~` in apt ≥ 2.0, apt-patterns(7)), an exact
+/// package name (`:arch` after the last `:`), a task (a trailing `^`), an
+/// fnmatch glob (when it holds one of `.?*[]!`) and a POSIX regular
+/// expression (when it holds one of `.?+*|[^$`); a trailing `+` or `-` on the
+/// whole argument means "install" or "remove" (`apt-private/private-install.cc`).
+/// So the argument must be `NAME[:ARCH][=VERSION|/RELEASE]` with
+/// - NAME a Debian package name (Debian Policy §5.6.7: lower-case letters,
+///   digits, `+`, `-` and `.`, at least two characters, starting with a
+///   letter or digit), which has none of apt's pattern, glob or task
+///   characters but `.` and `+`;
+/// - ARCH lower-case letters, digits and `-` (`amd64`, `arm64`, `any`);
+/// - VERSION the characters of a Debian version (§5.6.12: letters, digits,
+///   `. + ~ - :`) and RELEASE those of an archive or codename
+///   (`bookworm-backports`: letters, digits, `. + ~ _ -`);
+/// - and not ending in `-` (apt would remove the package).
+///
+/// A name with `.` or `+` is still one apt may read as a glob or a regular
+/// expression when no package has exactly that name (`libzstd.` installed 28
+/// packages on Debian 12); [`apt_needs_exact_check`] says which, and the
+/// Dockerfile turns the fallback off (`-o APT::Cmd::Pattern-Only=true`, apt
+/// ≥ 1.9.6: a glob of `[A-Za-z0-9+.:*-]` only, no regular expression unless
+/// it starts with `^` or ends with `$`) and checks after the install that a
+/// package of exactly each such name is installed (`dpkg-query`, for any
+/// architecture), since older apt ignores the option.
+pub fn apt_package(arg: &str) -> Result<&str, &'static str> {
+    let head = match arg.rfind(['=', '/']) {
+        Some(i) => {
+            let tail = &arg[i + 1..];
+            let ok = if arg.as_bytes()[i] == b'=' {
+                !tail.is_empty()
+                    && tail
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || ".+~-:".contains(c))
+            } else {
+                !tail.is_empty()
+                    && tail
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || ".+~_-".contains(c))
+            };
+            if !ok {
+                return Err("has a version (after `=`) or release (after `/`) that is not one: apt-get would read it as another one, or as a pattern");
+            }
+            &arg[..i]
+        }
+        None => arg,
+    };
+    let name = match head.rsplit_once(':') {
+        Some((name, arch)) => {
+            let ok = !arch.is_empty()
+                && arch
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+            if !ok {
+                return Err("has an architecture (after `:`) that is not one (`amd64`, `arm64`): apt-get could read it as a pattern");
+            }
+            name
+        }
+        None => head,
+    };
+    let name_ok = name.len() >= 2
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c));
+    if !name_ok {
+        return Err("is not a Debian package name (lower-case letters, digits, `+ - .`, at least two characters, starting with a letter or digit), so it names no package, and apt-get reads such a name as a regular expression, a glob, an apt pattern or a task where it can, installing other packages");
+    }
+    if arg.ends_with('-') {
+        return Err("ends in `-`, which apt-get reads as \"remove this package\"");
+    }
+    Ok(head)
+}
+
+/// Whether apt could read the package name `name_arch` (the `Ok` of
+/// [`apt_package`]) as a glob or a regular expression when no package has
+/// exactly that name: when its name holds `.` or `+` (the only pattern
+/// characters a Debian name may have), or ends in `+` (apt's "install"
+/// suffix, stripped when no package has the whole name).
+pub fn apt_needs_exact_check(name_arch: &str) -> bool {
+    let name = name_arch.split(':').next().unwrap_or(name_arch);
+    name.contains(['.', '+'])
 }
 
 /// Splits `(pair, ends_line)` items into instructions: a pair that must end

@@ -58,6 +58,22 @@ pub enum ErrorKind {
     /// The source sets a value the target reserves for itself (the
     /// `dev.scl.ir.sha256` label).
     Reserved,
+    /// A system package name that the package manager could read as a
+    /// pattern rather than one package: for apt, a name that is not a
+    /// Debian package name (`libzstd?`, `zst*`, `?name(x)`, `x^`), which
+    /// `apt-get install` would read as a regular expression, a glob, an apt
+    /// pattern or a task ([`docker`] explains what stays and how it is
+    /// checked).
+    PackagePattern,
+    /// An output file or folder name that would be the same as another
+    /// one, or as a file sclc writes itself: a service called `Dockerfile`
+    /// or `.sclc-output`, two services (or two envs) whose names differ only
+    /// in case (one folder on a case-insensitive file system).
+    NameClash,
+    /// An `ignore` glob that BuildKit's `.dockerignore` reader would reject
+    /// or read as another glob (an unclosed `[`, a `\d` escape, `[z-a]`;
+    /// see [`quote::glob_problem`]).
+    IgnorePattern,
 }
 
 /// A value of the IR that the target cannot write safely: lowering fails
@@ -91,5 +107,87 @@ impl Lowered {
     /// The artifact at `path`, if any.
     pub fn artifact(&self, path: &str) -> Option<&Artifact> {
         self.artifacts.iter().find(|a| a.path == path)
+    }
+}
+
+/// The names of the files sclc itself writes into an output folder: the
+/// marker of an env folder (`.sclc-output`, written by `sclc build`), and the
+/// Dockerfile backend's `Dockerfile`, `Dockerfile.dockerignore` and
+/// `.dockerignore`. Compared without regard to case.
+pub const OWN_FILE_NAMES: &[&str] = &[
+    ".sclc-output",
+    "Dockerfile",
+    "Dockerfile.dockerignore",
+    ".dockerignore",
+];
+
+/// Why `name`, used as a folder of an output tree (an env under `--out`, a
+/// service under its env), could take the place of a file sclc writes: it
+/// is one of [`OWN_FILE_NAMES`], starts with `.sclc-` (sclc's marker, lock
+/// and staging names: `.sclc-tmp-*`, `.sclc-lock`, `.sclc-staging`) or ends
+/// in `.dockerignore` (the name BuildKit reads an ignore file from), in any
+/// case: on a case-insensitive file system (the default on macOS and
+/// Windows) `dockerfile` and `Dockerfile` are one name. `None` when the name
+/// is free.
+pub fn reserved_output_name(name: &str) -> Option<String> {
+    let lower = name.to_ascii_lowercase();
+    if let Some(own) = OWN_FILE_NAMES.iter().find(|f| f.eq_ignore_ascii_case(name)) {
+        return Some(format!(
+            "is the name of the file `{own}` that sclc writes in the same folder"
+        ));
+    }
+    if lower.starts_with(".sclc-") {
+        return Some("starts with `.sclc-`, which sclc keeps for its own files".into());
+    }
+    if lower.ends_with(".dockerignore") {
+        return Some("ends in `.dockerignore`, the name BuildKit reads ignore files from".into());
+    }
+    None
+}
+
+/// The pairs of `names` that are the same folder on a case-insensitive file
+/// system (equal after ASCII and Unicode lower-casing): `(i, j)` with `j < i`
+/// the first name that `names[i]` clashes with, for each such `i`, in order.
+/// `["WebUI", "api", "webui"]` → `[(2, 0)]`.
+pub fn case_clashes<S: AsRef<str>>(names: &[S]) -> Vec<(usize, usize)> {
+    let mut first: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let mut out = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        match first.entry(n.as_ref().to_lowercase()) {
+            std::collections::btree_map::Entry::Occupied(e) => out.push((i, *e.get())),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(i);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_names() {
+        for bad in [
+            ".sclc-output",
+            "Dockerfile",
+            "dockerfile",
+            "DOCKERFILE.dockerignore",
+            ".dockerignore",
+            "x.dockerignore",
+            ".sclc-tmp-abc",
+            ".SCLC-lock",
+        ] {
+            assert!(reserved_output_name(bad).is_some(), "{bad}");
+        }
+        for ok in ["webui", "Dockerfiles", "api.v2", ".sclc", "dockerignore"] {
+            assert_eq!(reserved_output_name(ok), None, "{ok}");
+        }
+        assert_eq!(
+            case_clashes(&["WebUI", "api", "webui", "API", "x"]),
+            [(2, 0), (3, 1)]
+        );
+        assert!(case_clashes(&["a", "b"]).is_empty());
     }
 }

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`shell`] | a word on a shell (`RUN`) line | POSIX single quotes, safe words left bare |
 //! | [`shell_lines`] | a multi-line script written by `printf` | one [`shell`] word per line |
-//! | [`json_string`], [`json_array`] | exec form (`ENTRYPOINT`, `CMD`) | JSON (RFC 8259) strings |
+//! | [`json_string`], [`json_array`] | exec form (`ENTRYPOINT`, `CMD`) | JSON (RFC 8259) strings, `"` and `\` as `\u0022`/`\u005c` |
 //! | [`dockerfile_pair`] | `ENV`/`LABEL` keys and values | double quotes, single quotes around `\"` |
 //! | [`dockerfile_word`] | `WORKDIR` | bare when safe, else double quotes |
 //! | [`dockerfile_args`] | `COPY`/`ADD` sources and destination | bare when safe, else JSON form |
@@ -134,18 +134,29 @@ pub fn shell_lines(script: &str) -> Result<Vec<String>, Unrepresentable> {
 }
 
 /// `s` as a JSON string literal, quotes included (RFC 8259 §7): `"` and `\`
-/// are backslash-escaped, `\n \r \t \b \f` use their short escapes, every
-/// other [`is_hidden`] character becomes `\uXXXX`; everything else is written
-/// as UTF-8.
-/// Docker decodes exec-form arrays with Go's `encoding/json`, which accepts
-/// exactly this.
+/// are written as the escapes `\u0022` and `\u005c`, `\n \r \t \b \f` use
+/// their short escapes, every other [`is_hidden`] character becomes
+/// `\uXXXX`; everything else is written as UTF-8 (`a"b\c` →
+/// `"a\u0022b\u005cc"`).
+///
+/// BuildKit decodes the JSON form (exec-form `ENTRYPOINT`/`CMD`/`RUN`, and
+/// `COPY`/`ADD` with a list) with Go's `encoding/json`
+/// (`frontend/dockerfile/parser/line_parsers.go`, `parseJSON`), which reads
+/// every RFC 8259 escape. hadolint's parser (`hadolint/language-docker`)
+/// does not: it reads a string holding `\"` after a backslash, or ending in
+/// `\\`, as no JSON at all and then lints the instruction as shell form
+/// (DL3025 "use arguments JSON notation" for `CMD ["a\\\"b"]`), while
+/// `\u0022`/`\u005c` parse in both (checked with hadolint 2.15.1 by
+/// `tests/hostile.rs`). So no string written here has a backslash other
+/// than the one that starts an escape sequence, followed by `u`, `n`, `r`,
+/// `t`, `b` or `f`.
 pub fn json_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\u0022"),
+            '\\' => out.push_str("\\u005c"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
@@ -365,6 +376,11 @@ pub enum PatternRefusal {
     /// An odd run of backslashes at the end escapes nothing: the pattern does
     /// not compile.
     TrailingBackslash,
+    /// BuildKit's pattern matcher would reject the glob when it reads the
+    /// `.dockerignore` (an unclosed `[`, an escape its regular expression
+    /// does not read as the character, a reversed range, …) or read it as
+    /// another glob; the text says which ([`glob_problem`]).
+    Malformed(&'static str),
 }
 
 impl fmt::Display for PatternRefusal {
@@ -380,6 +396,7 @@ impl fmt::Display for PatternRefusal {
             PatternRefusal::TrailingBackslash => {
                 "ends in a backslash that escapes nothing, so the pattern does not compile"
             }
+            PatternRefusal::Malformed(why) => why,
         })
     }
 }
@@ -396,8 +413,14 @@ impl std::error::Error for PatternRefusal {}
 /// is written as is. `ReadAll` then cleans the path (`a//b/` → `a/b`,
 /// `/x` → `x`), which does not change what it matches.
 ///
+/// A `^` outside a bracket expression is written `\^`: the glob reads it as
+/// itself either way, but `patternmatcher` copies it unescaped into the
+/// regular expression it builds for a glob with a wildcard (`a^b*` becomes
+/// `^a^b[^/]*$`, which matches nothing), and `\^` is the character there.
+///
 /// Errors: [`PatternRefusal`] for a line break or NUL, an empty pattern,
-/// leading or trailing whitespace, or an unpaired trailing backslash.
+/// leading or trailing whitespace, an unpaired trailing backslash, or a glob
+/// BuildKit would reject or misread ([`glob_problem`]).
 pub fn dockerignore_pattern(p: &str) -> Result<String, PatternRefusal> {
     if is_unwritable(p) {
         return Err(PatternRefusal::LineBreak);
@@ -408,14 +431,134 @@ pub fn dockerignore_pattern(p: &str) -> Result<String, PatternRefusal> {
     if p.starts_with(char::is_whitespace) || p.ends_with(char::is_whitespace) {
         return Err(PatternRefusal::EdgeWhitespace);
     }
-    let trailing = p.len() - p.trim_end_matches('\\').len();
-    if trailing % 2 == 1 {
-        return Err(PatternRefusal::TrailingBackslash);
+    if let Some(refusal) = glob_problem(p) {
+        return Err(refusal);
     }
+    let mut line = String::with_capacity(p.len() + 1);
     if p.starts_with(['#', '!']) {
-        return Ok(format!("\\{p}"));
+        line.push('\\');
     }
-    Ok(p.to_string())
+    let mut chars = p.chars();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                line.push(c);
+                line.extend(chars.next());
+                continue;
+            }
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '^' if !in_class => line.push('\\'),
+            _ => {}
+        }
+        line.push(c);
+    }
+    Ok(line)
+}
+
+/// Why BuildKit would reject the `.dockerignore` glob `p`, or read it as
+/// another glob than Go's `filepath.Match` syntax says; `None` when it reads
+/// `p` as written.
+///
+/// BuildKit reads `.dockerignore` with `moby/patternmatcher` (v0.6,
+/// `patternmatcher.go`). `New` rejects a pattern for which
+/// `filepath.Match(p, ".")` fails, and `Pattern.compile` turns each pattern
+/// with a wildcard, a bracket or an escape into a Go regular expression
+/// (RE2 syntax), copying `[`, `]` and every `\x` into it as they are and
+/// `*`/`?` as `[^/]*`/`[^/]` wherever they stand; a regular expression that
+/// does not compile fails the build (`filepath.ErrBadPattern`). So the rule
+/// copied here is Go's `filepath.Match` grammar (`path/filepath/match.go`:
+/// `'\\' c` escapes `c`; `'[' ['^'] { lo ['-' hi] } ']'`, non-empty, where
+/// `lo` and `hi` are a character other than `\\`, `-`, `]`, or `\\` and one
+/// character) plus what the regular expression changes:
+/// - a `\\` must be followed by an ASCII character that is not a letter or
+///   digit (RE2 reads `\.`, `\*`, `\\`, `\ ` as the character, but `\d` as a
+///   digit, `\n` as a newline, and `\q` or `\é` not at all);
+/// - in a bracket expression, `*`, `?` and `[` must be escaped (`[\*]`):
+///   `compile` would put `[^/]*` inside the class, and `[:` starts a POSIX
+///   class in RE2;
+/// - a range may not run backwards (`[z-a]`: `filepath.Match` accepts it,
+///   RE2 does not).
+///
+/// The cases of `patternmatcher_test.go` (`matchTests`, taken from Go's own
+/// `filepath` tests) are this module's unit tests.
+pub fn glob_problem(p: &str) -> Option<PatternRefusal> {
+    const UNCLOSED: PatternRefusal = PatternRefusal::Malformed(
+        "has a `[` without its `]`, so BuildKit rejects the .dockerignore (filepath.ErrBadPattern)",
+    );
+    const ESCAPE: PatternRefusal = PatternRefusal::Malformed(
+        "has a `\\` before a letter, a digit or a non-ASCII character: BuildKit's pattern matcher reads `\\d`, `\\n`, … as regular-expression escapes, and rejects the others",
+    );
+    const EDGE: PatternRefusal = PatternRefusal::Malformed(
+        "has a `[...]` that is empty or has a `-` or `]` where a character must be (`[]`, `[-x]`, `[x-]`, `[a-b-c]`), so BuildKit rejects the .dockerignore (filepath.ErrBadPattern)",
+    );
+    const WILD: PatternRefusal = PatternRefusal::Malformed(
+        "has `*`, `?` or `[` inside `[...]`, which BuildKit's pattern matcher reads as a wildcard or a POSIX class there",
+    );
+    const REVERSED: PatternRefusal = PatternRefusal::Malformed(
+        "has a range that runs backwards (such as `[z-a]`), which BuildKit's pattern matcher rejects",
+    );
+    let c: Vec<char> = p.chars().collect();
+    let escapable = |e: char| e.is_ascii() && !e.is_ascii_alphanumeric();
+    // One character of a bracket expression at `i`: (the character, the index after it).
+    let class_char = |i: usize| -> Result<(char, usize), PatternRefusal> {
+        match c.get(i) {
+            None => Err(UNCLOSED),
+            Some('-' | ']') => Err(EDGE),
+            Some('*' | '?' | '[') => Err(WILD),
+            Some('\\') => match c.get(i + 1) {
+                None => Err(UNCLOSED),
+                Some(&e) if escapable(e) => Ok((e, i + 2)),
+                Some(_) => Err(ESCAPE),
+            },
+            Some(&ch) => Ok((ch, i + 1)),
+        }
+    };
+    let mut i = 0;
+    while i < c.len() {
+        match c[i] {
+            '\\' => match c.get(i + 1) {
+                None => return Some(PatternRefusal::TrailingBackslash),
+                Some(&e) if escapable(e) => i += 2,
+                Some(_) => return Some(ESCAPE),
+            },
+            '[' => {
+                i += 1;
+                if c.get(i) == Some(&'^') {
+                    i += 1;
+                }
+                let mut ranges = 0;
+                loop {
+                    if ranges > 0 && c.get(i) == Some(&']') {
+                        i += 1;
+                        break;
+                    }
+                    let (lo, next) = match class_char(i) {
+                        Ok(x) => x,
+                        Err(e) => return Some(e),
+                    };
+                    i = next;
+                    if c.get(i) == Some(&'-') {
+                        let (hi, next) = match class_char(i + 1) {
+                            Ok(x) => x,
+                            Err(e) => return Some(e),
+                        };
+                        if hi < lo {
+                            return Some(REVERSED);
+                        }
+                        i = next;
+                    }
+                    if i >= c.len() {
+                        return Some(UNCLOSED);
+                    }
+                    ranges += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// Text for the inside of a one-line `#` comment: tab, line feed and every
@@ -588,7 +731,7 @@ mod tests {
     #[test]
     fn json_string_escapes_and_parses() {
         assert_eq!(json_string("python"), "\"python\"");
-        assert_eq!(json_string("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(json_string("a\"b\\c"), r#""a\u0022b\u005cc""#);
         assert_eq!(json_string("x\ny\t"), r#""x\ny\t""#);
         assert_eq!(json_string("\u{1}\u{7f}"), r#""\u0001\u007f""#);
         assert_eq!(json_string("ü ✓"), "\"ü ✓\"");
@@ -744,7 +887,7 @@ mod tests {
         );
         assert_eq!(
             dockerfile_args(&["a$b'c\"d\\", "/x"]).unwrap(),
-            r#"["a\\$b\\'c\\\"d\\\\", "/x"]"#
+            r#"["a\u005c$b\u005c'c\u005c\u0022d\u005c\u005c", "/x"]"#
         );
         assert_eq!(dockerfile_args(&["[x]", "/y"]).unwrap(), r#"["[x]", "/y"]"#);
         assert_eq!(
@@ -811,6 +954,118 @@ mod tests {
             dockerignore_pattern("x\\\\\\"),
             Err(PatternRefusal::TrailingBackslash)
         );
+    }
+
+    /// `matchTests` of moby/patternmatcher's `patternmatcher_test.go`
+    /// (taken from Go's `path/filepath` tests): the patterns it expects
+    /// `filepath.ErrBadPattern` for are refused, the others accepted; plus
+    /// what its regular expression cannot read.
+    #[test]
+    fn globs_patternmatcher_rejects_are_refused() {
+        for ok in [
+            "abc",
+            "*",
+            "*c",
+            "a*",
+            "a*/b",
+            "a*b*c*d*e*/f",
+            "a*b?c*x",
+            "ab[c]",
+            "ab[b-d]",
+            "ab[e-g]",
+            "ab[^c]",
+            "ab[^b-d]",
+            "ab[^e-g]",
+            "a\\*b",
+            "a?b",
+            "a[^a]b",
+            "a???b",
+            "a[^a][^a][^a]b",
+            "[a-ζ]*",
+            "*[a-ζ]",
+            "[\\]a]",
+            "[\\-]",
+            "[x\\-]",
+            "[\\-x]",
+            "*x",
+            // patternmatcher's own cases
+            "**",
+            "**/",
+            "dir/**",
+            "**/dir2/*",
+            "a[b-d]e",
+            "a[^b-d]e",
+            ".*",
+            "abc.def",
+            "a\\\\",
+            "a(b)c/def",
+            "a.|)$(}+{bc",
+            "dist/*.whl",
+            "x]",
+            "[a-a]",
+            "[\\*]",
+            "a\\ b",
+            "[!x]",
+            "[a^]",
+        ] {
+            assert_eq!(glob_problem(ok), None, "{ok:?}");
+        }
+        // `[[]` is a class holding `[` for Go, but `[[:` starts a POSIX
+        // class in RE2, so an unescaped `[` in a class is refused.
+        for (bad, why) in [
+            ("[]a]", EDGE_),
+            ("[-]", EDGE_),
+            ("[x-]", EDGE_),
+            ("[-x]", EDGE_),
+            ("\\", "trailing"),
+            ("[a-b-c]", EDGE_),
+            ("[", "unclosed"),
+            ("[^", "unclosed"),
+            ("[^bc", "unclosed"),
+            ("a[", "unclosed"),
+            ("[\\", "unclosed"),
+            ("[a", "unclosed"),
+            ("[a-", "unclosed"),
+            ("[a-b", "unclosed"),
+            ("x\\\\\\", "trailing"),
+            ("\\d", "escape"),
+            ("a\\q", "escape"),
+            ("\\é", "escape"),
+            ("[\\n]", "escape"),
+            ("[z-a]", "backwards"),
+            ("[*]", "wildcard"),
+            ("[a?]", "wildcard"),
+            ("[[:alpha:]]", "wildcard"),
+            ("[[]", "wildcard"),
+            ("[]]", EDGE_),
+        ] {
+            let got = glob_problem(bad).unwrap_or_else(|| panic!("{bad:?} accepted"));
+            let text = got.to_string();
+            let want = match why {
+                "unclosed" => "without its `]`",
+                "trailing" => "escapes nothing",
+                "escape" => "before a letter",
+                "backwards" => "backwards",
+                "wildcard" => "inside `[...]`",
+                _ => "empty or has a `-`",
+            };
+            assert!(text.contains(want), "{bad:?}: {text}");
+        }
+        assert_eq!(
+            dockerignore_pattern("[").unwrap_err(),
+            glob_problem("[").unwrap()
+        );
+    }
+
+    const EDGE_: &str = "edge";
+
+    #[test]
+    fn caret_outside_a_class_is_escaped() {
+        assert_eq!(dockerignore_pattern("a^b*").unwrap(), "a\\^b*");
+        assert_eq!(dockerignore_pattern("[^a]^").unwrap(), "[^a]\\^");
+        assert_eq!(dockerignore_pattern("[a^]").unwrap(), "[a^]");
+        assert_eq!(dockerignore_pattern("\\^x").unwrap(), "\\^x");
+        assert_eq!(dockerignore_pattern("!^").unwrap(), "\\!\\^");
     }
 
     #[test]

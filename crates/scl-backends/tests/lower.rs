@@ -306,10 +306,14 @@ fn packages_cannot_become_options() {
         packages: vec!["-o".into(), "APT::Get::AllowUnauthenticated=true".into()],
         manager: SystemManager::Apt,
     });
-    let text = dockerfile(&s);
-    assert!(text.contains(
-        "apt-get install -y --no-install-recommends -- \\\n      -o \\\n      APT::Get::AllowUnauthenticated=true \\\n"
-    ));
+    // apt: neither is a Debian package name (E0405, see
+    // `apt_names_that_are_patterns_are_refused`).
+    let e = errors(&s);
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(
+        e.iter().all(|(_, k, _)| *k == ErrorKind::PackagePattern),
+        "{e:?}"
+    );
     s.system.as_mut().unwrap().manager = SystemManager::Apk;
     assert!(dockerfile(&s).contains("RUN apk add --no-cache -- \\\n      -o \\\n"));
     s.system.as_mut().unwrap().manager = SystemManager::Dnf;
@@ -349,14 +353,19 @@ fn packages_are_quoted_in_order_and_line_breaks_refused() {
     let mut s = built("debian:12.5");
     s.system = Some(System {
         packages: vec!["zlib1g".into(), "git".into(), "a b".into()],
-        manager: SystemManager::Apt,
+        manager: SystemManager::Apk,
     });
     let text = dockerfile(&s);
     assert!(
         text.find("zlib1g").unwrap() < text.find("      git \\").unwrap(),
         "IR order kept"
     );
-    assert!(text.contains("      'a b' \\"));
+    assert!(text.contains("      'a b'\n"));
+    s.system.as_mut().unwrap().manager = SystemManager::Apt;
+    s.system.as_mut().unwrap().packages.pop();
+    s.system.as_mut().unwrap().packages.push("c".into()); // not a name: at least two characters
+    assert_eq!(errors(&s)[0].0, "system.packages[2]",);
+    s.system.as_mut().unwrap().packages[2] = "zstd".into();
     s.system
         .as_mut()
         .unwrap()
@@ -899,7 +908,7 @@ fn odd_paths_use_the_json_form() {
     s.workdir = Some("/w/my dir".into());
     let text = dockerfile(&s);
     assert!(
-        text.contains(r#"COPY --chown=1000 ["my dir/\\$x", "/w/my dir"]"#),
+        text.contains(r#"COPY --chown=1000 ["my dir/\u005c$x", "/w/my dir"]"#),
         "{text}"
     );
     assert!(text.contains(r#"COPY --chown=1000 ["--from=alpine", "<<EOF"]"#));
@@ -985,10 +994,277 @@ fn ignore_patterns() {
             ),
             err(
                 "ignore[3]",
-                ErrorKind::Unwritable,
+                ErrorKind::IgnorePattern,
                 "ends in a backslash that escapes nothing, so the pattern does not compile"
             ),
         ]
+    );
+}
+
+/// `ignore = ["["]` was accepted, and BuildKit's pattern matcher
+/// (moby/patternmatcher) then failed the build: every glob it rejects or
+/// reads as another is refused, with its reason (E0407); a `^` outside a
+/// bracket expression is escaped.
+#[test]
+fn ignore_globs_buildkit_rejects_are_refused() {
+    let mut s = built("debian:12.5");
+    s.ignore = vec![
+        "[".into(),
+        "a[b".into(),
+        "\\d".into(),
+        "[z-a]".into(),
+        "[*]".into(),
+        "[]a]".into(),
+        "[a-b-c]".into(),
+    ];
+    let got: Vec<(String, ErrorKind)> = errors(&s).into_iter().map(|(f, k, _)| (f, k)).collect();
+    let want: Vec<(String, ErrorKind)> = (0..7)
+        .map(|i| (format!("ignore[{i}]"), ErrorKind::IgnorePattern))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        errors(&s)[0].2,
+        "has a `[` without its `]`, so BuildKit rejects the .dockerignore (filepath.ErrBadPattern)"
+    );
+    s.ignore = vec![
+        "[a-z]*.ckpt".into(),
+        "a\\[1\\]".into(),
+        "x^y*".into(),
+        "[^x]".into(),
+    ];
+    let out = lower(&s, "t");
+    let text = &out.artifact(".dockerignore").unwrap().contents;
+    assert!(
+        text.ends_with("\n[a-z]*.ckpt\na\\[1\\]\nx\\^y*\n[^x]\n"),
+        "{text}"
+    );
+}
+
+/// apt-get reads a name that is not a package's as a regular expression, a
+/// glob, an apt pattern or a task (`libzstd.` installed 28 packages on
+/// Debian 12): a name that is not a Debian package name is refused (E0405),
+/// and a Debian name with `.` or `+` is installed with the fallback turned
+/// off and then checked by its exact name.
+#[test]
+fn apt_names_that_are_patterns_are_refused() {
+    let mut s = built("debian:12.5");
+    let bad = [
+        "zst*",
+        "libzstd?",
+        "?name(zstd)",
+        "~nzstd",
+        "zstd^",
+        "a|b",
+        "lib[a]",
+        "zstd$",
+        "Zstd",
+        "zstd-",
+        "zstd:amd*",
+        "zstd=1.*",
+        "zstd/a=b",
+        "!x",
+        "x",
+        "-o",
+    ];
+    s.system = Some(System {
+        packages: bad.iter().map(|p| p.to_string()).collect(),
+        manager: SystemManager::Apt,
+    });
+    let e = errors(&s);
+    assert_eq!(e.len(), bad.len(), "{e:?}");
+    for (i, (field, kind, _)) in e.iter().enumerate() {
+        assert_eq!(field, &format!("system.packages[{i}]"));
+        assert_eq!(*kind, ErrorKind::PackagePattern, "{}", bad[i]);
+    }
+    s.system.as_mut().unwrap().packages = vec![
+        "libzstd.".into(),
+        "libstdc++6".into(),
+        "zstd".into(),
+        "libc6.1:amd64=2.36-9".into(),
+        "git/bookworm-backports".into(),
+    ];
+    let text = dockerfile(&s);
+    assert!(
+        text.contains(
+            "apt-get install -y --no-install-recommends -o APT::Cmd::Pattern-Only=true -- \\\n"
+        ),
+        "{text}"
+    );
+    for checked in ["libzstd.", "libstdc++6", "libc6.1"] {
+        assert!(
+            text.contains(&format!(" && case \"$(dpkg-query -W -f='${{db:Status-Abbrev}}' -- {checked} 2>/dev/null)\" in \\\n")),
+            "{checked}: {text}"
+        );
+    }
+    assert!(
+        !text.contains("-- zstd 2>"),
+        "a name without `.` or `+` is not checked"
+    );
+    assert!(!text.contains("-- git"), "{text}");
+}
+
+/// The install line and the checks of the Dockerfile, run here with
+/// `apt-get install -s` (simulate) and the real `dpkg-query`: `libzstd.` is
+/// no longer read as a regular expression, and the check fails the build
+/// for a name that is not installed under exactly that name.
+#[test]
+fn apt_pattern_fallback_is_off_and_checked_with_real_apt() {
+    if Command::new("apt-get").arg("--version").output().is_err()
+        || Command::new("dpkg-query")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        eprintln!("SKIPPED: no apt-get/dpkg-query on this machine");
+        return;
+    }
+    let mut s = built("debian:12.5");
+    s.system = Some(System {
+        packages: vec!["libzstd.".into()],
+        manager: SystemManager::Apt,
+    });
+    let text = dockerfile(&s);
+    let run = common_run(&text, "apt-get install");
+    // The install command, simulated.
+    let start = run.find("apt-get install").unwrap();
+    let end = run[start..].find(" && ").unwrap() + start;
+    let install = run[start..end].replacen("apt-get install", "apt-get install -s", 1);
+    let o = Command::new("sh").arg("-c").arg(&install).output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !stdout.contains("\nInst "),
+        "{install}: installs packages:\n{stdout}"
+    );
+    assert!(!o.status.success(), "{install}: {stdout}");
+    assert!(
+        stderr.contains("Unable to locate package libzstd."),
+        "{stderr}"
+    );
+    // Without the option (apt before 1.9.6 has none), apt reads it as a regex.
+    let o = Command::new("apt-get")
+        .args(["install", "-s", "--", "libzstd."])
+        .output()
+        .unwrap();
+    let regex_installs = String::from_utf8_lossy(&o.stdout)
+        .matches("\nInst ")
+        .count();
+    // The check after the install: fails for `libzstd.`, passes for an
+    // installed package with `+` in its name (when this machine has one).
+    let check_start = run.find("case ").unwrap();
+    let check_end = run[check_start..].find("esac").unwrap() + check_start + 4;
+    let check = &run[check_start..check_end];
+    let o = Command::new("sh").arg("-c").arg(check).output().unwrap();
+    assert!(!o.status.success(), "{check}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("sclc: apt-get did not install the package libzstd. under that exact name"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let installed = Command::new("dpkg-query")
+        .args(["-W", "-f=${db:Status-Abbrev} ${Package}\n", "libstdc++6"])
+        .output()
+        .unwrap();
+    if String::from_utf8_lossy(&installed.stdout).starts_with("ii ") {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(check.replace("libzstd.", "libstdc++6"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    eprintln!("without the option, apt-get -s installs {regex_installs} packages for libzstd.");
+}
+
+/// The text of the first `RUN` whose logical line contains `mark`, with
+/// line continuations joined (as `sh -c` would receive it).
+fn common_run(text: &str, mark: &str) -> String {
+    let mut logical = Vec::new();
+    let mut cur = String::new();
+    for line in text.lines() {
+        match line.strip_suffix('\\') {
+            Some(body) => cur.push_str(body),
+            None => {
+                cur.push_str(line);
+                logical.push(std::mem::take(&mut cur));
+            }
+        }
+    }
+    let run = logical
+        .into_iter()
+        .find(|l| l.starts_with("RUN ") && l.contains(mark))
+        .unwrap_or_else(|| panic!("no RUN with {mark}"));
+    run["RUN ".len()..].to_string()
+}
+
+/// Services named like a file sclc writes beside them (`Dockerfile`,
+/// `.sclc-output`, `Dockerfile.dockerignore`) passed `check` and then failed
+/// `build` with "File exists" and no code; names differing only in case
+/// overwrite each other on a case-insensitive file system. Both are E0406.
+#[test]
+fn service_names_that_clash_are_refused() {
+    let mut s = EnvSpec {
+        api_version: API_VERSION.into(),
+        ..Default::default()
+    };
+    for name in [
+        "Dockerfile",
+        ".sclc-output",
+        "Dockerfile.dockerignore",
+        ".dockerignore",
+        "dockerfile",
+        "x.dockerignore",
+        ".sclc-tmp-1",
+        "WebUI",
+        "webui",
+        "ok",
+    ] {
+        s.services
+            .insert(name.into(), Arc::new(built("debian:12.5")));
+    }
+    let e = errors(&s);
+    let got: Vec<(&str, ErrorKind)> = e.iter().map(|(f, k, _)| (f.as_str(), *k)).collect();
+    assert_eq!(
+        got,
+        [
+            ("services..dockerignore", ErrorKind::NameClash),
+            ("services..sclc-output", ErrorKind::NameClash),
+            ("services..sclc-tmp-1", ErrorKind::NameClash),
+            ("services.Dockerfile", ErrorKind::NameClash),
+            ("services.Dockerfile.dockerignore", ErrorKind::NameClash),
+            ("services.dockerfile", ErrorKind::NameClash),
+            ("services.webui", ErrorKind::NameClash),
+            ("services.x.dockerignore", ErrorKind::NameClash),
+        ]
+    );
+    let webui = e.iter().find(|x| x.0 == "services.webui").unwrap();
+    assert_eq!(
+        webui.2,
+        "the services `WebUI` and `webui` differ only in case, so on a case-insensitive file system (macOS, Windows) their folders would be one"
+    );
+    let dockerfile = e.iter().find(|x| x.0 == "services.Dockerfile").unwrap();
+    assert_eq!(
+        dockerfile.2,
+        "the service's folder `Dockerfile/` is the name of the file `Dockerfile` that sclc writes in the same folder"
+    );
+    // A nested service is checked in its own folder.
+    let mut inner = built("debian:12.5");
+    inner
+        .services
+        .insert("Dockerfile".into(), Arc::new(built("debian:12.5")));
+    let mut outer = EnvSpec {
+        api_version: API_VERSION.into(),
+        ..Default::default()
+    };
+    outer.services.insert("api".into(), Arc::new(inner));
+    assert_eq!(
+        errors(&outer),
+        [err(
+            "services.api.services.Dockerfile",
+            ErrorKind::NameClash,
+            "the service's folder `api/Dockerfile/` is the name of the file `Dockerfile` that sclc writes in the same folder"
+        )]
     );
 }
 

@@ -79,7 +79,7 @@ fn apt_packages_in_one_clean_layer() {
         );
         // Every package, in IR order, after the `--` that ends the options.
         let mut at = run
-            .find("--no-install-recommends -- ")
+            .find("--no-install-recommends -o APT::Cmd::Pattern-Only=true -- ")
             .unwrap_or_else(|| panic!("{what}: no `--` before the packages"));
         for p in &system.packages {
             let found = run[at..]

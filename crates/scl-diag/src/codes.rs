@@ -550,6 +550,30 @@ Example:
 
 Fix: remove the label, or give it another name.";
 
+"E0405", "a package name the package manager would read as a pattern",
+"A `system.packages` entry reaches `apt-get install` as something apt does not read as one package: apt tries an argument that is not a package's exact name as an apt pattern (`?name(...)`, `~n...`), a task (`name^`), a glob (`*`, `?`, `[...]`) and a regular expression (`.`, `+`, `|`, `$`, …), so `libzstd?` or `zst*` installs every package that matches. Only Debian package names are written (lower-case letters, digits and `+ - .`, at least two characters, starting with a letter or digit; Debian Policy §5.6.7), optionally with `:ARCH`, `=VERSION` or `/RELEASE`. A real name with `.` or `+` (`libstdc++6`) is installed with apt's fallback turned off (`-o APT::Cmd::Pattern-Only=true`) and then checked with `dpkg-query`: if apt did not install a package of exactly that name (an older apt read it as a pattern, or it is a virtual package), the build stops with a message naming it.
+
+Example:
+    system.packages = [\"libzstd*\"]
+
+Fix: name each package exactly (`libzstd1`, `libzstd-dev`); `apt-cache search` finds names.";
+
+"E0406", "an output name that clashes",
+"An env or a service would get an output folder that takes the place of a file sclc writes there, or of another output on a case-insensitive file system (the default on macOS and Windows): a service named `Dockerfile`, `Dockerfile.dockerignore`, `.dockerignore`, `.sclc-output`, anything starting with `.sclc-` or ending in `.dockerignore` (in any case), or two services of one env (or two envs of one file) whose names differ only in case (`WebUI` and `webui`). Nothing is written.
+
+Example:
+    services { Dockerfile = api }
+
+Fix: rename the service or env.";
+
+"E0407", "an ignore glob BuildKit rejects",
+"An `ignore` glob would fail the build, or match other files, when BuildKit reads the `.dockerignore` with its pattern matcher (moby/patternmatcher, Go's `filepath.Match` syntax turned into a regular expression): a `[` without its `]`, an empty `[]` or a `-` or `]` where a character of `[...]` must be (`[-x]`, `[x-]`, `[a-b-c]`), a range that runs backwards (`[z-a]`), `*`, `?` or `[` inside `[...]` (read as a wildcard or a POSIX class there; write `[\\*]`), a `\\` before a letter, a digit or a non-ASCII character (`\\d` is read as \"any digit\", `\\q` is an error), or a trailing `\\`. A `^` outside `[...]` is not an error: sclc writes it as `\\^`.
+
+Example:
+    ignore = [\"data/[\"]
+
+Fix: close the bracket (`data/[ab]`), or escape the character with `\\` (`data/\\[`).";
+
 "W0004", "not expressible in this target",
 "The target format cannot express a field of the env; the artifact leaves it out. The message names the field.
 

@@ -619,6 +619,31 @@ fn build(
         print_diagnostics(&db, &diags, fmt, &cmdline);
         return 1;
     }
+    // Each env is the folder `--out/<env>`: two envs whose names differ
+    // only in case would be one folder on a case-insensitive file system.
+    let parsed = scl_db::parse(&db, f);
+    for (i, j) in scl_backends::case_clashes(&envs) {
+        let span = parsed
+            .module
+            .decls
+            .iter()
+            .find_map(|d| match d {
+                scl_syntax::ast::Decl::Env(e) if e.name.name == envs[i] => Some(e.name.span),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let mut d = Diagnostic::error(
+            "E0406",
+            span,
+            format!(
+                "the envs `{}` and `{}` differ only in case, so on a case-insensitive file system (macOS, Windows) their output folders would be one",
+                envs[j], envs[i]
+            ),
+        )
+        .with_help("rename one of the envs");
+        d.at.file = db.display_path(f);
+        diags.push(d);
+    }
     let mut lowered = Vec::new();
     for name in &envs {
         let Some(fin) = values.final_env(name) else {
@@ -651,6 +676,9 @@ fn build(
                 scl_backends::ErrorKind::Misread => "E0402",
                 scl_backends::ErrorKind::SystemFolder => "E0403",
                 scl_backends::ErrorKind::Reserved => "E0404",
+                scl_backends::ErrorKind::PackagePattern => "E0405",
+                scl_backends::ErrorKind::NameClash => "E0406",
+                scl_backends::ErrorKind::IgnorePattern => "E0407",
             };
             let message = format!("docker: `{}`: {}", e.field, e.message);
             let mut d = located(code, &e.field, message, true);
