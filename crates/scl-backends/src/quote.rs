@@ -46,28 +46,11 @@ impl fmt::Display for Unrepresentable {
 }
 
 /// True for a character that a reader of a generated file would not see as
-/// written, or that a terminal or editor would act on: a control character
-/// other than tab and line feed (C0, DEL and C1 — the carriage return and the
-/// escape that starts terminal sequences among them), a line or paragraph
-/// separator (U+0085, U+2028, U+2029), a bidirectional formatting character
-/// (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069: the "Trojan
-/// Source" characters, CVE-2021-42574) or a zero-width no-break space
-/// (U+FEFF, which some readers drop as a byte order mark).
-pub fn is_hidden(c: char) -> bool {
-    (c.is_control() && !matches!(c, '\t' | '\n'))
-        || matches!(
-            c,
-            '\u{85}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{61c}'
-                | '\u{200e}'
-                | '\u{200f}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{feff}'
-        )
-}
+/// written, or that a terminal or editor would act on (a control character
+/// other than tab and line feed, a line separator, a bidirectional control,
+/// U+FEFF). The one definition of the class is [`scl_diag::is_hidden`],
+/// which the lexer (E0010) and the terminal renderer use too.
+pub use scl_diag::is_hidden;
 
 impl std::error::Error for Unrepresentable {}
 

@@ -259,7 +259,7 @@ Example:
 Fix: raise the limit or lower the request.";
 
 "E0305", "set twice in one block",
-"The same path or map key is set twice in one block; the second would silently win.
+"The same path or map key is set twice in one block (by `=` or `+=`), or an argument is given twice in one call; the second would silently win.
 
 Fix: remove one of the two items.";
 

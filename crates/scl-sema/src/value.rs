@@ -132,9 +132,58 @@ pub fn format_cpu(milli: i64) -> String {
     }
 }
 
+/// The most characters a value shows in a message (see the `Display` impl).
+pub const SHOWN_MAX: usize = 200;
+
+/// A value as a message shows it (SCL syntax: `"text"`, `[1, 2]`,
+/// `{ a = 1 }`, `.variant`), at most [`SHOWN_MAX`] bytes, then `…`: a
+/// 16 MiB string or a list of a million elements costs a message of a few
+/// hundred bytes, and is never rendered whole.
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        let mut w = Clip {
+            out: String::new(),
+            left: SHOWN_MAX,
+        };
+        let whole = fmt::write(&mut w, format_args!("{}", Whole(self))).is_ok();
+        f.write_str(&w.out)?;
+        if !whole {
+            f.write_str("…")?;
+        }
+        Ok(())
+    }
+}
+
+/// Collects at most `left` bytes (on a char boundary), then fails, which
+/// stops the formatting that writes into it.
+struct Clip {
+    out: String,
+    left: usize,
+}
+
+impl fmt::Write for Clip {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if s.len() <= self.left {
+            self.out.push_str(s);
+            self.left -= s.len();
+            return Ok(());
+        }
+        let mut i = self.left;
+        while !s.is_char_boundary(i) {
+            i -= 1;
+        }
+        self.out.push_str(&s[..i]);
+        self.left = 0;
+        Err(fmt::Error)
+    }
+}
+
+/// The whole rendering, unbounded: only written into a [`Clip`].
+struct Whole<'a>(&'a Value);
+
+impl fmt::Display for Whole<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{x}"),
@@ -148,7 +197,7 @@ impl fmt::Display for Value {
                     if i > 0 {
                         write!(f, ", ")?;
                     }
-                    write!(f, "{v}")?;
+                    write!(f, "{}", Whole(v))?;
                 }
                 write!(f, "]")
             }
@@ -158,7 +207,7 @@ impl fmt::Display for Value {
                     if i > 0 {
                         write!(f, ", ")?;
                     }
-                    write!(f, "{k} = {v}")?;
+                    write!(f, "{k} = {}", Whole(v))?;
                 }
                 write!(f, " }}")
             }
@@ -379,5 +428,28 @@ impl PartialEq for FinalEnv {
         (Arc::ptr_eq(&self.record, &other.record) || self.record == other.record)
             && (Arc::ptr_eq(&self.origins, &other.origins) || self.origins == other.origins)
             && self.spec == other.spec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_in_messages_are_clipped() {
+        let long = Value::str("x".repeat(1 << 20));
+        let shown = long.to_string();
+        assert_eq!(shown.len(), SHOWN_MAX + "…".len());
+        assert!(shown.starts_with("\"xxx") && shown.ends_with('…'));
+        let list = Value::List(Arc::new((0..1_000_000).map(Value::Int).collect()));
+        let shown = list.to_string();
+        assert!(
+            shown.starts_with("[0, 1, 2, ") && shown.ends_with('…'),
+            "{shown}"
+        );
+        assert!(shown.len() <= SHOWN_MAX + "…".len());
+        // Short values are whole, with no mark.
+        let short = Value::List(Arc::new(vec![Value::str("a"), Value::Int(1)]));
+        assert_eq!(short.to_string(), "[\"a\", 1]");
     }
 }

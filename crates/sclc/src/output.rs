@@ -56,8 +56,10 @@ use std::io::{self, Error, ErrorKind};
 use std::path::{Path, PathBuf};
 
 /// The file that marks an env folder as written by sclc, so that a later
-/// build may replace it — and never a folder of the user's.
-pub const MARKER: &str = ".sclc-output";
+/// build may replace it — and never a folder of the user's. The first of
+/// the backends' [`scl_backends::OWN_FILE_NAMES`], which no service or env
+/// may be named after.
+pub const MARKER: &str = scl_backends::OWN_FILE_NAMES[0];
 
 /// The file that marks a staging folder as sclc's (written first, removed last).
 pub const STAGING_MARKER: &str = ".sclc-staging";
