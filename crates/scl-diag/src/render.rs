@@ -349,7 +349,7 @@ mod tests {
                     }
                 })
                 .collect();
-            assert!(!plain.chars().any(|c| crate::is_hidden(c)), "{plain:?}");
+            assert!(!plain.chars().any(crate::is_hidden), "{plain:?}");
             assert!(plain.contains("bad \\u{1b}[31m"), "{plain}");
             assert!(plain.contains("help \\u{202e}"), "{plain}");
             assert!(plain.contains("note \\u{7}"), "{plain}");

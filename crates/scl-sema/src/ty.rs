@@ -81,6 +81,9 @@ pub fn mode_ty() -> Ty {
     enum_ty("Mode", &["read_only", "read_write", "read_write_many"])
 }
 
+/// A schema field: its name, its type, and whether a value must be given.
+pub type Field = (&'static str, Ty, bool);
+
 impl RecordTy {
     /// The record's name as users write it.
     pub fn name(self) -> &'static str {
@@ -101,9 +104,8 @@ impl RecordTy {
     }
 
     /// The fields: name, type, and whether a value must be given (built once).
-    pub fn fields(self) -> &'static [(&'static str, Ty, bool)] {
-        static TABLE: std::sync::OnceLock<Vec<Vec<(&'static str, Ty, bool)>>> =
-            std::sync::OnceLock::new();
+    pub fn fields(self) -> &'static [Field] {
+        static TABLE: std::sync::OnceLock<Vec<Vec<Field>>> = std::sync::OnceLock::new();
         let table = TABLE.get_or_init(|| RecordTy::ALL.iter().map(|r| r.build_fields()).collect());
         &table[self as usize]
     }

@@ -426,7 +426,7 @@ fn select_envs(
     file: SourceFile,
     values: &ModuleValues,
     env: Option<&str>,
-) -> Result<Vec<String>, Diagnostic> {
+) -> Result<Vec<String>, Box<Diagnostic>> {
     match env {
         None => Ok(values.envs.clone()),
         Some(name) => {
@@ -459,7 +459,7 @@ fn select_envs(
                 Some(s) => d.with_help(format!("did you mean `{s}`?")),
                 None => d.with_help(format!("envs: {}", values.envs.join(", "))),
             };
-            Err(d)
+            Err(Box::new(d))
         }
     }
 }
@@ -509,7 +509,7 @@ fn load_envs(
     let (db, f, cmdline, mut diags) = load(file, set, stdlib)?;
     let values = scl_db::module_values(&db, f).clone();
     let envs = select_envs(&db, f, &values, env).unwrap_or_else(|d| {
-        diags.push(d);
+        diags.push(*d);
         Vec::new()
     });
     Ok(Loaded {
