@@ -48,9 +48,24 @@ impl SourceCache for HashMap<String, String> {
     }
 }
 
+/// `(line, column)` of `offset` in `file`. The line index of the last text
+/// asked about is kept (per thread), so rendering every diagnostic of one
+/// file indexes it once, not once per diagnostic.
 fn position(sources: &dyn SourceCache, file: &str, offset: u32) -> (usize, usize) {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(usize, usize, LineIndex)>> =
+            const { std::cell::RefCell::new(None) };
+    }
     match sources.source(file) {
-        Some(text) => LineIndex::new(text).line_col(text, offset as usize),
+        Some(text) => LAST.with(|last| {
+            let mut last = last.borrow_mut();
+            let key = (text.as_ptr() as usize, text.len());
+            if last.as_ref().is_none_or(|(p, n, _)| (*p, *n) != key) {
+                *last = Some((key.0, key.1, LineIndex::new(text)));
+            }
+            let (_, _, index) = last.as_ref().expect("set above");
+            index.line_col(text, offset as usize)
+        }),
         None => (1, offset as usize + 1),
     }
 }

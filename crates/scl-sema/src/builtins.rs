@@ -126,7 +126,7 @@ pub(crate) fn call(
         }
         given[i] = Some(a.span);
         let v = ev.eval(cx, &a.value, &Ty::Any)?;
-        if v.is_pending() {
+        if ev.pending(&v) {
             return Ok(Value::Pending);
         }
         vals[i] = Some((v, a.value.span));
@@ -307,7 +307,11 @@ pub(crate) fn call(
             Ok(Value::Record(Arc::new(r)))
         }
         "len" => match &vals[0].as_ref().unwrap().0 {
-            Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
+            Value::Str(s) => {
+                // Counting characters walks the string: work, like a loop.
+                ev.work(m, span, 1 + (s.len() / 64) as u64)?;
+                Ok(Value::Int(s.chars().count() as i64))
+            }
             Value::List(l) => Ok(Value::Int(l.len() as i64)),
             Value::Record(r) => Ok(Value::Int(r.len() as i64)),
             v => ev.err(

@@ -236,9 +236,18 @@ pub(crate) struct Evaluator<'h> {
     /// Where code of another module is being used (a call, an inherited
     /// template instance): module, span and what to call it in a label.
     uses: RefCell<Vec<(ModuleId, Span, String)>>,
+    /// Set once `self` is read: only then can a value be (or hold) `Pending`.
+    self_seen: Cell<bool>,
+    /// [`Evaluator::pending`] of large lists and records, by address.
+    pending_known: RefCell<HashMap<usize, (Value, bool)>>,
     /// The did-you-mean budget of the evaluation (see [`Evaluator::suggest`]).
     suggestions: RefCell<scl_diag::Suggestions>,
 }
+
+/// Evaluation steps one item costs when an env's layers are applied again
+/// from the first (see `Evaluator::compute_final`): about what applying an
+/// item (path walk, set-twice check, provenance) costs against one step.
+const REBUILD_ITEM_STEPS: usize = 16;
 
 /// The most rounds of the `self` fixpoint of one env (see
 /// `Evaluator::compute_final`): fields may read each other through `self`
@@ -295,6 +304,8 @@ impl<'h> Evaluator<'h> {
             produced: Cell::new(0),
             uses: RefCell::new(Vec::new()),
             suggestions: RefCell::default(),
+            self_seen: Cell::new(false),
+            pending_known: RefCell::default(),
         }
     }
 
@@ -857,7 +868,7 @@ impl<'h> Evaluator<'h> {
                         ast::StrPart::Lit(t) => s.push_str(t),
                         ast::StrPart::Interp(x) => {
                             let v = self.eval(cx, x, &Ty::Any)?;
-                            if v.is_pending() {
+                            if self.pending(&v) {
                                 return Ok(Value::Pending);
                             }
                             let piece = self.interpolate(cx.module, &v, x.span)?;
@@ -890,6 +901,7 @@ impl<'h> Evaluator<'h> {
             ExprKind::SelfRef => match cx.selfcx {
                 Some(s) => {
                     s.used.set(true);
+                    self.self_seen.set(true);
                     if s.first_use.get().is_none() {
                         s.first_use.set(Some((cx.module, e.span)));
                     }
@@ -1039,10 +1051,9 @@ impl<'h> Evaluator<'h> {
             v = match &op.kind {
                 PostOpKind::Field(name) => {
                     let r = self.member(cx.module, &v, &name.name, name.span)?;
-                    if let (0, ExprKind::SelfRef, Some(s), true) =
-                        (k, &base.kind, cx.selfcx, r.is_pending())
-                    {
-                        if s.snapshot.is_some() && s.pending_use.get().is_none() {
+                    if let (0, ExprKind::SelfRef, Some(s)) = (k, &base.kind, cx.selfcx) {
+                        if s.snapshot.is_some() && s.pending_use.get().is_none() && self.pending(&r)
+                        {
                             s.pending_use.set(Some((cx.module, whole)));
                         }
                     }
@@ -1170,6 +1181,33 @@ impl<'h> Evaluator<'h> {
 
     /// Charges `bytes` against [`MAX_PRODUCED`]; past it, `E0316` (reported
     /// once) and every later charge fails.
+    /// Whether `v` is or holds `Pending` (a `self` field not known yet).
+    /// That needs a walk through the value, so it is done only once `self`
+    /// was read in this evaluation: before, no value can hold `Pending`, and
+    /// an operation on a large list costs nothing extra.
+    ///
+    /// A large list or record is walked once: the answer is kept by its
+    /// address (with the value, so the address stays its own), since an env
+    /// that reads `self` in a long chain asks about the same records
+    /// (`self.vars`) once per layer and round.
+    pub(crate) fn pending(&self, v: &Value) -> bool {
+        if !self.self_seen.get() {
+            return false;
+        }
+        let key = match v {
+            Value::Pending => return true,
+            Value::List(l) if l.len() >= 16 => Arc::as_ptr(l) as usize,
+            Value::Record(r) if r.len() >= 16 => Arc::as_ptr(r) as *const u8 as usize,
+            _ => return v.is_pending(),
+        };
+        if let Some((_, p)) = self.pending_known.borrow().get(&key) {
+            return *p;
+        }
+        let p = v.is_pending();
+        self.pending_known.borrow_mut().insert(key, (v.clone(), p));
+        p
+    }
+
     /// Charges `units` of work (elements compared or copied by one
     /// operation) to the step budget, [`MAX_STEPS`]: an operation whose cost
     /// grows with its operands' size (`contains` on a list, `-=`, `+=`,
@@ -1329,7 +1367,7 @@ impl<'h> Evaluator<'h> {
             };
         }
         let y = self.eval(cx, b, &operand_ty(op, ty))?;
-        if x.is_pending() || y.is_pending() {
+        if self.pending(&x) || self.pending(&y) {
             return Ok(Pending);
         }
         let bad = |me: &Self| -> R<Value> {
@@ -1362,6 +1400,7 @@ impl<'h> Evaluator<'h> {
                 return Ok(Bool(if op == BinaryOp::Eq { eq } else { !eq }));
             }
             BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+                self.work(cx.module, span, compare_work(&x, &y))?;
                 let ord = match (&x, &y) {
                     (Int(p), Int(q)) => p.partial_cmp(q),
                     (Int(p), Float(q)) => (*p as f64).partial_cmp(q),
@@ -1922,6 +1961,25 @@ impl<'h> Evaluator<'h> {
                 }
             };
             let mut failed = false;
+            // Applying layers again from the first (an env with several
+            // parents, or whose parent reads `self`, cannot start from its
+            // parent's state; each round of the `self` fixpoint applies
+            // them all again) is charged per item, at what applying one
+            // costs against one evaluation step: a chain of n such envs
+            // costs O(n²) items, and the budget bounds it.
+            if reuse.is_none() && todo.len() > 1 {
+                let items: usize = todo.iter().map(|l| l.block.items.len()).sum();
+                if self
+                    .work(
+                        env.module,
+                        env.extends_span,
+                        (items * REBUILD_ITEM_STEPS) as u64,
+                    )
+                    .is_err()
+                {
+                    return Err(Reported);
+                }
+            }
             for (j, layer) in todo.iter().enumerate() {
                 b.layer = start + j;
                 b.layer_name = layer.name.clone();

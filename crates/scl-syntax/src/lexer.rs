@@ -305,6 +305,8 @@ pub fn lex(src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
         aborted: false,
         flooded: false,
         scratch: Diagnostic::error("E0011", Span::new(0, 0), ""),
+        hidden_first: '\0',
+        hidden_count: 0,
     };
     lx.run(None);
     // Close every bracket still open at the end of the file.
@@ -407,6 +409,10 @@ struct Lexer<'a> {
     flooded: bool,
     /// Where additions to a diagnostic past the limit go.
     scratch: Diagnostic,
+    /// The first character and the length of the run of hidden characters
+    /// the last E0010 reports.
+    hidden_first: char,
+    hidden_count: usize,
     /// True if the last emitted token lets the line continue (see
     /// [`TokenKind::continues_line`]), or nothing was emitted yet.
     last_continues: bool,
@@ -510,15 +516,16 @@ impl<'a> Lexer<'a> {
     fn hidden_run(&mut self, (mut start, end, mut first, mut n): (usize, usize, char, usize)) {
         // A run continued from the previous diagnostic (a hidden character
         // right after another, found by another path) extends it.
+        // (The run's length is kept beside it: counting it again at each
+        // extension would be quadratic in the run.)
         if let Some(prev) = self.diags.last() {
             if prev.code == "E0010" && prev.at.span.end as usize == start && !self.flooded {
                 start = prev.at.span.start as usize;
-                let run = &self.src[start..end];
-                first = run.chars().next().unwrap_or(first);
-                n = run.chars().count();
+                (first, n) = (self.hidden_first, self.hidden_count + n);
                 self.diags.pop();
             }
         }
+        (self.hidden_first, self.hidden_count) = (first, n);
         let what = scl_diag::describe_char(first);
         let message = if n == 1 {
             format!("invisible character {what}")
