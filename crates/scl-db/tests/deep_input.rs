@@ -330,7 +330,7 @@ fn self_reads_chain_up_to_the_round_limit() {
             "E0310".to_string(),
             4,
             13,
-            "the fields of `app` read each other through `self` more than 64 deep".to_string()
+            "the fields of `app` read each other through `self` more than 62 deep".to_string()
         )]
     );
 }

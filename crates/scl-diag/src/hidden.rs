@@ -5,16 +5,24 @@
 use std::borrow::Cow;
 
 /// True for a character that a reader of a file or a terminal would not see
-/// as written, or that a terminal or editor would act on: a control
-/// character other than tab and line feed (C0, DEL and C1 — the carriage
-/// return and the escape that starts terminal sequences among them), a line
-/// or paragraph separator (U+0085, U+2028, U+2029), a bidirectional
-/// formatting character (U+061C, U+200E, U+200F, U+202A–U+202E,
-/// U+2066–U+2069: the "Trojan Source" characters of CVE-2021-42574, see
-/// Unicode UAX #9 §2) or a zero-width no-break space (U+FEFF, which some
-/// readers drop as a byte order mark).
+/// as written, or that a terminal or editor would act on:
+/// - a control character other than tab and line feed (C0, DEL and C1 — the
+///   carriage return and the escape that starts terminal sequences among
+///   them) and the line and paragraph separators (U+0085, U+2028, U+2029);
+/// - a bidirectional formatting character (U+061C, U+200E, U+200F,
+///   U+202A–U+202E, U+2066–U+2069: the "Trojan Source" characters of
+///   CVE-2021-42574, see Unicode UAX #9 §2);
+/// - an invisible format or filler character that hides text or makes two
+///   different strings look the same (Unicode's Default_Ignorable_Code_Point
+///   set, DerivedCoreProperties.txt, and the Hangul fillers): U+00AD soft
+///   hyphen, U+034F, U+115F, U+1160, U+17B4, U+17B5, U+180B–U+180F,
+///   U+200B zero-width space, U+2060–U+2064, U+206A–U+206F, U+3164,
+///   U+FEFF, U+FFA0, U+FFF9–U+FFFB, U+1D173–U+1D17A and the tag characters
+///   U+E0000–U+E0FFF ("ASCII smuggling").
 ///
-/// Every such character is at most three bytes long in UTF-8.
+/// Not hidden, though default-ignorable: U+200C and U+200D (zero-width
+/// non-joiner and joiner, which Persian, Indic scripts and emoji sequences
+/// need) and the variation selectors U+FE00–U+FE0F (emoji presentation).
 pub fn is_hidden(c: char) -> bool {
     (c.is_control() && !matches!(c, '\t' | '\n'))
         || matches!(
@@ -28,6 +36,21 @@ pub fn is_hidden(c: char) -> bool {
                 | '\u{202a}'..='\u{202e}'
                 | '\u{2066}'..='\u{2069}'
                 | '\u{feff}'
+                | '\u{ad}'
+                | '\u{34f}'
+                | '\u{115f}'
+                | '\u{1160}'
+                | '\u{17b4}'
+                | '\u{17b5}'
+                | '\u{180b}'..='\u{180f}'
+                | '\u{200b}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{206a}'..='\u{206f}'
+                | '\u{3164}'
+                | '\u{ffa0}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{1d173}'..='\u{1d17a}'
+                | '\u{e0000}'..='\u{e0fff}'
         )
 }
 
@@ -67,6 +90,11 @@ pub fn hidden_name(c: char) -> Option<&'static str> {
         '\u{2068}' => "FIRST STRONG ISOLATE",
         '\u{2069}' => "POP DIRECTIONAL ISOLATE",
         '\u{feff}' => "ZERO WIDTH NO-BREAK SPACE",
+        '\u{ad}' => "SOFT HYPHEN",
+        '\u{200b}' => "ZERO WIDTH SPACE",
+        '\u{2060}' => "WORD JOINER",
+        '\u{3164}' => "HANGUL FILLER",
+        '\u{e0000}'..='\u{e007f}' => "TAG",
         _ => return None,
     })
 }
@@ -80,7 +108,7 @@ pub fn describe_char(c: char) -> String {
 }
 
 /// `text` with every hidden character replaced by a visible one of the same
-/// UTF-8 length (`?`, `¿`, `�` for one, two and three bytes), so that every
+/// UTF-8 length (`?`, `¿`, `�`, `🔲` for one, two, three and four bytes), so that every
 /// byte offset and every character column stays what it was. The carriage
 /// return of a CRLF line end becomes a space. Lines are then split only at
 /// `\n`, as [`crate::LineIndex`] splits them. Borrows when nothing changes.
@@ -99,7 +127,8 @@ pub fn visible_source(text: &str) -> Cow<'_, str> {
             out.push(match c.len_utf8() {
                 1 => '?',
                 2 => '¿',
-                _ => '\u{fffd}',
+                3 => '\u{fffd}',
+                _ => '\u{1f532}',
             });
         }
     }
@@ -141,10 +170,15 @@ mod tests {
     fn the_class_is_what_the_docs_say() {
         let h = all_hidden();
         // The 32 C0 controls without tab and line feed (30), DEL, the 32 C1
-        // controls (U+0085 among them), 2 separators, 12 bidi controls, U+FEFF.
-        assert_eq!(h.len(), 30 + 1 + 32 + 2 + 12 + 1, "{h:?}");
-        assert!(h.iter().all(|c| c.len_utf8() <= 3));
+        // controls (U+0085 among them), 2 separators, 12 bidi controls, U+FEFF,
+        // and the invisible format and filler characters: 1 + 1 + 2 + 2 + 5
+        // + 1 + 5 + 6 + 1 + 1 + 3 + 8 + 4096 (tags).
+        let format = 1 + 1 + 2 + 2 + 5 + 1 + 5 + 6 + 1 + 1 + 3 + 8 + 4096;
+        assert_eq!(h.len(), 30 + 1 + 32 + 2 + 12 + 1 + format, "{h:?}");
         assert!(!is_hidden('\t') && !is_hidden('\n') && !is_hidden('é') && !is_hidden(' '));
+        // Needed by scripts and emoji: not hidden.
+        assert!(!is_hidden('\u{200c}') && !is_hidden('\u{200d}') && !is_hidden('\u{fe0f}'));
+        assert!(!is_hidden('日') && !is_hidden('🙂'));
     }
 
     #[test]

@@ -134,7 +134,34 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
         vis(h);
     }
     d.notes.iter_mut().for_each(vis);
-    render_visible(&d, sources, color)
+    // File names too (a file may be named with an escape sequence): the
+    // renderer sees the shown names, and looks their texts up by the real ones.
+    let mut real: HashMap<String, String> = HashMap::new();
+    let mut show = |f: &mut std::sync::Arc<str>| {
+        if let std::borrow::Cow::Owned(v) = crate::visible_text(f) {
+            real.insert(v.clone(), f.to_string());
+            *f = std::sync::Arc::from(v);
+        }
+    };
+    show(&mut d.at.file);
+    d.labels.iter_mut().for_each(|l| show(&mut l.at.file));
+    if real.is_empty() {
+        return render_visible(&d, sources, color);
+    }
+    render_visible(&d, &Renamed { sources, real }, color)
+}
+
+/// A source cache looked up by shown file names (see [`render_human`]).
+struct Renamed<'a> {
+    sources: &'a dyn SourceCache,
+    real: HashMap<String, String>,
+}
+
+impl SourceCache for Renamed<'_> {
+    fn source(&self, file: &str) -> Option<&str> {
+        self.sources
+            .source(self.real.get(file).map_or(file, |r| r.as_str()))
+    }
 }
 
 /// The part of a file ariadne is given: whole lines from the first to the
@@ -372,6 +399,22 @@ mod tests {
             assert!(plain.contains("let x = \"?[2J?\u{fffd}\""), "{plain}");
             assert!(plain.contains("a.env.scl:1:10"), "{plain}");
         }
+    }
+
+    #[test]
+    fn file_names_are_shown_without_hidden_characters() {
+        let name = "x\u{1b}[31mred\u{202e}.env.scl";
+        let mut src = HashMap::new();
+        src.insert(name.to_string(), "let a = 1\n".to_string());
+        let file: std::sync::Arc<str> = std::sync::Arc::from(name);
+        let d = Diagnostic::error("E0001", crate::Span::new(4, 5), "bad").in_file(&file);
+        let out = render_human(&d, &src, false);
+        assert!(!out.chars().any(crate::is_hidden), "{out:?}");
+        assert!(
+            out.contains("x\\u{1b}[31mred\\u{202e}.env.scl:1:5"),
+            "{out}"
+        );
+        assert!(out.contains("let a = 1"), "{out}");
     }
 
     #[test]

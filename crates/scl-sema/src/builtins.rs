@@ -1077,6 +1077,27 @@ fn check_requirements_file(
     text: &str,
     span: Span,
 ) -> R<()> {
+    // A hidden character (E0010): pip reads \x1c-\x1e, \x0b, \x0c, U+0085,
+    // U+2028 and U+2029 as line ends and keeps the others, so a line a
+    // reader sees as a comment can hold an option. A CRLF line end and a
+    // byte order mark at the start are fine.
+    let hidden = text.char_indices().find(|&(i, c)| {
+        scl_diag::is_hidden(c)
+            && !(c == '\r' && text.as_bytes().get(i + 1) == Some(&b'\n'))
+            && !(c == '\u{feff}' && i == 0)
+    });
+    if let Some((i, c)) = hidden {
+        let line = text.as_bytes()[..i].iter().filter(|b| **b == b'\n').count() + 1;
+        return Err(ev.report(
+            m,
+            Diagnostic::error(
+                "E0010",
+                span,
+                format!("{path} line {line}: invisible character {}", scl_diag::describe_char(c)),
+            )
+            .with_help("delete it: pip may read it as a line break (then a line that looks like a comment can hold an option) or keep it in a name"),
+        ));
+    }
     let lines = match validate::requirements(text) {
         Ok(l) => l,
         Err(e) => {

@@ -2039,8 +2039,9 @@ impl<'h> Evaluator<'h> {
                         "E0310",
                         span,
                         format!(
-                            "the fields of `{}` read each other through `self` more than {MAX_SELF_ROUNDS} deep",
-                            env.name
+                            "the fields of `{}` read each other through `self` more than {} deep",
+                            env.name,
+                            MAX_SELF_ROUNDS - 2
                         ),
                     )
                     .with_help("compute the values from `let` declarations instead"),

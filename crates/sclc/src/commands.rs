@@ -210,6 +210,24 @@ fn overrides(
         }
         text.push_str("--set ");
         let start = text.len();
+        // The pseudo-source shows what was given; a hidden character in it
+        // (an escape, a bidi override, a line break: E0010) is refused, as
+        // in a source file, before the value is read.
+        if let Some((i, c)) = s
+            .char_indices()
+            .find(|(_, c)| scl_diag::is_hidden(*c) || *c == '\n')
+        {
+            text.push_str(&scl_diag::visible_source(s).replace('\n', " "));
+            let mut d = Diagnostic::error(
+                "E0010",
+                scl_diag::Span::new(start + i, start + i + c.len_utf8()),
+                format!("`--set` value with an invisible character {}", scl_diag::describe_char(c)),
+            )
+            .with_help("give the value without it; a value cannot hold control characters, line breaks or bidirectional controls");
+            d.at.file = file.clone();
+            diags.push(d);
+            continue;
+        }
         text.push_str(s);
         let Some((raw_key, value)) = s.split_once('=') else {
             let mut d = Diagnostic::error(

@@ -151,3 +151,27 @@ fn an_error_inside_a_stdlib_template_points_at_its_use_too() {
         "`runtime(torch = \"2.3.1\", cuda = \"12.4\", flavor = .runtime)` is instantiated here"
     );
 }
+
+#[test]
+fn set_values_with_invisible_characters_are_refused() {
+    // Every class of hidden character, and a line break, in a `--set` value
+    // is E0010 (the value never reaches the IR), like in a source file.
+    let src =
+        "param t: String = \"a\"\nenv app {\n  base = image(\"debian:12.5\")\n  vars.T = t\n}\n";
+    for (c, name) in [
+        ('\u{1b}', "U+001B (ESCAPE)"),
+        ('\r', "U+000D (CARRIAGE RETURN)"),
+        ('\n', "U+000A"),
+        ('\u{202e}', "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+        ('\u{2028}', "U+2028 (LINE SEPARATOR)"),
+    ] {
+        let arg = format!("t=a{c}b");
+        let d = helps(src, &["--set", &arg]);
+        assert_eq!(d.len(), 1, "{c:?}: {d:?}");
+        assert_eq!(d[0].0, "E0010");
+        assert_eq!(
+            d[0].1,
+            format!("`--set` value with an invisible character {name}")
+        );
+    }
+}

