@@ -54,6 +54,16 @@ pub fn is_hidden(c: char) -> bool {
         )
 }
 
+/// True when the character `c` at byte `at` of `text` is hidden in a file
+/// ([`is_hidden`]), except the carriage return of a CRLF line end and a
+/// byte order mark at the start: the rule for source files and for the
+/// files they read.
+pub fn is_hidden_at(text: &str, at: usize, c: char) -> bool {
+    is_hidden(c)
+        && !(c == '\r' && text.as_bytes().get(at + 1) == Some(&b'\n'))
+        && !(c == '\u{feff}' && at == 0)
+}
+
 /// True for a bidirectional formatting character (see [`is_hidden`]).
 pub fn is_bidi(c: char) -> bool {
     matches!(

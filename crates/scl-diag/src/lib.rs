@@ -15,7 +15,9 @@ mod ranges;
 mod render;
 
 pub use codes::{explain, lookup, Code, CODES};
-pub use hidden::{describe_char, hidden_name, is_bidi, is_hidden, visible_source, visible_text};
+pub use hidden::{
+    describe_char, hidden_name, is_bidi, is_hidden, is_hidden_at, visible_source, visible_text,
+};
 pub use ranges::Ranges;
 pub use render::{render_human, render_json, LineIndex, SourceCache};
 

@@ -1081,11 +1081,9 @@ fn check_requirements_file(
     // U+2028 and U+2029 as line ends and keeps the others, so a line a
     // reader sees as a comment can hold an option. A CRLF line end and a
     // byte order mark at the start are fine.
-    let hidden = text.char_indices().find(|&(i, c)| {
-        scl_diag::is_hidden(c)
-            && !(c == '\r' && text.as_bytes().get(i + 1) == Some(&b'\n'))
-            && !(c == '\u{feff}' && i == 0)
-    });
+    let hidden = text
+        .char_indices()
+        .find(|&(i, c)| scl_diag::is_hidden_at(text, i, c));
     if let Some((i, c)) = hidden {
         let line = text.as_bytes()[..i].iter().filter(|b| **b == b'\n').count() + 1;
         return Err(ev.report(

@@ -821,18 +821,12 @@ impl<'h> Evaluator<'h> {
         if self.produced.get() > MAX_PRODUCED {
             return Err(Reported);
         }
-        let steps = self.steps.get() + 1;
-        self.steps.set(steps);
-        if steps > MAX_STEPS {
-            if steps == MAX_STEPS + 1 {
-                self.report(
-                    cx.module,
-                    Diagnostic::error("E0316", e.span, format!("evaluation took more than {MAX_STEPS} steps"))
-                        .with_help("the program grows exponentially (a value doubled in a chain of lets or functions?)"),
-                );
-            }
-            return Err(Reported);
-        }
+        self.spend_steps(
+            cx.module,
+            e.span,
+            1,
+            "the program grows exponentially (a value doubled in a chain of lets or functions?)",
+        )?;
         self.depth.set(d + 1);
         // A record literal with a schema type was checked field by field as
         // it was built; only its required fields remain to be checked.
@@ -1179,8 +1173,6 @@ impl<'h> Evaluator<'h> {
         ))
     }
 
-    /// Charges `bytes` against [`MAX_PRODUCED`]; past it, `E0316` (reported
-    /// once) and every later charge fails.
     /// Whether `v` is or holds `Pending` (a `self` field not known yet).
     /// That needs a walk through the value, so it is done only once `self`
     /// was read in this evaluation: before, no value can hold `Pending`, and
@@ -1214,6 +1206,18 @@ impl<'h> Evaluator<'h> {
     /// `==` of lists) costs that many steps, so repeating it over a large
     /// list is bounded like any other loop. E0316 once when it runs out.
     pub(crate) fn work(&self, m: ModuleId, span: Span, units: u64) -> R<()> {
+        self.spend_steps(
+            m,
+            span,
+            units,
+            "an operation on large lists is repeated many times (`contains`, `-=`, `+=` or `==` inside a comprehension?)",
+        )
+    }
+
+    /// Adds `units` to the steps taken; past [`MAX_STEPS`], `E0316` with
+    /// `help` where the budget ran out (reported once) and every later
+    /// spending fails.
+    fn spend_steps(&self, m: ModuleId, span: Span, units: u64, help: &str) -> R<()> {
         let before = self.steps.get();
         let total = before.saturating_add(units);
         self.steps.set(total);
@@ -1223,13 +1227,19 @@ impl<'h> Evaluator<'h> {
         if before <= MAX_STEPS {
             self.report(
                 m,
-                Diagnostic::error("E0316", span, format!("evaluation took more than {MAX_STEPS} steps"))
-                    .with_help("an operation on large lists is repeated many times (`contains`, `-=`, `+=` or `==` inside a comprehension?)"),
+                Diagnostic::error(
+                    "E0316",
+                    span,
+                    format!("evaluation took more than {MAX_STEPS} steps"),
+                )
+                .with_help(help),
             );
         }
         Err(Reported)
     }
 
+    /// Charges `bytes` against [`MAX_PRODUCED`]; past it, `E0316` (reported
+    /// once) and every later charge fails.
     fn charge(&self, m: ModuleId, span: Span, bytes: usize) -> R<()> {
         let before = self.produced.get();
         let total = before.saturating_add(bytes as u64);
@@ -2047,8 +2057,8 @@ impl<'h> Evaluator<'h> {
                     .with_help("compute the values from `let` declarations instead"),
                 ));
             }
-            if converged || round == MAX_SELF_ROUNDS - 1 {
-                if record.values().any(Value::is_pending) || !converged {
+            if converged {
+                if record.values().any(Value::is_pending) {
                     let (m, span) = selfcx
                         .pending_use
                         .get()

@@ -495,9 +495,7 @@ impl<'a> Lexer<'a> {
         let mut run: Option<(usize, usize, char, usize)> = None; // start, end, first, count
         for (i, c) in text.char_indices() {
             let at = from + i;
-            let crlf = c == '\r' && self.bytes.get(at + 1) == Some(&b'\n');
-            let bom = c == '\u{feff}' && at == 0;
-            if scl_diag::is_hidden(c) && !crlf && !bom {
+            if scl_diag::is_hidden_at(self.src, at, c) {
                 match &mut run {
                     Some((_, end, _, n)) if *end == at => {
                         *end = at + c.len_utf8();
