@@ -1148,7 +1148,7 @@ impl<'a> Lexer<'a> {
         if triple {
             dedent(&mut pieces);
         }
-        self.emit_string(start, end, q, pieces);
+        self.emit_string(start, end, q, terminated, pieces);
         if !terminated && !triple {
             // Recover: close the `(` and `[` opened earlier on this line, so the
             // next line is lexed as if the string had ended with its line.
@@ -1166,8 +1166,9 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// Emits the tokens of a lexed string.
-    fn emit_string(&mut self, start: usize, end: usize, q: usize, pieces: Vec<Piece>) {
+    /// Emits the tokens of a lexed string (`q` quotes open it; `closed` if
+    /// the same quotes close it, else its `StrEnd` is zero-width at `end`).
+    fn emit_string(&mut self, start: usize, end: usize, q: usize, closed: bool, pieces: Vec<Piece>) {
         let has_interp = pieces.iter().any(|p| matches!(p, Piece::Interp(..)));
         if !has_interp {
             let mut text = String::new();
@@ -1224,7 +1225,7 @@ impl<'a> Lexer<'a> {
             });
         }
         flush(&mut self.out, &mut text, &mut text_span);
-        let close_start = end.saturating_sub(q).max(start);
+        let close_start = if closed { end.saturating_sub(q).max(start) } else { end };
         self.out.push(Token {
             kind: TokenKind::StrEnd,
             span: Span::new(close_start, end),

@@ -7,9 +7,11 @@
 pub mod ast;
 mod lexer;
 mod parser;
+pub mod trivia;
 
 pub use lexer::{is_keyword, lex, Token, TokenKind};
 pub use parser::parse;
+pub use trivia::{Piece, PieceKind, Trivia};
 
 /// The deepest nesting the syntax accepts: brackets (`( [ { ${`) and `if`
 /// constructs, each up to this many levels (`E0007` beyond). Chains of one
@@ -21,11 +23,13 @@ pub const MAX_NESTING: usize = 256;
 use scl_diag::Diagnostic;
 use std::sync::Arc;
 
-/// The result of parsing one file: the tree (always present) and the syntax
-/// errors (codes `E0001`–`E0006`; their `file` is empty until the caller
-/// fills it in).
+/// The result of parsing one file: the tree (always present), the syntax
+/// errors (codes `E0001`–`E0007`, `E0010`, `E0011`; their `file` is empty
+/// until the caller fills it in) and the lossless text table (every byte of
+/// the file, see [`trivia`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parse {
     pub module: Arc<ast::Module>,
     pub errors: Vec<Diagnostic>,
+    pub trivia: Arc<Trivia>,
 }

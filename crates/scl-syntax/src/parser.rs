@@ -45,6 +45,9 @@ fn sp(s: SSpan) -> Span {
 /// syntax errors, in source order.
 pub fn parse(src: &str) -> Parse {
     let (tokens, lex_errors) = lex(src);
+    let trivia = Arc::new(crate::trivia::Trivia {
+        pieces: crate::trivia::pieces(src, &tokens),
+    });
 
     // Doc comments leave the stream; they are attached by position.
     let mut docs: Docs = HashMap::new();
@@ -111,6 +114,7 @@ pub fn parse(src: &str) -> Parse {
     Parse {
         module: Arc::new(module),
         errors,
+        trivia,
     }
 }
 
