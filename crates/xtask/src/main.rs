@@ -3,6 +3,7 @@
 //! (see `bench/README.md`).
 
 mod bench;
+mod parse_time;
 mod workload;
 
 // The same allocator as `sclc`, so in-process figures match the binary.
@@ -16,11 +17,13 @@ fn main() {
         Some("bench") => scl_db::with_compiler_stack(|| bench::main(&args[1..])),
         Some("rss") => bench::rss_main(&args[1..]),
         Some("gen") => workload::gen_main(&args[1..]),
+        Some("parse-time") => parse_time::main(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench [--n 10,100,1000,5000] [--topology chain|fanin] \
                  [--runs R] [--edits E] [--shared DIR] [--keep DIR] [--no-peer] [--no-inprocess] [--deep LIST | --no-deep]\n       \
-                 cargo run --release -p xtask -- gen OUTDIR N [--topology chain|fanin]"
+                 cargo run --release -p xtask -- gen OUTDIR N [--topology chain|fanin]\n       \
+                 cargo run --release -p xtask -- parse-time [--baseline COMMIT] [--n N] [--rounds R] [--runs K]"
             );
             2
         }
