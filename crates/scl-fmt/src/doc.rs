@@ -90,7 +90,14 @@ pub fn render(doc: &Doc) -> String {
     let mut col = 0usize;
     let mut pending_indent = 0usize;
     let mut stack: Vec<(usize, Mode, &Doc)> = vec![(0, Mode::Break, doc)];
+    // A break on a line that holds nothing yet only sets its indentation:
+    // empty lines come from `Blank` alone.
     fn newline(out: &mut String, line_empty: &mut bool, col: &mut usize, pi: &mut usize, i: usize) {
+        if *line_empty {
+            *col = i;
+            *pi = i;
+            return;
+        }
         while out.ends_with(' ') {
             out.pop();
         }
@@ -105,7 +112,7 @@ pub fn render(doc: &Doc) -> String {
             Doc::Text(s) | Doc::Raw(s) => {
                 // No blank at the start of a line (a separator before a
                 // comment that now starts one).
-                if s.is_empty() || (line_empty && s == " ") {
+                if s.is_empty() || (s == " " && (line_empty || out.ends_with(' '))) {
                     continue;
                 }
                 if line_empty {

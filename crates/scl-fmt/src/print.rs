@@ -261,6 +261,13 @@ impl<'a> Printer<'a> {
     /// One element per line (blocks, declarations, broken lists). `sep` is
     /// printed after every element (`","` in lists, nothing in blocks).
     fn lines(seq: Seq, sep: &str) -> Doc {
+        Self::lines_last(seq, sep, true)
+    }
+
+    /// [`Self::lines`]; `last_sep` false leaves `sep` off the last element
+    /// (a list of parents takes no trailing comma).
+    fn lines_last(seq: Seq, sep: &str, last_sep: bool) -> Doc {
+        let n = seq.parts.len();
         let mut out = Vec::new();
         let mut first = true;
         let brk = |out: &mut Vec<Doc>, blank: bool, first: &mut bool| {
@@ -269,7 +276,7 @@ impl<'a> Printer<'a> {
             }
             *first = false;
         };
-        for p in seq.parts {
+        for (k, p) in seq.parts.into_iter().enumerate() {
             let mut blank = p.blank;
             let mut pending_blank = false;
             for (i, (c, b)) in p.leading.into_iter().enumerate() {
@@ -284,7 +291,9 @@ impl<'a> Printer<'a> {
             }
             brk(&mut out, blank || pending_blank, &mut first);
             out.push(p.doc);
-            out.push(text(sep));
+            if last_sep || k + 1 < n {
+                out.push(text(sep));
+            }
             if let Some(t) = p.trailing {
                 out.push(text(" "));
                 out.push(t);
@@ -539,17 +548,39 @@ impl<'a> Printer<'a> {
                 if let Some(ps) = &e.params {
                     v.push(self.params(e.name.span.end, ps));
                 }
-                if !e.extends.is_empty() {
-                    let mut ps = Vec::new();
-                    for (i, p) in e.extends.iter().enumerate() {
-                        if i > 0 {
-                            ps.push(text(","));
-                            ps.push(Doc::Line);
-                        }
-                        ps.push(self.expr(p));
-                    }
+                if let (false, Some(es)) = (e.extends.is_empty(), e.extends_span) {
+                    let open = self.find(es.start, "extends").map_or(es.start, |t| t.end);
+                    let seq = self.seq(
+                        &e.extends,
+                        open,
+                        e.body.span.start,
+                        |p, x| p.outer(x),
+                        |p, x| p.expr(x),
+                    );
                     v.push(text(" extends"));
-                    v.push(group(nest(concat(vec![Doc::Line, concat(ps)]))));
+                    if seq.has_comments() {
+                        let mut seq = seq;
+                        if let Some(c) = seq.after_open.take() {
+                            v.push(text(" "));
+                            v.push(c);
+                        }
+                        // (No comment can stand between the last parent and
+                        // the `{`: a line break there ends the declaration.)
+                        v.push(nest(concat(vec![
+                            Doc::Hard,
+                            Self::lines_last(seq, ",", false),
+                        ])));
+                    } else {
+                        let mut ps = Vec::new();
+                        for (i, p) in seq.parts.into_iter().enumerate() {
+                            if i > 0 {
+                                ps.push(text(","));
+                                ps.push(Doc::Line);
+                            }
+                            ps.push(p.doc);
+                        }
+                        v.push(group(nest(concat(vec![Doc::Line, concat(ps)]))));
+                    }
                 }
                 v.push(text(" "));
                 v.push(self.block(&e.body));
@@ -691,7 +722,12 @@ impl<'a> Printer<'a> {
                     self.block(then_block),
                 ];
                 if let Some(e) = else_block {
-                    v.push(text(" else "));
+                    let else_at = self
+                        .find(then_block.span.end, "else")
+                        .map_or(e.span.start, |t| t.start);
+                    v.push(self.inline(else_at));
+                    v.push(text(" "));
+                    v.push(text("else "));
                     let is_else_if = e.items.len() == 1
                         && matches!(e.items[0].kind, ItemKind::If { .. })
                         && self.raw(e.span.start, e.span.end).starts_with("if");
@@ -729,16 +765,28 @@ impl<'a> Printer<'a> {
         let (s, t) = self.inner_range(e);
         let parens = self.parens_around(s, t);
         let mut v = Vec::new();
-        for &(o, _) in &parens {
-            v.push(self.inline(o));
-            v.push(text("("));
+        if parens.is_empty() {
+            v.push(self.inline(s));
+            v.push(self.expr_inner(e));
+            return concat(v);
         }
-        v.push(self.inline(s));
-        v.push(self.expr_inner(e));
+        // Inside parentheses: a comment's line break indents what follows.
+        let mut inner = Vec::new();
+        for (k, &(o, _)) in parens.iter().enumerate() {
+            if k == 0 {
+                v.push(self.inline(o));
+            } else {
+                inner.push(self.inline(o));
+            }
+            inner.push(text("("));
+        }
+        inner.push(self.inline(s));
+        inner.push(self.expr_inner(e));
         for &(_, c) in parens.iter().rev() {
-            v.push(self.inline(c));
-            v.push(text(")"));
+            inner.push(self.inline(c));
+            inner.push(text(")"));
         }
+        v.push(nest(concat(inner)));
         concat(v)
     }
 
@@ -828,12 +876,16 @@ impl<'a> Printer<'a> {
                         }
                         PostOpKind::Index(i) => {
                             v.push(text("["));
-                            v.push(self.expr(i));
-                            v.push(self.inline(op.span.end - 1));
+                            v.push(nest(concat(vec![
+                                self.expr(i),
+                                self.inline(op.span.end - 1),
+                            ])));
                             v.push(text("]"));
                         }
                         PostOpKind::With(b) => {
-                            v.push(text(" with "));
+                            v.push(nest(self.inline(op.span.start)));
+                            v.push(text(" "));
+                            v.push(text("with "));
                             v.push(self.inline(b.span.start));
                             v.push(self.record(b, false));
                         }
@@ -866,19 +918,25 @@ impl<'a> Printer<'a> {
                 group(concat(v))
             }
             ExprKind::If(c, a, b) => {
-                let c = self.expr(c);
-                let a = self.expr(a);
-                let b = self.expr(b);
+                let cd = self.expr(c);
+                let then_at = self.find(self.outer(c).1, "then").map_or(0, |t| t.start);
+                let c1 = self.inline(then_at);
+                let ad = self.expr(a);
+                let else_at = self.find(self.outer(a).1, "else").map_or(0, |t| t.start);
+                let c2 = self.inline(else_at);
+                let bd = self.expr(b);
                 group(concat(vec![
                     text("if "),
-                    c,
+                    cd,
                     nest(concat(vec![
+                        c1,
                         Doc::Line,
                         text("then "),
-                        a,
+                        ad,
+                        c2,
                         Doc::Line,
                         text("else "),
-                        b,
+                        bd,
                     ])),
                 ]))
             }

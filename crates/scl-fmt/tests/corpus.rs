@@ -117,3 +117,37 @@ fn every_repository_file_formats_to_the_same_meaning_idempotently() {
         failures.join("\n\n")
     );
 }
+
+/// The book's formatting page shows what `sclc fmt` does: its ```scl
+/// blocks are formatted already, and its first "before" block (```scl,ignore)
+/// formats to the first of them.
+#[test]
+fn the_book_page_shows_formatted_code() {
+    let page = std::fs::read_to_string(repo().join("book/src/formatting.md")).unwrap();
+    let (mut done, mut before) = (Vec::new(), Vec::new());
+    let mut block: Option<(bool, String)> = None;
+    for line in page.lines() {
+        match &mut block {
+            None if line == "```scl" => block = Some((true, String::new())),
+            None if line == "```scl,ignore" => block = Some((false, String::new())),
+            Some((ok, body)) if line == "```" => {
+                if *ok {
+                    done.push(std::mem::take(body))
+                } else {
+                    before.push(std::mem::take(body))
+                }
+                block = None;
+            }
+            Some((_, body)) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            None => {}
+        }
+    }
+    assert!(done.len() >= 2 && !before.is_empty());
+    for b in &done {
+        assert_eq!(&scl_fmt::format(b).unwrap(), b);
+    }
+    assert_eq!(scl_fmt::format(&before[0]).unwrap(), done[0]);
+}

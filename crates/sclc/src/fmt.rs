@@ -55,7 +55,8 @@ pub fn fmt(paths: &[PathBuf], check: bool, stdin: bool, json: bool) -> i32 {
     let mut failed = false;
     let mut stdout = std::io::stdout().lock();
     for f in &files {
-        let shown = scl_diag::visible_text(&f.to_string_lossy()).into_owned();
+        let shown = f.strip_prefix(".").unwrap_or(f);
+        let shown = scl_diag::visible_text(&shown.to_string_lossy()).into_owned();
         let bytes = match std::fs::read(f) {
             Ok(b) => b,
             Err(e) => {
@@ -141,9 +142,10 @@ fn text_of(bytes: &[u8], shown: &str, json: bool) -> Option<String> {
             Ok(s) => return Some(s.to_string()),
             Err(e) => {
                 let at = e.valid_up_to();
+                // The text shown has U+FFFD (3 bytes) there.
                 Diagnostic::error(
                     "E0001",
-                    Span::new(at, at + 1),
+                    Span::new(at, at + '\u{fffd}'.len_utf8()),
                     format!("the file is not valid UTF-8 (byte {at})"),
                 )
                 .with_help("save the file as UTF-8")
