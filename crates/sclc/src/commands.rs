@@ -66,6 +66,17 @@ enum Command {
         #[arg(long = "set", value_name = "K=V")]
         set: Vec<String>,
     },
+    /// Rewrite files in the canonical layout (comments kept; see the book's "Formatting" page).
+    Fmt {
+        /// Files, or folders to search for `*.scl` files (default: `.`).
+        paths: Vec<PathBuf>,
+        /// Write nothing; list the files that would change and exit 1 if any.
+        #[arg(long)]
+        check: bool,
+        /// Format standard input to standard output (no PATH then).
+        #[arg(long, conflicts_with = "paths")]
+        stdin: bool,
+    },
     /// Explain a diagnostic code, with an example and the fix.
     Explain {
         /// `E0201`, `W0001`, … (`sclc explain --list` lists them all).
@@ -98,6 +109,11 @@ pub fn main() -> i32 {
     let fmt = cli.message_format;
     match cli.command {
         Command::Explain { code, list } => explain(code, list),
+        Command::Fmt {
+            paths,
+            check,
+            stdin,
+        } => crate::fmt::fmt(&paths, check, stdin, fmt == MessageFormat::Json),
         Command::Check { paths, set } => check(&paths, &set, fmt, cli.stdlib),
         Command::Ir {
             file,
@@ -115,7 +131,7 @@ pub fn main() -> i32 {
     }
 }
 
-fn usage_error(msg: &str) -> i32 {
+pub(crate) fn usage_error(msg: &str) -> i32 {
     eprintln!("error: {msg}");
     2
 }
@@ -156,6 +172,21 @@ fn print_diagnostics(db: &Database, diags: &[Diagnostic], fmt: MessageFormat, cm
     }
     let mut src = db.sources();
     src.insert(CMDLINE.to_string(), cmdline.to_string());
+    render_diagnostics(src, diags, fmt == MessageFormat::Json);
+}
+
+/// Prints `diags` to stderr as `sclc check` does (human or JSON, with the
+/// error and warning count), with `src` the texts they point into (by the
+/// file name in each diagnostic).
+pub(crate) fn render_diagnostics(src: HashMap<String, String>, diags: &[Diagnostic], json: bool) {
+    if diags.is_empty() {
+        return;
+    }
+    let fmt = if json {
+        MessageFormat::Json
+    } else {
+        MessageFormat::Human
+    };
     let sources = Sources(src);
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let mut err = std::io::stderr().lock();
@@ -366,6 +397,12 @@ fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, i32> {
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    walk_files(dir, &|name| name.ends_with(".env.scl"), out)
+}
+
+/// The files below `dir` whose name `keep` accepts, sorted, not following
+/// links and skipping hidden folders, `target` and `node_modules`.
+pub(crate) fn walk_files(dir: &Path, keep: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
@@ -381,9 +418,9 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if p.is_dir() {
             if !name.starts_with('.') && name != "target" && name != "node_modules" {
-                walk(&p, out);
+                walk_files(&p, keep, out);
             }
-        } else if name.ends_with(".env.scl") {
+        } else if keep(name) {
             out.push(p);
         }
     }

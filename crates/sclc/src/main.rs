@@ -5,6 +5,7 @@
 //! error (unknown flag, missing file).
 
 mod commands;
+mod fmt;
 mod output;
 
 // The compiler allocates many small values; mimalloc is markedly faster at

@@ -1,0 +1,85 @@
+//! The SCL formatter: one canonical layout for a `.env.scl` file, keeping
+//! every comment and every literal as written (the layout is described in
+//! the book, `book/src/formatting.md`).
+//!
+//! It prints the AST of [`scl_syntax::parse`] with the trivia table beside
+//! it (comments, blank lines, the raw text of literals), through a small
+//! Wadler-style pretty printer ([`doc`]). Formatting never changes what a
+//! file means: [`verify`] checks that the output parses without errors to
+//! the same tree (spans aside) with the same comments, and `sclc fmt` runs
+//! it before writing anything.
+
+pub mod doc;
+mod print;
+
+use scl_diag::Diagnostic;
+
+/// Formats one file's text.
+///
+/// Returns the formatted text (ending in one `\n`; empty for a file with no
+/// declaration and no comment), or the file's syntax errors (codes
+/// `E0001`–`E0007`, `E0010`, `E0011`, with an empty `file`): a file with a
+/// syntax error is never formatted. Idempotent: formatting the result gives
+/// the same text.
+pub fn format(src: &str) -> Result<String, Vec<Diagnostic>> {
+    let parse = scl_syntax::parse(src);
+    if !parse.errors.is_empty() {
+        return Err(parse.errors);
+    }
+    let mut p = print::Printer::new(src, &parse);
+    let doc = p.module(&parse.module);
+    Ok(doc::render(&doc))
+}
+
+/// Checks that `formatted` means what `src` means: it has no syntax error,
+/// its tree equals `src`'s but for spans, and its comments are the same
+/// texts in the same order (trailing blanks aside). `Err` says what differs.
+pub fn verify(src: &str, formatted: &str) -> Result<(), String> {
+    let a = scl_syntax::parse(src);
+    let b = scl_syntax::parse(formatted);
+    if let Some(e) = b.errors.first() {
+        return Err(format!(
+            "the formatted text has a syntax error: {} {} at byte {}",
+            e.code, e.message, e.at.span.start
+        ));
+    }
+    if tree_without_spans(&a.module) != tree_without_spans(&b.module) {
+        return Err("the formatted text parses to another tree".into());
+    }
+    let (ca, cb) = (comments(src, &a), comments(formatted, &b));
+    if ca != cb {
+        return Err(format!(
+            "the comments differ: {} before, {} after",
+            ca.len(),
+            cb.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The texts of a file's `//` and `///` comments, in order, without
+/// trailing blanks.
+pub fn comments(src: &str, parse: &scl_syntax::Parse) -> Vec<String> {
+    parse
+        .trivia
+        .comments()
+        .map(|p| src[p.span.range()].trim_end().to_string())
+        .collect()
+}
+
+/// The tree of a module as text, with every span left out (`Span { … }`
+/// written as `_`), so two trees compare equal when only positions differ.
+pub fn tree_without_spans(m: &scl_syntax::ast::Module) -> String {
+    let s = format!("{m:?}");
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s.as_str();
+    while let Some(i) = rest.find("Span { start: ") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i..];
+        let end = after.find(" }").map_or(after.len(), |j| j + 2);
+        out.push('_');
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
