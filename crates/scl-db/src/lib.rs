@@ -508,7 +508,9 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
             0,
             Diagnostic::error(
                 "E0001",
-                scl_diag::Span::new(at, at + 1),
+                // In the text the compiler reads, the bad bytes are one
+                // U+FFFD (3 bytes) at the same offset.
+                scl_diag::Span::new(at, at + char::REPLACEMENT_CHARACTER.len_utf8()),
                 format!("the file is not valid UTF-8 (byte {at})"),
             )
             .with_help("save the file as UTF-8")

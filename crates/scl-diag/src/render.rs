@@ -143,6 +143,19 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
             *f = std::sync::Arc::from(v);
         }
     };
+    // Every span on character boundaries of its file's text (and inside it):
+    // a span can come from outside the text's own coordinates (the bytes of
+    // a file that is not valid UTF-8, a stale position), and everything
+    // below slices the text by spans.
+    let snap = |at: &mut crate::Location| {
+        if let Some(text) = sources.source(&at.file) {
+            let start = floor_char_boundary(text, at.span.start as usize);
+            let end = ceil_char_boundary(text, (at.span.end as usize).max(start));
+            at.span = crate::Span::new(start, end);
+        }
+    };
+    snap(&mut d.at);
+    d.labels.iter_mut().for_each(|l| snap(&mut l.at));
     show(&mut d.at.file);
     d.labels.iter_mut().for_each(|l| show(&mut l.at.file));
     if real.is_empty() {
@@ -335,6 +348,14 @@ fn render_visible(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> Str
 }
 
 /// The largest char boundary of `text` at or below `i` (clamped to its length).
+fn ceil_char_boundary(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
 fn floor_char_boundary(text: &str, i: usize) -> usize {
     let mut i = i.min(text.len());
     while !text.is_char_boundary(i) {
@@ -361,6 +382,27 @@ mod tests {
         assert_eq!(ix.line_col(t, 3), (2, 1));
         assert_eq!(ix.line_col(t, 5), (2, 2)); // after the two-byte ç
         assert_eq!((ix.line(0), ix.line(3), ix.line(99)), (1, 2, 3));
+    }
+
+    #[test]
+    fn any_span_renders_even_inside_a_character() {
+        // Spans can come from outside the text's coordinates (the bytes of a
+        // file that is not valid UTF-8): every start and end, on a character
+        // boundary or not, past the end or not, renders without a panic.
+        let text = "é\u{fffd}x\n🦀ç\n";
+        let mut src = HashMap::new();
+        src.insert("a.env.scl".to_string(), text.to_string());
+        let file: std::sync::Arc<str> = std::sync::Arc::from("a.env.scl");
+        for start in 0..=text.len() + 1 {
+            for end in start..=text.len() + 1 {
+                let span = crate::Span::new(start, end);
+                let d = Diagnostic::error("E0001", span, "m")
+                    .with_label(file.clone(), span, "l")
+                    .in_file(&file);
+                let out = render_human(&d, &src, false);
+                assert!(out.contains("E0001"), "{start}..{end}: {out}");
+            }
+        }
     }
 
     #[test]

@@ -179,6 +179,22 @@ fn pipeline(db: &Database, main: &Path) -> (Snapshot, Vec<String>) {
                 d.code, span.start, span.end, d.at.file, len, d.message
             ));
         }
+        // Spans are in the coordinates of the text the compiler read, so
+        // they fall on its character boundaries.
+        if let Some(text) = sources.get(&*d.at.file) {
+            let on = |o: u32| (o as usize) > text.len() || text.is_char_boundary(o as usize);
+            if !on(span.start) || !on(span.end) {
+                problems.push(format!(
+                    "{} at {}..{} is not on character boundaries of {}: {}",
+                    d.code, span.start, span.end, d.at.file, d.message
+                ));
+            }
+        }
+    }
+    // Every diagnostic renders for a terminal (a panic here is caught by the
+    // supervisor like any other).
+    for d in &diags {
+        std::hint::black_box(scl_diag::render_human(d, &sources, false));
     }
     for (file, n) in stops {
         if n > 1 {

@@ -175,3 +175,17 @@ fn set_values_with_invisible_characters_are_refused() {
         );
     }
 }
+
+#[test]
+fn a_file_that_is_not_utf8_is_one_error_at_its_first_bad_byte() {
+    // The bad byte becomes one U+FFFD in the text the compiler reads; the
+    // diagnostic's span is that character, so it renders (it used to panic
+    // inside the renderer: exit 101).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.env.scl"), b"let a = 1\n\xff\n").unwrap();
+    let out = sclc(dir.path(), &["check", "m.env.scl"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("[E0001] Error: the file is not valid UTF-8 (byte 10)"), "{err}");
+    assert!(err.contains("m.env.scl:2:1"), "{err}");
+}
