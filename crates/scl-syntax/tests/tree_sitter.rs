@@ -9,8 +9,10 @@
 //!   the codes `E0001`–`E0007` and `E0011`; `E0010` (an invisible character)
 //!   is left out because both parsers skip the character and build the same
 //!   tree.
-//! * `corpus`: `tree-sitter test` (the corpus in `test/corpus/*.txt`, the
-//!   queries' syntax).
+//! * `agreement_on_prefixes`: the same on every prefix of those files that
+//!   ends at a line end (mostly broken, half-typed text).
+//! * `corpus`: `tree-sitter test` (the corpus in `test/corpus/*.txt`).
+//! * `queries_compile`: the queries in `queries/` are valid for the grammar.
 //! * `generated_parser_is_committed`: `tree-sitter generate` run on a copy
 //!   of `grammar.js` gives the committed `src/` byte for byte.
 //!
@@ -19,7 +21,7 @@
 //! calls to build the parser). Without it they fail, unless
 //! `SCL_SKIP_TREE_SITTER=1` is set.
 
-use std::collections::BTreeSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -47,10 +49,15 @@ fn cli() -> Option<&'static str> {
                 if v == format!("tree-sitter {TREE_SITTER_VERSION}") {
                     Ok(())
                 } else {
-                    Err(format!("`tree-sitter --version` says {v:?}, the tests need {TREE_SITTER_VERSION}"))
+                    Err(format!(
+                        "`tree-sitter --version` says {v:?}, the tests need {TREE_SITTER_VERSION}"
+                    ))
                 }
             }
-            Ok(o) => Err(format!("`tree-sitter --version` failed: {}", String::from_utf8_lossy(&o.stderr))),
+            Ok(o) => Err(format!(
+                "`tree-sitter --version` failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            )),
             Err(e) => Err(format!("the tree-sitter CLI is not on PATH ({e})")),
         }
     });
@@ -69,7 +76,9 @@ fn cli() -> Option<&'static str> {
 
 /// Runs `cmd`, panicking with its output when it fails.
 fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -86,7 +95,9 @@ fn parser_lib(ts: &str) -> &'static Path {
     static LIB: OnceLock<(tempfile_dir::Dir, PathBuf)> = OnceLock::new();
     let (_, lib) = LIB.get_or_init(|| {
         let dir = tempfile_dir::Dir::new("scl-tree-sitter-lib");
-        let lib = dir.path().join(format!("scl.{}", std::env::consts::DLL_EXTENSION));
+        let lib = dir
+            .path()
+            .join(format!("scl.{}", std::env::consts::DLL_EXTENSION));
         run(Command::new(ts)
             .current_dir(grammar_dir())
             .arg("build")
@@ -138,7 +149,9 @@ fn scl_files() -> Vec<PathBuf> {
         .map(|d| root.join(d))
         .collect();
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -162,103 +175,197 @@ fn is_syntax_error(code: &str) -> bool {
     )
 }
 
-#[test]
-fn agreement() {
-    let Some(ts) = cli() else { return };
-    let lib = parser_lib(ts);
-    let files = scl_files();
-    assert!(files.len() > 150, "found only {} .scl files", files.len());
-    let agreement_cases = files
-        .iter()
-        .filter(|f| f.starts_with("grammar/tree-sitter-scl/test/agreement"))
-        .count();
-    assert!(agreement_cases > 20, "found only {agreement_cases} edge-case files");
+/// A text both parsers read: where it comes from and the compiler's syntax
+/// errors in it.
+struct Case {
+    label: String,
+    src: String,
+    errors: Vec<String>,
+}
 
-    // The compiler's verdict.
-    let mut compiler_errors: Vec<(PathBuf, Vec<String>)> = Vec::new();
-    for f in &files {
-        let bytes = std::fs::read(root().join(f)).unwrap();
-        let src = String::from_utf8(bytes).unwrap_or_else(|_| panic!("{} is not UTF-8", f.display()));
-        let codes: Vec<String> = scl_syntax::parse(&src)
+impl Case {
+    fn new(label: String, src: String) -> Case {
+        let errors = scl_syntax::parse(&src)
             .errors
             .iter()
             .filter(|d| is_syntax_error(&d.code))
-            .map(|d| format!("{} {}:{}", d.code, d.at.span.start, d.message))
+            .map(|d| format!("{} at byte {}: {}", d.code, d.at.span.start, d.message))
             .collect();
-        // The edge cases say in their name which verdict they expect.
-        if let Some(name) = f.file_name().and_then(|n| n.to_str()) {
-            if f.starts_with("grammar/tree-sitter-scl/test/agreement") {
-                assert_eq!(
-                    name.starts_with("err_"),
-                    !codes.is_empty(),
-                    "{}: the compiler's verdict is not the one the name says ({codes:?})",
-                    f.display()
-                );
-            }
-        }
-        compiler_errors.push((f.clone(), codes));
+        Case { label, src, errors }
     }
+}
 
-    // tree-sitter's verdict: one run over every file.
-    let list = tempfile_dir::Dir::new("scl-tree-sitter-paths");
-    let paths = list.path().join("paths.txt");
-    let text: String = files.iter().map(|f| format!("{}\n", f.display())).collect();
-    std::fs::write(&paths, text).unwrap();
+/// Parses every case with tree-sitter (one run of `tree-sitter parse`) and
+/// returns the cases on which it disagrees with the compiler.
+fn disagreements(ts: &str, cases: &[Case]) -> Vec<String> {
+    let lib = parser_lib(ts);
+    let dir = tempfile_dir::Dir::new("scl-tree-sitter-cases");
+    let mut list = String::new();
+    for (i, c) in cases.iter().enumerate() {
+        let p = dir.path().join(format!("{i}.env.scl"));
+        std::fs::write(&p, &c.src).unwrap();
+        list.push_str(&format!("{}\n", p.display()));
+    }
+    let paths = dir.path().join("paths.txt");
+    std::fs::write(&paths, list).unwrap();
     let out = Command::new(ts)
-        .current_dir(root())
-        .args(["parse", "--quiet", "--json-summary", "--lang-name", "scl", "--lib-path"])
+        .args([
+            "parse",
+            "--quiet",
+            "--json-summary",
+            "--lang-name",
+            "scl",
+            "--lib-path",
+        ])
         .arg(lib)
         .arg("--paths")
         .arg(&paths)
         .output()
         .expect("run tree-sitter parse");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    // `--quiet` prints a line per file with errors, then the JSON summary.
+    // `--quiet` prints a line per file with errors (its first ERROR or
+    // MISSING node), then the JSON summary.
     let json_start = stdout
         .find("\n{")
         .map(|i| i + 1)
         .or_else(|| stdout.starts_with('{').then_some(0))
-        .unwrap_or_else(|| panic!("no JSON summary from tree-sitter parse:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
-    let summary: serde_json::Value = serde_json::from_str(&stdout[json_start..]).expect("tree-sitter's JSON summary");
-    let parses = summary["parse_summaries"].as_array().expect("parse_summaries");
-    assert_eq!(parses.len(), files.len(), "tree-sitter parsed another number of files");
-    let ts_failed: BTreeSet<PathBuf> = parses
-        .iter()
-        .filter(|p| p["successful"] != serde_json::Value::Bool(true))
-        .map(|p| PathBuf::from(p["file"].as_str().unwrap()))
+        .unwrap_or_else(|| {
+            panic!(
+                "no JSON summary from tree-sitter parse:\n{stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    let summary: serde_json::Value =
+        serde_json::from_str(&stdout[json_start..]).expect("tree-sitter's JSON summary");
+    let parses = summary["parse_summaries"]
+        .as_array()
+        .expect("parse_summaries");
+    assert_eq!(
+        parses.len(),
+        cases.len(),
+        "tree-sitter parsed another number of files"
+    );
+    let first_error: HashMap<&str, &str> = stdout[..json_start]
+        .lines()
+        .filter_map(|l| {
+            let (file, rest) = l.split_once(char::is_whitespace)?;
+            Some((file, rest.rsplit('\t').next().unwrap_or(rest)))
+        })
         .collect();
-    // The lines of the files with errors, by file (the first node in error).
-    let ts_lines: Vec<&str> = stdout[..json_start].lines().collect();
-
-    let mut disagree = Vec::new();
-    let mut with_errors = 0;
-    for (f, codes) in &compiler_errors {
-        let compiler_ok = codes.is_empty();
-        let ts_ok = !ts_failed.contains(f);
-        if !compiler_ok {
-            with_errors += 1;
-        }
-        if compiler_ok != ts_ok {
-            let ts_line = ts_lines
-                .iter()
-                .find(|l| l.starts_with(&*f.to_string_lossy()))
-                .map_or("no ERROR or MISSING node".to_string(), |l| l.split('\t').last().unwrap_or(l).to_string());
-            disagree.push(format!(
-                "{}: compiler {}, tree-sitter {ts_line}",
-                f.display(),
-                if compiler_ok { "accepts it".to_string() } else { format!("reports {codes:?}") }
+    let mut out = Vec::new();
+    for (c, p) in cases.iter().zip(parses) {
+        let ts_ok = p["successful"] == serde_json::Value::Bool(true);
+        if ts_ok != c.errors.is_empty() {
+            let file = p["file"].as_str().unwrap_or_default();
+            out.push(format!(
+                "{}: the compiler {}, tree-sitter {}",
+                c.label,
+                if c.errors.is_empty() {
+                    "accepts it".to_string()
+                } else {
+                    format!("reports {:?}", c.errors)
+                },
+                first_error.get(file).map_or("accepts it", |e| e.trim())
             ));
         }
     }
+    out
+}
+
+#[test]
+fn agreement() {
+    let Some(ts) = cli() else { return };
+    let files = scl_files();
+    assert!(files.len() > 150, "found only {} .scl files", files.len());
+    let mut cases = Vec::new();
+    let mut edge_cases = 0;
+    for f in &files {
+        let bytes = std::fs::read(root().join(f)).unwrap();
+        let src =
+            String::from_utf8(bytes).unwrap_or_else(|_| panic!("{} is not UTF-8", f.display()));
+        let case = Case::new(f.display().to_string(), src);
+        // The edge cases say in their name which verdict they expect.
+        if f.starts_with("grammar/tree-sitter-scl/test/agreement") {
+            edge_cases += 1;
+            let name = f.file_name().unwrap().to_string_lossy();
+            assert_eq!(
+                name.starts_with("err_"),
+                !case.errors.is_empty(),
+                "{}: the compiler's verdict is not the one the name says ({:?})",
+                f.display(),
+                case.errors
+            );
+        }
+        cases.push(case);
+    }
+    assert!(edge_cases > 40, "found only {edge_cases} edge-case files");
+    let with_errors = cases.iter().filter(|c| !c.errors.is_empty()).count();
+    let disagree = disagreements(ts, &cases);
     eprintln!(
         "tree-sitter agreement: {} files, {with_errors} with syntax errors, {} disagreements",
-        files.len(),
+        cases.len(),
         disagree.len()
     );
-    assert!(disagree.is_empty(), "the parsers disagree on {} files:\n{}", disagree.len(), disagree.join("\n"));
-    // Both kinds are covered.
-    assert!(with_errors >= 30, "only {with_errors} files with syntax errors");
-    assert!(files.len() - with_errors >= 100, "only {} files without", files.len() - with_errors);
+    assert!(
+        disagree.is_empty(),
+        "the parsers disagree on {} files:\n{}",
+        disagree.len(),
+        disagree.join("\n")
+    );
+    assert!(
+        with_errors >= 30,
+        "only {with_errors} files with syntax errors"
+    );
+    assert!(
+        cases.len() - with_errors >= 100,
+        "only {} files without",
+        cases.len() - with_errors
+    );
+}
+
+/// The same on every prefix of every file that ends at a line end (so
+/// mostly on half-typed, broken text). With `SCL_TREE_SITTER_ALL_PREFIXES=1`
+/// on every prefix (every character boundary; about 45,000 texts, a minute).
+#[test]
+fn agreement_on_prefixes() {
+    let Some(ts) = cli() else { return };
+    let all = std::env::var("SCL_TREE_SITTER_ALL_PREFIXES").as_deref() == Ok("1");
+    let mut cases = Vec::new();
+    for f in scl_files() {
+        let src = std::fs::read_to_string(root().join(&f)).unwrap();
+        let cuts: Vec<usize> = if all {
+            (0..src.len())
+                .filter(|i| src.is_char_boundary(*i))
+                .collect()
+        } else {
+            src.match_indices('\n').map(|(i, _)| i).collect()
+        };
+        for i in cuts {
+            cases.push(Case::new(
+                format!("{} up to byte {i}", f.display()),
+                src[..i].to_string(),
+            ));
+        }
+    }
+    assert!(cases.len() > 1000, "only {} prefixes", cases.len());
+    let with_errors = cases.iter().filter(|c| !c.errors.is_empty()).count();
+    let disagree = disagreements(ts, &cases);
+    eprintln!(
+        "tree-sitter agreement on prefixes: {} texts, {with_errors} with syntax errors, {} disagreements",
+        cases.len(),
+        disagree.len()
+    );
+    assert!(
+        disagree.is_empty(),
+        "the parsers disagree on {} prefixes:\n{}",
+        disagree.len(),
+        disagree
+            .iter()
+            .take(30)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 #[test]
@@ -269,7 +376,31 @@ fn corpus() {
         .current_dir(grammar_dir())
         .args(["test", "--lang-name", "scl", "--lib-path"])
         .arg(lib));
-    assert!(out.contains("Total parses") || out.contains('✓'), "unexpected output of tree-sitter test:\n{out}");
+    assert!(
+        out.contains("Total parses") || out.contains('✓'),
+        "unexpected output of tree-sitter test:\n{out}"
+    );
+}
+
+/// Every query file compiles against the grammar (a capture of a node type
+/// or field that does not exist is an error) and runs on every example.
+#[test]
+fn queries_compile() {
+    let Some(ts) = cli() else { return };
+    let lib = parser_lib(ts);
+    let examples: Vec<PathBuf> = scl_files()
+        .into_iter()
+        .filter(|f| f.starts_with("examples") || f.starts_with("stdlib"))
+        .map(|f| root().join(f))
+        .collect();
+    for q in ["highlights", "locals", "folds", "indents"] {
+        let query = grammar_dir().join(format!("queries/{q}.scm"));
+        run(Command::new(ts)
+            .args(["query", "--quiet", "--lang-name", "scl", "--lib-path"])
+            .arg(lib)
+            .arg(&query)
+            .args(&examples));
+    }
 }
 
 #[test]
@@ -280,9 +411,12 @@ fn generated_parser_is_committed() {
         std::fs::copy(grammar_dir().join(f), work.path().join(f)).unwrap();
     }
     // The built-in QuickJS runtime: no node needed.
-    run(Command::new(ts)
-        .current_dir(work.path())
-        .args(["generate", "--js-runtime", "native", "grammar.js"]));
+    run(Command::new(ts).current_dir(work.path()).args([
+        "generate",
+        "--js-runtime",
+        "native",
+        "grammar.js",
+    ]));
     let committed = grammar_dir().join("src");
     let generated = work.path().join("src");
     let mut stale = Vec::new();
@@ -294,7 +428,8 @@ fn generated_parser_is_committed() {
         "tree_sitter/alloc.h",
         "tree_sitter/array.h",
     ] {
-        let want = std::fs::read(generated.join(f)).unwrap_or_else(|e| panic!("generated {f}: {e}"));
+        let want =
+            std::fs::read(generated.join(f)).unwrap_or_else(|e| panic!("generated {f}: {e}"));
         let have = std::fs::read(committed.join(f)).unwrap_or_default();
         if want != have {
             stale.push(f);
