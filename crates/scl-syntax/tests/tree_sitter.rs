@@ -188,7 +188,7 @@ impl Case {
         let errors = scl_syntax::parse(&src)
             .errors
             .iter()
-            .filter(|d| is_syntax_error(&d.code))
+            .filter(|d| is_syntax_error(d.code))
             .map(|d| format!("{} at byte {}: {}", d.code, d.at.span.start, d.message))
             .collect();
         Case { label, src, errors }

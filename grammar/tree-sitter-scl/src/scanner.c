@@ -428,11 +428,6 @@ static bool scan_closer(Scanner *s, TSLexer *lx, int32_t c) {
 }
 
 static bool scan_word(Scanner *s, TSLexer *lx) {
-  int32_t first = lx->lookahead;
-  bool line_start = false;
-  if (s->len && (first == 'i' || first == 'p' || first == 'l' || first == 'f' || first == 'e')) {
-    line_start = lx->get_column(lx) == 0;
-  }
   char w[8];
   unsigned n = read_word(lx, w, sizeof w);
   if (n >= sizeof w) return emit(s, lx, IDENTIFIER);
@@ -441,7 +436,8 @@ static bool scan_word(Scanner *s, TSLexer *lx) {
     enum TokenType t = KEYWORDS[i].token;
     bool decl = t == KW_IMPORT || t == KW_PARAM || t == KW_LET || t == KW_FN ||
                 t == KW_ENV || t == KW_ENUM;
-    if (decl && line_start) {
+    /* (words are ASCII: the word started n columns back) */
+    if (decl && s->len && lx->get_column(lx) == n) {
       /* A declaration keyword at the start of a line while brackets are
        * open: the compiler closes them (E0006) and goes on at top level. */
       bool in_string = false;
