@@ -833,30 +833,41 @@ impl<'s> Parser<'s> {
     fn param_decl(&mut self, start: usize, doc: Option<String>) -> Option<Decl> {
         self.bump();
         let name = self.ident().ok()?;
-        let mut d = ParamDecl {
+        let (mut ty, mut default, mut where_) = (None, None, None);
+        let _ = self.param_rest(&mut ty, &mut default, &mut where_);
+        Some(Decl::Param(ParamDecl {
             doc,
             name,
-            ty: self.err_type(self.pos),
-            default: self.err_expr(self.pos),
-            where_: None,
-            span: self.eoi,
-        };
-        let _ = self.param_rest(&mut d);
-        d.span = self.span_from(start);
-        Some(Decl::Param(d))
+            ty: ty.unwrap_or_else(|| self.err_type(self.pos)),
+            default: default.unwrap_or_else(|| self.err_expr(self.pos)),
+            where_,
+            span: self.span_from(start),
+        }))
     }
 
-    fn param_rest(&mut self, d: &mut ParamDecl) -> R<()> {
+    /// The rest of a param after its name; a part that fails is an Error
+    /// node over what it took, a part not reached is left `None`.
+    fn param_rest(
+        &mut self,
+        ty: &mut Option<TypeExpr>,
+        default: &mut Option<Expr>,
+        where_: &mut Option<Expr>,
+    ) -> R<()> {
         self.need(K::Colon)?;
         let at = self.pos;
-        d.ty = self.ty().inspect_err(|_| d.ty = self.err_type(at))?;
+        *ty = Some(self.ty().inspect_err(|_| *ty = Some(self.err_type(at)))?);
         self.need(K::Eq)?;
         let at = self.pos;
-        d.default = self.expr().inspect_err(|_| d.default = self.err_expr(at))?;
+        *default = Some(
+            self.expr()
+                .inspect_err(|_| *default = Some(self.err_expr(at)))?,
+        );
         if self.eat(K::Where) {
             let at = self.pos;
-            d.where_ = Some(self.err_expr(at));
-            d.where_ = Some(self.expr()?);
+            *where_ = Some(
+                self.expr()
+                    .inspect_err(|_| *where_ = Some(self.err_expr(at)))?,
+            );
         }
         Ok(())
     }
@@ -865,11 +876,13 @@ impl<'s> Parser<'s> {
     fn let_decl(&mut self, start: usize, doc: Option<String>) -> Option<Decl> {
         self.bump();
         let name = self.ident().ok()?;
-        let at = self.pos;
-        let value = self
-            .need(K::Eq)
-            .and_then(|_| self.expr())
-            .unwrap_or_else(|_| self.err_expr(at));
+        let value = match self.need(K::Eq) {
+            Ok(()) => {
+                let at = self.pos;
+                self.expr().unwrap_or_else(|_| self.err_expr(at))
+            }
+            Err(Fail) => self.err_expr(self.pos),
+        };
         Some(Decl::Let(LetDecl {
             doc,
             name,
@@ -934,33 +947,39 @@ impl<'s> Parser<'s> {
     fn fn_decl(&mut self, start: usize, doc: Option<String>) -> Option<Decl> {
         self.bump();
         let name = self.ident().ok()?;
-        let mut d = FnDecl {
+        let (mut params, mut ret, mut body) = (Vec::new(), None, None);
+        let _ = self.fn_rest(&mut params, &mut ret, &mut body);
+        Some(Decl::Fn(FnDecl {
             doc,
             name,
-            params: Vec::new(),
-            ret: None,
-            body: self.err_expr(self.pos),
-            span: self.eoi,
-        };
-        let _ = self.fn_rest(&mut d);
-        d.span = self.span_from(start);
-        Some(Decl::Fn(d))
+            params,
+            ret,
+            body: body.unwrap_or_else(|| self.err_expr(self.pos)),
+            span: self.span_from(start),
+        }))
     }
 
-    fn fn_rest(&mut self, d: &mut FnDecl) -> R<()> {
+    fn fn_rest(
+        &mut self,
+        params: &mut Vec<ParamSig>,
+        ret: &mut Option<TypeExpr>,
+        body: &mut Option<Expr>,
+    ) -> R<()> {
         if !self.at(K::LParen) {
             return Err(self.fail());
         }
         // A broken parameter is recovered inside the list: go on after it.
-        d.params = self.params()?;
+        *params = self.params()?;
         if self.eat(K::Arrow) {
             let at = self.pos;
-            d.ret = Some(self.err_type(at));
-            d.ret = Some(self.ty()?);
+            *ret = Some(self.ty().inspect_err(|_| *ret = Some(self.err_type(at)))?);
         }
         self.need(K::Eq)?;
         let at = self.pos;
-        d.body = self.expr().inspect_err(|_| d.body = self.err_expr(at))?;
+        *body = Some(
+            self.expr()
+                .inspect_err(|_| *body = Some(self.err_expr(at)))?,
+        );
         Ok(())
     }
 
@@ -1070,12 +1089,19 @@ impl<'s> Parser<'s> {
     fn param_sig(&mut self, out: &mut Vec<ParamSig>) -> R<()> {
         let start = self.pos;
         let name = self.ident()?;
-        let ty_start = self.pos;
-        let ty = self.need(K::Colon).and_then(|_| self.ty());
+        // On failure: where the type should have started.
+        let ty = match self.need(K::Colon) {
+            Ok(()) => {
+                let at = self.pos;
+                self.ty().map_err(|_| at)
+            }
+            Err(Fail) => Err(self.pos),
+        };
         let ty = match ty {
             Ok(t) => t,
-            Err(f) => {
-                let ty = self.err_type(ty_start);
+            Err(at) => {
+                let f = Fail;
+                let ty = self.err_type(at);
                 out.push(ParamSig {
                     name,
                     ty,
