@@ -421,32 +421,40 @@ struct Parser<'s> {
 }
 
 impl<'s> Parser<'s> {
-    fn new(src: &'s str, tokens: Vec<Token>) -> Parser<'s> {
-        let mut toks = Vec::with_capacity(tokens.len());
+    fn new(src: &'s str, mut tokens: Vec<Token>) -> Parser<'s> {
         let mut kinds = Vec::with_capacity(tokens.len() + 1);
         let mut docs: Vec<(usize, String)> = Vec::new();
-        let mut pending: Option<String> = None;
-        for t in tokens {
-            match t.kind {
-                TokenKind::DocComment(text) => match &mut pending {
-                    Some(p) => {
-                        p.push('\n');
-                        p.push_str(&text);
-                    }
-                    None => pending = Some(text),
-                },
-                kind => {
-                    let k = K::of(&kind);
-                    if k != K::Newline {
-                        if let Some(doc) = pending.take() {
-                            docs.push((toks.len(), doc));
+        if tokens
+            .iter()
+            .any(|t| matches!(t.kind, TokenKind::DocComment(_)))
+        {
+            // Doc comments leave the stream; each is attached to the index
+            // of the next token that is not a newline.
+            let mut pending: Option<String> = None;
+            let mut kept = 0usize;
+            tokens.retain_mut(|t| {
+                if let TokenKind::DocComment(text) = &mut t.kind {
+                    let text = std::mem::take(text);
+                    match &mut pending {
+                        Some(p) => {
+                            p.push('\n');
+                            p.push_str(&text);
                         }
+                        None => pending = Some(text),
                     }
-                    kinds.push(k);
-                    toks.push(Token { kind, span: t.span });
+                    return false;
                 }
-            }
+                if t.kind != TokenKind::Newline {
+                    if let Some(doc) = pending.take() {
+                        docs.push((kept, doc));
+                    }
+                }
+                kept += 1;
+                true
+            });
         }
+        kinds.extend(tokens.iter().map(|t| K::of(&t.kind)));
+        let toks = tokens;
         kinds.push(K::Eof);
         Parser {
             src,
