@@ -579,7 +579,11 @@ pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
     // (`4GB` is E0005; "memory needs a unit" on it would be noise): drop it.
     let here = display_path(db, file);
     // An unclosed delimiter (E0006) covers everything from its opener (a
-    // label) to where it was closed.
+    // label) to where it was closed. A declaration the parser recovered
+    // (one with a syntax error of its own: a missing part, text after it)
+    // is covered whole: what it would mean is unknown, so nothing is
+    // said about it beyond the syntax error.
+    let parsed = parse(db, file);
     let regions = scl_diag::Ranges::new(
         syntax
             .iter()
@@ -593,6 +597,13 @@ pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
                     .unwrap_or(0);
                 (start, e.at.span.end.max(e.at.span.start + 1))
             })
+            .chain(
+                parsed
+                    .module
+                    .recovered
+                    .iter()
+                    .map(|s| (s.start, s.end.max(s.start + 1))),
+            )
             .collect(),
     );
     let cascade = |d: &Diagnostic| {

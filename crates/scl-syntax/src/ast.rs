@@ -17,9 +17,32 @@ pub struct Ident {
 }
 
 /// One parsed module: its declarations in source order.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, PartialEq, Default)]
 pub struct Module {
     pub decls: Vec<Decl>,
+    /// The spans of the declarations that had a syntax error of their own
+    /// (in their header, their value, or text after them), in source order.
+    /// Such a declaration is still in `decls`, with its name, its kind and
+    /// every part that parsed; a missing part is an `Error` node (a
+    /// recovered env's body ends with an [`ItemKind::Error`] item). Its
+    /// span covers the text the parser skipped. Later stages treat these
+    /// spans as already reported: no diagnostic of their own inside them.
+    /// Errors inside the items of a block are recovered per item
+    /// ([`ItemKind::Error`]) and do not make the declaration recovered.
+    pub recovered: Vec<Span>,
+}
+
+/// As derived, but `recovered` only when there is one (so the tree of a
+/// valid module prints as it did before the field existed).
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = f.debug_struct("Module");
+        s.field("decls", &self.decls);
+        if !self.recovered.is_empty() {
+            s.field("recovered", &self.recovered);
+        }
+        s.finish()
+    }
 }
 
 /// A top-level declaration.
