@@ -1,5 +1,6 @@
-//! The syntax of SCL: lexer, parser (chumsky 0.13) with error recovery, and
-//! the AST. This crate knows nothing about salsa, types or evaluation.
+//! The syntax of SCL: the hand-written lexer, the hand-written
+//! recursive-descent parser with error recovery, the AST and the lossless
+//! trivia table. This crate knows nothing about salsa, types or evaluation.
 //!
 //! Invariant: [`parse`] never fails and never panics. It returns a tree for
 //! any input, plus the syntax errors it recovered from.

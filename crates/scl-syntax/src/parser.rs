@@ -44,8 +44,9 @@
 //!   [`Module::recovered`], so later stages treat it as reported.
 //!
 //! Then the errors are de-duplicated: at most one syntax error per line,
-//! none on a line that already has an error from the lexer, and none inside
-//! a region the lexer reported as unclosed.
+//! none on a line that already has an error from the lexer (other than a
+//! hidden character, `E0010`, which the lexer reads as absent), and none
+//! inside a region the lexer reported as unclosed.
 //!
 //! **Limits.** Chains (one precedence level, prefix operators, postfix and
 //! `with` chains, `?` after a type) are loops, not recursion. The parser
@@ -130,7 +131,13 @@ fn dedup_errors(
     }
     let index = LineIndex::new(src);
     let line = |d: &Diagnostic| index.line(d.at.span.start as usize);
-    let mut lines: std::collections::HashSet<usize> = lex_errors.iter().map(line).collect();
+    // A hidden character (E0010) is read as if it were not there, so the
+    // parser's view of its line is the reader's: both are reported.
+    let mut lines: std::collections::HashSet<usize> = lex_errors
+        .iter()
+        .filter(|d| d.code != "E0010")
+        .map(line)
+        .collect();
     parse_errors.sort_by_key(|d| (d.at.span.start, d.at.span.end));
     let mut out = lex_errors;
     for d in parse_errors {
