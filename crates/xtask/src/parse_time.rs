@@ -66,12 +66,18 @@ fn build(dir: &Path, target: &Path) -> Result<PathBuf, String> {
     Ok(target.join("release/examples/parse_time"))
 }
 
-fn measure(exe: &Path, dir: &Path, rounds: usize) -> Result<f64, String> {
+/// `(parse_ms, files)` of one run of the example.
+fn measure(exe: &Path, dir: &Path, rounds: usize) -> Result<(f64, usize), String> {
     let out = run(Command::new(exe).arg(dir).arg(rounds.to_string()))?;
-    out.split_whitespace()
-        .find_map(|w| w.strip_prefix("parse_ms="))
-        .and_then(|v| v.parse().ok())
-        .ok_or(format!("{}: no parse_ms in {out:?}", exe.display()))
+    let field = |k: &str| {
+        out.split_whitespace()
+            .find_map(|w| w.strip_prefix(k))
+            .map(str::to_string)
+            .ok_or(format!("{}: no {k} in {out:?}", exe.display()))
+    };
+    let ms = field("parse_ms=")?.parse().map_err(|e| format!("parse_ms: {e}"))?;
+    let files = field("files=")?.parse().map_err(|e| format!("files: {e}"))?;
+    Ok((ms, files))
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -114,20 +120,23 @@ fn go(args: &[String]) -> Result<(), String> {
     let old = build(&base, &work.join("target"))?;
     let new = build(&root, &root.join("target"))?;
     let (mut a, mut b) = (Vec::new(), Vec::new());
+    let mut files = 0;
     for i in 0..o.runs {
         // Alternate which side goes first.
-        if i % 2 == 0 {
-            a.push(measure(&old, &wl, o.rounds)?);
-            b.push(measure(&new, &wl, o.rounds)?);
-        } else {
-            b.push(measure(&new, &wl, o.rounds)?);
-            a.push(measure(&old, &wl, o.rounds)?);
+        let (first, second) = if i % 2 == 0 { (&old, &new) } else { (&new, &old) };
+        let x = measure(first, &wl, o.rounds)?;
+        let y = measure(second, &wl, o.rounds)?;
+        let (xo, yn) = if i % 2 == 0 { (x, y) } else { (y, x) };
+        if xo.1 != yn.1 {
+            return Err(format!("the two sides read {} and {} files", xo.1, yn.1));
         }
+        files = xo.1;
+        a.push(xo.0);
+        b.push(yn.0);
     }
     let (ma, mb) = (median(&mut a), median(&mut b));
     println!("| N | files | {} lex+parse (median of {} runs, best of {} passes) | now | {} / now |", o.baseline, o.runs, o.rounds, o.baseline);
     println!("|---:|---:|---:|---:|---:|");
-    let files = std::fs::read_dir(&wl).map(|d| d.count()).unwrap_or(0);
     println!(
         "| {} | {} | {ma:.2} ms | {mb:.2} ms | {:.2}x |",
         o.n,
