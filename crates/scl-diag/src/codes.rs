@@ -36,10 +36,10 @@ codes! {
 
 Example:
     env app {
-      base = image(\"debian:12.5\"
+      base image(\"debian:12.5\")
     }
 
-Fix: add the missing token (here the closing `)`). The parser recovers at the next item, so later errors are real.";
+Fix: add the missing token (here the `=`). The parser recovers at the next item, so later errors are real; a declaration with a syntax error is still read (its name is known), and nothing more is reported about it.";
 
 "E0002", "unterminated string",
 "A string literal was not closed before the end of the line (for `\"...\"`) or the end of the file (for `\"\"\"...\"\"\"`).
