@@ -9,8 +9,13 @@
 //!   the codes `E0001`–`E0007` and `E0011`; `E0010` (an invisible character)
 //!   is left out because both parsers skip the character and build the same
 //!   tree.
-//! * `agreement_on_prefixes`: the same on every prefix of those files that
-//!   ends at a line end (mostly broken, half-typed text).
+//! * `agreement_on_prefixes`: the same on every prefix of those files
+//!   (mostly broken, half-typed text).
+//! * `agreement_on_moved_line_ends`: the same on those files with each line
+//!   end removed (two lines joined into one) and with a line end inserted
+//!   between two tokens.
+//! * `no_expected_token_is_hidden`: a token the parser's error recovery can
+//!   insert as `MISSING` (the separator in `let a = 1 let b = 2`) is visible.
 //! * `corpus`: `tree-sitter test` (the corpus in `test/corpus/*.txt`).
 //! * `queries_compile`: the queries in `queries/` are valid for the grammar.
 //! * `generated_parser_is_committed`: `tree-sitter generate` run on a copy
@@ -109,6 +114,22 @@ fn parser_lib(ts: &str) -> &'static Path {
     lib
 }
 
+/// `tree-sitter <command>` for a command that loads the parser (`parse`,
+/// `test`, `query`): `--lib-path` names the library built by [`parser_lib`], and
+/// `TREE_SITTER_LIBDIR` is its folder too, because `test` and `query` also
+/// load the grammar of the folder they run in from the CLI's library cache,
+/// which by default (`~/.cache/tree-sitter/lib`) is shared by every checkout
+/// on the machine: a library compiled there from another checkout's newer
+/// `src/` would be used instead of this one.
+fn ts_with_lib(ts: &str, command: &str) -> Command {
+    let lib = parser_lib(ts);
+    let mut cmd = Command::new(ts);
+    cmd.arg(command)
+        .env("TREE_SITTER_LIBDIR", lib.parent().unwrap());
+    cmd.args(["--lang-name", "scl", "--lib-path"]).arg(lib);
+    cmd
+}
+
 /// A temporary folder removed on drop (std only).
 mod tempfile_dir {
     use std::path::{Path, PathBuf};
@@ -117,9 +138,12 @@ mod tempfile_dir {
 
     impl Dir {
         pub fn new(prefix: &str) -> Dir {
+            Dir::new_in(std::env::temp_dir(), prefix)
+        }
+        pub fn new_in(parent: PathBuf, prefix: &str) -> Dir {
             use std::sync::atomic::{AtomicUsize, Ordering};
             static N: AtomicUsize = AtomicUsize::new(0);
-            let p = std::env::temp_dir().join(format!(
+            let p = parent.join(format!(
                 "{prefix}-{}-{}",
                 std::process::id(),
                 N.fetch_add(1, Ordering::Relaxed)
@@ -198,65 +222,68 @@ impl Case {
 /// Parses every case with tree-sitter (one run of `tree-sitter parse`) and
 /// returns the cases on which it disagrees with the compiler.
 fn disagreements(ts: &str, cases: &[Case]) -> Vec<String> {
-    let lib = parser_lib(ts);
-    let dir = tempfile_dir::Dir::new("scl-tree-sitter-cases");
+    // Tens of thousands of small files: in memory where the system has a
+    // RAM file system (writing them to a disk takes most of the time).
+    let shm = Path::new("/dev/shm");
+    let dir = tempfile_dir::Dir::new_in(
+        if shm.is_dir() {
+            shm.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        },
+        "scl-tree-sitter-cases",
+    );
     let mut list = String::new();
+    let mut index = HashMap::new();
     for (i, c) in cases.iter().enumerate() {
         let p = dir.path().join(format!("{i}.env.scl"));
         std::fs::write(&p, &c.src).unwrap();
         list.push_str(&format!("{}\n", p.display()));
+        index.insert(p.display().to_string(), i);
     }
     let paths = dir.path().join("paths.txt");
     std::fs::write(&paths, list).unwrap();
-    let out = Command::new(ts)
-        .args([
-            "parse",
-            "--quiet",
-            "--json-summary",
-            "--lang-name",
-            "scl",
-            "--lib-path",
-        ])
-        .arg(lib)
-        .arg("--paths")
+    let out = ts_with_lib(ts, "parse")
+        .args(["--quiet", "--stat", "--paths"])
         .arg(&paths)
         .output()
         .expect("run tree-sitter parse");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    // `--quiet` prints a line per file with errors (its first ERROR or
-    // MISSING node), then the JSON summary.
-    let json_start = stdout
-        .find("\n{")
-        .map(|i| i + 1)
-        .or_else(|| stdout.starts_with('{').then_some(0))
-        .unwrap_or_else(|| {
-            panic!(
-                "no JSON summary from tree-sitter parse:\n{stdout}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-    let summary: serde_json::Value =
-        serde_json::from_str(&stdout[json_start..]).expect("tree-sitter's JSON summary");
-    let parses = summary["parse_summaries"]
-        .as_array()
-        .expect("parse_summaries");
-    assert_eq!(
-        parses.len(),
-        cases.len(),
-        "tree-sitter parsed another number of files"
+    // `--quiet` prints a line per file whose tree has an ERROR or MISSING
+    // node, `<path> Parse: <time> <speed> (<the first of them>)`, and
+    // `--stat` then the totals.
+    let mut first_error: HashMap<usize, &str> = HashMap::new();
+    let mut totals = None;
+    for line in stdout.lines() {
+        if let Some(t) = line.strip_prefix("Total parses: ") {
+            totals = Some(t);
+        } else if let Some((file, rest)) = line.split_once('\t') {
+            let i = *index
+                .get(file.trim_end())
+                .unwrap_or_else(|| panic!("tree-sitter parse printed {line:?}"));
+            first_error.insert(i, rest.rsplit('\t').next().unwrap_or(rest).trim());
+        }
+    }
+    let totals = totals.unwrap_or_else(|| {
+        panic!(
+            "no totals from tree-sitter parse --stat:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(
+        totals.starts_with(&format!(
+            "{}; successful parses: {}; failed parses: {};",
+            cases.len(),
+            cases.len() - first_error.len(),
+            first_error.len()
+        )),
+        "tree-sitter parsed other files than the {} cases: {totals}",
+        cases.len()
     );
-    let first_error: HashMap<&str, &str> = stdout[..json_start]
-        .lines()
-        .filter_map(|l| {
-            let (file, rest) = l.split_once(char::is_whitespace)?;
-            Some((file, rest.rsplit('\t').next().unwrap_or(rest)))
-        })
-        .collect();
     let mut out = Vec::new();
-    for (c, p) in cases.iter().zip(parses) {
-        let ts_ok = p["successful"] == serde_json::Value::Bool(true);
-        if ts_ok != c.errors.is_empty() {
-            let file = p["file"].as_str().unwrap_or_default();
+    for (i, c) in cases.iter().enumerate() {
+        let ts_error = first_error.get(&i);
+        if ts_error.is_none() != c.errors.is_empty() {
             out.push(format!(
                 "{}: the compiler {}, tree-sitter {}",
                 c.label,
@@ -265,7 +292,7 @@ fn disagreements(ts: &str, cases: &[Case]) -> Vec<String> {
                 } else {
                     format!("reports {:?}", c.errors)
                 },
-                first_error.get(file).map_or("accepts it", |e| e.trim())
+                ts_error.map_or("accepts it", |e| e)
             ));
         }
     }
@@ -323,31 +350,21 @@ fn agreement() {
     );
 }
 
-/// The same on every prefix of every file that ends at a line end (so
-/// mostly on half-typed, broken text). With `SCL_TREE_SITTER_ALL_PREFIXES=1`
-/// on every prefix (every character boundary; about 45,000 texts, a minute).
+/// The same on every prefix of every file (every character boundary: half-
+/// typed, mostly broken text; about 50,000 texts).
 #[test]
 fn agreement_on_prefixes() {
     let Some(ts) = cli() else { return };
-    let all = std::env::var("SCL_TREE_SITTER_ALL_PREFIXES").as_deref() == Ok("1");
     let mut cases = Vec::new();
-    for f in scl_files() {
-        let src = std::fs::read_to_string(root().join(&f)).unwrap();
-        let cuts: Vec<usize> = if all {
-            (0..src.len())
-                .filter(|i| src.is_char_boundary(*i))
-                .collect()
-        } else {
-            src.match_indices('\n').map(|(i, _)| i).collect()
-        };
-        for i in cuts {
+    for (f, src) in sources() {
+        for i in (0..src.len()).filter(|i| src.is_char_boundary(*i)) {
             cases.push(Case::new(
                 format!("{} up to byte {i}", f.display()),
                 src[..i].to_string(),
             ));
         }
     }
-    assert!(cases.len() > 1000, "only {} prefixes", cases.len());
+    assert!(cases.len() > 40_000, "only {} prefixes", cases.len());
     let with_errors = cases.iter().filter(|c| !c.errors.is_empty()).count();
     let disagree = disagreements(ts, &cases);
     eprintln!(
@@ -368,14 +385,138 @@ fn agreement_on_prefixes() {
     );
 }
 
+/// Every repository file read in memory, with its path: the texts the
+/// agreement tests start from.
+fn sources() -> Vec<(PathBuf, String)> {
+    scl_files()
+        .into_iter()
+        .map(|f| {
+            let src = std::fs::read_to_string(root().join(&f)).unwrap();
+            (f, src)
+        })
+        .collect()
+}
+
+/// The same on texts made from every file by moving its line ends, where a
+/// grammar that conjures a separator the compiler's lexer does not emit (or
+/// drops one it emits) shows:
+///
+/// * each line end replaced by a space (two lines joined into one: two
+///   declarations or two items on a line) and by a lone carriage return
+///   (which the compiler reads as absent, E0010);
+/// * a line end inserted at every gap between two tokens (and before the
+///   first one): `\n`, `\r\n` and a comment with its line end (`// c\n`)
+///   taking turns, so that each kind meets every kind of gap somewhere.
+#[test]
+fn agreement_on_moved_line_ends() {
+    let Some(ts) = cli() else { return };
+    let mut cases = Vec::new();
+    for (f, src) in sources() {
+        for (i, _) in src.match_indices('\n') {
+            for (name, by) in [("joined", " "), ("a lone CR", "\r")] {
+                cases.push(Case::new(
+                    format!("{} with the line end at byte {i} {name}", f.display()),
+                    format!("{}{by}{}", &src[..i], &src[i + 1..]),
+                ));
+            }
+        }
+        let mut gaps: Vec<usize> = scl_syntax::lex(&src)
+            .0
+            .iter()
+            .flat_map(|t| [t.span.start as usize, t.span.end as usize])
+            .filter(|&i| src.is_char_boundary(i))
+            .collect();
+        gaps.sort_unstable();
+        gaps.dedup();
+        for (k, i) in gaps.into_iter().enumerate() {
+            let (name, by) = [("\\n", "\n"), ("\\r\\n", "\r\n"), ("// c\\n", " // c\n")][k % 3];
+            cases.push(Case::new(
+                format!("{} with {name} inserted at byte {i}", f.display()),
+                format!("{}{by}{}", &src[..i], &src[i..]),
+            ));
+        }
+    }
+    assert!(cases.len() > 10_000, "only {} texts", cases.len());
+    let with_errors = cases.iter().filter(|c| !c.errors.is_empty()).count();
+    let disagree = disagreements(ts, &cases);
+    eprintln!(
+        "tree-sitter agreement on moved line ends: {} texts, {with_errors} with syntax errors, {} disagreements",
+        cases.len(),
+        disagree.len()
+    );
+    assert!(
+        disagree.is_empty(),
+        "the parsers disagree on {} texts:\n{}",
+        disagree.len(),
+        disagree
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// No token that a rule expects is hidden (named `_…`). Where a token is
+/// missing, tree-sitter's error recovery inserts it as a `MISSING` node; a
+/// hidden one is invisible (no editor, no `tree-sitter parse` and no corpus
+/// test sees it), so the tree looks correct where the compiler reports an
+/// error. Hidden tokens are only extras (which the parser never expects)
+/// and the error token no rule names.
+#[test]
+fn no_expected_token_is_hidden() {
+    let text = std::fs::read_to_string(grammar_dir().join("src/grammar.json")).unwrap();
+    let grammar: serde_json::Value = serde_json::from_str(&text).unwrap();
+    fn symbols<'a>(v: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+        match v {
+            serde_json::Value::Object(o) => {
+                if o.get("type").and_then(|t| t.as_str()) == Some("SYMBOL") {
+                    out.extend(o.get("name").and_then(|n| n.as_str()));
+                }
+                o.values().for_each(|v| symbols(v, out));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| symbols(v, out)),
+            _ => {}
+        }
+    }
+    let (mut externals, mut extras, mut used) = (Vec::new(), Vec::new(), Vec::new());
+    symbols(&grammar["externals"], &mut externals);
+    symbols(&grammar["extras"], &mut extras);
+    symbols(&grammar["rules"], &mut used);
+    let rules = grammar["rules"].as_object().unwrap();
+    // tokens: the external ones and the rules that are one token
+    let tokens = externals.into_iter().chain(
+        rules
+            .iter()
+            .filter(|(_, r)| {
+                matches!(
+                    r["type"].as_str(),
+                    Some("STRING" | "PATTERN" | "TOKEN" | "IMMEDIATE_TOKEN")
+                )
+            })
+            .map(|(name, _)| name.as_str()),
+    );
+    let hidden_expected: Vec<&str> = tokens
+        .filter(|t| t.starts_with('_') && used.contains(t) && !extras.contains(t))
+        .collect();
+    assert!(
+        hidden_expected.is_empty(),
+        "hidden tokens that rules expect (a missing one would be an invisible MISSING node): {hidden_expected:?}"
+    );
+    assert!(
+        grammar["externals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["type"] == "STRING" && e["value"] == "newline"),
+        "the separator is the visible external token \"newline\""
+    );
+}
+
 #[test]
 fn corpus() {
     let Some(ts) = cli() else { return };
-    let lib = parser_lib(ts);
-    let out = run(Command::new(ts)
-        .current_dir(grammar_dir())
-        .args(["test", "--lang-name", "scl", "--lib-path"])
-        .arg(lib));
+    let out = run(ts_with_lib(ts, "test").current_dir(grammar_dir()));
     assert!(
         out.contains("Total parses") || out.contains('✓'),
         "unexpected output of tree-sitter test:\n{out}"
@@ -387,7 +528,6 @@ fn corpus() {
 #[test]
 fn queries_compile() {
     let Some(ts) = cli() else { return };
-    let lib = parser_lib(ts);
     let examples: Vec<PathBuf> = scl_files()
         .into_iter()
         .filter(|f| f.starts_with("examples") || f.starts_with("stdlib"))
@@ -395,9 +535,8 @@ fn queries_compile() {
         .collect();
     for q in ["highlights", "locals", "folds", "indents"] {
         let query = grammar_dir().join(format!("queries/{q}.scm"));
-        run(Command::new(ts)
-            .args(["query", "--quiet", "--lang-name", "scl", "--lib-path"])
-            .arg(lib)
+        run(ts_with_lib(ts, "query")
+            .arg("--quiet")
             .arg(&query)
             .args(&examples));
     }

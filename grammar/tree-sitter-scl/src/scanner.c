@@ -23,6 +23,11 @@
  * accepts, so the tree has an ERROR node there. Invisible characters (E0010)
  * are skipped as the compiler skips them (the `_hidden` extra).
  *
+ * The NEWLINE token is the grammar's visible anonymous `newline` node (its
+ * text is the line end), so that a separator the parser's error recovery
+ * inserts shows as `(MISSING "newline")`; the dropped newline is a hidden
+ * extra.
+ *
  * The scanner never reads `valid_symbols`: like the compiler's lexer it
  * decides from the text and its own state alone, so the tokens are the same
  * in error recovery as elsewhere.
