@@ -32,8 +32,9 @@ pub fn format(src: &str) -> Result<String, Vec<Diagnostic>> {
 }
 
 /// Checks that `formatted` means what `src` means: it has no syntax error,
-/// its tree equals `src`'s but for spans, and its comments are the same
-/// texts in the same order (trailing blanks aside). `Err` says what differs.
+/// its tree equals `src`'s but for spans, its comments are the same texts
+/// in the same order (trailing blanks aside), each in the same gap between
+/// tokens ([`comment_gaps`]). `Err` says what differs.
 pub fn verify(src: &str, formatted: &str) -> Result<(), String> {
     let a = scl_syntax::parse(src);
     let b = scl_syntax::parse(formatted);
@@ -54,7 +55,46 @@ pub fn verify(src: &str, formatted: &str) -> Result<(), String> {
             cb.len()
         ));
     }
+    let (ga, gb) = (comment_gaps(src, &a), comment_gaps(formatted, &b));
+    if let Some(k) = (0..ga.len()).find(|&k| ga[k] != gb[k]) {
+        return Err(format!(
+            "the comment `{}` moved from after token {}{} to after token {}{}",
+            ca[k],
+            ga[k].0,
+            if ga[k].1 { " (own line)" } else { "" },
+            gb[k].0,
+            if gb[k].1 { " (own line)" } else { "" },
+        ));
+    }
     Ok(())
+}
+
+/// Where each `//` and `///` comment of a file is, in order: how many
+/// tokens come before it, commas left out (the layout adds and removes
+/// commas), and whether it is on a line of its own (else at the end of a
+/// line). Two texts whose comments have the same places have every comment
+/// in the same gap between the same two tokens, on its own line or not.
+pub fn comment_gaps(src: &str, parse: &scl_syntax::Parse) -> Vec<(usize, bool)> {
+    use scl_syntax::PieceKind;
+    let mut n = 0;
+    let mut out = Vec::new();
+    // Whether only blanks came since the last line break.
+    let mut line_start = true;
+    for p in &parse.trivia.pieces {
+        match p.kind {
+            PieceKind::Whitespace => continue,
+            PieceKind::Newline => {
+                line_start = true;
+                continue;
+            }
+            PieceKind::Comment | PieceKind::DocComment => out.push((n, line_start)),
+            // (A line of only commas counts as empty: the layout drops it.)
+            _ if &src[p.span.range()] == "," => continue,
+            _ => n += 1,
+        }
+        line_start = false;
+    }
+    out
 }
 
 /// The texts of a file's `//` and `///` comments, in order, without
