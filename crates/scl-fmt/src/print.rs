@@ -866,7 +866,9 @@ impl<'a> Printer<'a> {
                 self.skip(e.span.end);
                 let s = self.raw(e.span.start, e.span.end);
                 if s.contains('\n') {
-                    Doc::Raw(s.to_string())
+                    // Line ends are `\n` (inside a string the lexer reads
+                    // `\r\n` as `\n`, so the value stays).
+                    Doc::Raw(s.replace("\r\n", "\n"))
                 } else {
                     text(s)
                 }
