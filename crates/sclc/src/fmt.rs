@@ -175,17 +175,15 @@ fn format_checked(src: &str, shown: &str, json: bool) -> Option<String> {
         Some(rest) => (BOM, rest),
         None => ("", src),
     };
-    match scl_fmt::format(body) {
-        Ok(out) => {
-            if let Err(why) = scl_fmt::verify(body, &out) {
-                eprintln!(
-                    "error: {shown}: the formatted text would not mean the same ({why}); the file is left as it is. This is a bug in `sclc fmt`: please report it with the file."
-                );
-                return None;
-            }
-            Some(format!("{bom}{out}"))
+    match scl_fmt::format_verified(body) {
+        Ok(out) => Some(format!("{bom}{out}")),
+        Err(scl_fmt::Refusal::Meaning(why)) => {
+            eprintln!(
+                "error: {shown}: the formatted text would not mean the same ({why}); the file is left as it is. This is a bug in `sclc fmt`: please report it with the file."
+            );
+            None
         }
-        Err(diags) => {
+        Err(scl_fmt::Refusal::Syntax(diags)) => {
             let file: Arc<str> = Arc::from(shown);
             let diags: Vec<Diagnostic> = diags.into_iter().map(|d| d.in_file(&file)).collect();
             // The spans are into `body`: show it with the mark blanked, as `sclc check` does.
