@@ -388,6 +388,21 @@ impl<'a> Printer<'a> {
             .find(|t| self.raw(t.start, t.end) == s)
     }
 
+    /// The token `s` (the first at or after `from`), after the comments
+    /// before it: a comment stays in the gap before the token it preceded.
+    fn tok(&mut self, from: u32, s: &str) -> Doc {
+        concat(vec![self.before(from, s), text(s.to_string())])
+    }
+
+    /// The comments before the first token `s` at or after `from` (for a
+    /// token that a layout prints itself, like a list's opener).
+    fn before(&mut self, from: u32, s: &str) -> Doc {
+        match self.find(from, s).map(|t| t.start) {
+            Some(at) => self.inline(at),
+            None => Doc::Nil,
+        }
+    }
+
     /// True if token `i` is a `(` that opens a parenthesized expression (not
     /// a call's or a parameter list's: those follow the end of an
     /// expression or a name).
@@ -485,22 +500,28 @@ impl<'a> Printer<'a> {
                 concat(vec![
                     text("import "),
                     text(path),
-                    self.inline(i.alias.span.start),
-                    text(" as "),
-                    text(i.alias.name.clone()),
+                    text(" "),
+                    self.tok(i.path_span.end, "as"),
+                    text(" "),
+                    self.ident(&i.alias),
                 ])
             }
             Decl::Param(p) => {
                 let mut v = vec![
                     text("param "),
                     self.ident(&p.name),
-                    text(": "),
+                    self.tok(p.name.span.end, ":"),
+                    text(" "),
                     self.ty(&p.ty),
-                    text(" = "),
+                    text(" "),
+                    self.tok(p.ty.span.end, "="),
+                    text(" "),
                     self.expr(&p.default),
                 ];
                 if let Some(w) = &p.where_ {
-                    v.push(text(" where "));
+                    v.push(text(" "));
+                    v.push(self.tok(self.outer(&p.default).1, "where"));
+                    v.push(text(" "));
                     v.push(self.expr(w));
                 }
                 concat(v)
@@ -508,10 +529,15 @@ impl<'a> Printer<'a> {
             Decl::Let(l) => concat(vec![
                 text("let "),
                 self.ident(&l.name),
-                text(" = "),
+                text(" "),
+                self.tok(l.name.span.end, "="),
+                text(" "),
                 self.expr(&l.value),
             ]),
             Decl::Enum(e) => {
+                let name = self.ident(&e.name);
+                // The comments before the `{` (the list prints the `{` itself).
+                let brace = self.before(e.name.span.end, "{");
                 let open = self
                     .find(e.name.span.end, "{")
                     .map_or(e.name.span.end, |t| t.end);
@@ -524,8 +550,9 @@ impl<'a> Printer<'a> {
                 );
                 concat(vec![
                     text("enum "),
-                    self.ident(&e.name),
+                    name,
                     text(" "),
+                    brace,
                     Self::list_layout(seq, "{", "}", true, false),
                 ])
             }
@@ -535,11 +562,17 @@ impl<'a> Printer<'a> {
                     self.ident(&f.name),
                     self.params(f.name.span.end, &f.params),
                 ];
+                let mut after = self.params_end(f.name.span.end);
                 if let Some(t) = &f.ret {
-                    v.push(text(" -> "));
+                    v.push(text(" "));
+                    v.push(self.tok(after, "->"));
+                    v.push(text(" "));
                     v.push(self.ty(t));
+                    after = t.span.end;
                 }
-                v.push(text(" = "));
+                v.push(text(" "));
+                v.push(self.tok(after, "="));
+                v.push(text(" "));
                 v.push(self.expr(&f.body));
                 concat(v)
             }
@@ -557,7 +590,15 @@ impl<'a> Printer<'a> {
                         |p, x| p.outer(x),
                         |p, x| p.expr(x),
                     );
-                    v.push(text(" extends"));
+                    v.push(text(" "));
+                    v.push(
+                        self.tok(
+                            e.params
+                                .as_ref()
+                                .map_or(e.name.span.end, |_| self.params_end(e.name.span.end)),
+                            "extends",
+                        ),
+                    );
                     if seq.has_comments() {
                         let mut seq = seq;
                         if let Some(c) = seq.after_open.take() {
@@ -593,6 +634,15 @@ impl<'a> Printer<'a> {
         concat(vec![self.inline(id.span.start), text(id.name.clone())])
     }
 
+    /// The end of the parameter list after the name ending at `after`.
+    fn params_end(&self, after: u32) -> u32 {
+        let i = self.tok_at(after);
+        match self.close_of.get(i).copied().flatten() {
+            Some(c) => self.toks[c].end,
+            None => after,
+        }
+    }
+
     /// `(name: T = default, …)` after the name ending at `after`.
     fn params(&mut self, after: u32, ps: &[ParamSig]) -> Doc {
         let Some(i) = self
@@ -604,50 +654,64 @@ impl<'a> Printer<'a> {
         };
         let open = self.toks[i].end;
         let close = self.close_of[i].map_or(open, |c| self.toks[c].start);
+        let pre = self.inline(self.toks[i].start);
         let seq = self.seq(
             ps,
             open,
             close,
             |_, p| (p.span.start, p.span.end),
             |pr, p| {
-                let mut v = vec![pr.ident(&p.name), text(": "), pr.ty(&p.ty)];
+                let mut v = vec![
+                    pr.ident(&p.name),
+                    pr.tok(p.name.span.end, ":"),
+                    text(" "),
+                    pr.ty(&p.ty),
+                ];
                 if let Some(d) = &p.default {
-                    v.push(text(" = "));
+                    v.push(text(" "));
+                    v.push(pr.tok(p.ty.span.end, "="));
+                    v.push(text(" "));
                     v.push(pr.expr(d));
                 }
                 concat(v)
             },
         );
-        Self::list_layout(seq, "(", ")", false, false)
+        concat(vec![pre, Self::list_layout(seq, "(", ")", false, false)])
     }
 
     fn ty(&mut self, t: &TypeExpr) -> Doc {
         let pre = self.inline(t.span.start);
         let body = match &t.kind {
-            TypeExprKind::Named(segs) => text(
-                segs.iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join("."),
-            ),
-            TypeExprKind::List(x) => concat(vec![text("["), self.ty(x), text("]")]),
+            TypeExprKind::Named(segs) => {
+                let mut v = Vec::new();
+                for (i, s) in segs.iter().enumerate() {
+                    if i > 0 {
+                        v.push(self.tok(segs[i - 1].span.end, "."));
+                    }
+                    v.push(self.ident(s));
+                }
+                concat(v)
+            }
+            TypeExprKind::List(x) => concat(vec![text("["), self.ty(x), self.tok(x.span.end, "]")]),
             TypeExprKind::Map(x) => {
                 // The key type as written (always `String` in a valid program,
                 // which is checked after parsing).
                 let i = self.tok_at(t.span.start) + 1;
-                let key = match self.toks.get(i) {
-                    Some(k) if k.kind == PieceKind::Ident => self.raw(k.start, k.end),
-                    _ => "String",
+                let (key, key_at) = match self.toks.get(i) {
+                    Some(k) if k.kind == PieceKind::Ident => (self.raw(k.start, k.end), k.start),
+                    _ => ("String", t.span.start + 1),
                 };
                 concat(vec![
                     text("{"),
+                    self.inline(key_at),
                     text(key),
-                    text(": "),
+                    self.tok(key_at, ":"),
+                    text(" "),
                     self.ty(x),
-                    text("}"),
+                    self.tok(x.span.end, "}"),
                 ])
             }
-            TypeExprKind::Optional(x) => concat(vec![self.ty(x), text("?")]),
+            TypeExprKind::Optional(x) => concat(vec![self.ty(x), self.tok(x.span.end, "?")]),
             TypeExprKind::Error => {
                 self.skip(t.span.end);
                 text(self.raw(t.span.start, t.span.end))
@@ -670,8 +734,9 @@ impl<'a> Printer<'a> {
 
     /// An env body, a nested block or an `if` block: one item per line.
     fn block(&mut self, b: &Block) -> Doc {
+        let pre = self.inline(b.span.start);
         let seq = self.block_seq(b);
-        Self::block_layout(seq, "")
+        concat(vec![pre, Self::block_layout(seq, "")])
     }
 
     /// A record literal or a `with` block: `{ a = 1, b = 2 }` when it fits,
@@ -751,7 +816,7 @@ impl<'a> Printer<'a> {
         let mut v = Vec::new();
         for (i, s) in p.segments.iter().enumerate() {
             if i > 0 {
-                v.push(text("."));
+                v.push(self.tok(p.segments[i - 1].span.end, "."));
             }
             v.push(self.inline(s.span.start));
             v.push(text(self.raw(s.span.start, s.span.end)));
@@ -801,14 +866,23 @@ impl<'a> Printer<'a> {
                 self.skip(e.span.end);
                 let s = self.raw(e.span.start, e.span.end);
                 if s.contains('\n') {
-                    Doc::Raw(s.to_string())
+                    // Line ends are `\n` (inside a string the lexer reads
+                    // `\r\n` as `\n`, so the value stays).
+                    Doc::Raw(s.replace("\r\n", "\n"))
                 } else {
                     text(s)
                 }
             }
             ExprKind::Bool(b) => text(if *b { "true" } else { "false" }),
             ExprKind::SelfRef => text("self"),
-            ExprKind::EnumLit(n) => text(format!(".{n}")),
+            ExprKind::EnumLit(n) => {
+                // `.` and the name are two tokens (a comment may sit between).
+                let name_at = self
+                    .toks
+                    .get(self.tok_at(e.span.start) + 1)
+                    .map_or(e.span.end, |t| t.start);
+                concat(vec![text("."), self.inline(name_at), text(n.clone())])
+            }
             ExprKind::Name(n) => text(n.clone()),
             ExprKind::List(xs) => {
                 let seq = self.seq(
@@ -826,18 +900,29 @@ impl<'a> Printer<'a> {
                 cond,
                 body,
             } => {
+                // A comment after the `[` stays at the end of its line.
+                let after_open = self.before(e.span.start, "for");
                 let mut v = vec![
+                    after_open,
                     Doc::Soft,
-                    text("for "),
+                    text("for"),
+                    text(" "),
                     self.ident(var),
-                    text(" in "),
+                    text(" "),
+                    self.tok(var.span.end, "in"),
+                    text(" "),
                     self.expr(iter),
                 ];
+                let mut after = self.outer(iter).1;
                 if let Some(c) = cond {
-                    v.push(text(" if "));
+                    v.push(text(" "));
+                    v.push(self.tok(after, "if"));
+                    v.push(text(" "));
                     v.push(self.expr(c));
+                    after = self.outer(c).1;
                 }
-                v.push(text(": "));
+                v.push(self.tok(after, ":"));
+                v.push(text(" "));
                 v.push(self.expr(body));
                 v.push(self.inline(e.span.end - 1));
                 group(concat(vec![
@@ -853,6 +938,7 @@ impl<'a> Printer<'a> {
                 for op in ops {
                     match &op.kind {
                         PostOpKind::Call(args) => {
+                            v.push(self.inline(op.span.start));
                             let seq = self.seq(
                                 args,
                                 op.span.start + 1,
@@ -862,19 +948,29 @@ impl<'a> Printer<'a> {
                                     None => p.outer(&a.value),
                                 },
                                 |p, a| match &a.name {
-                                    Some(n) => {
-                                        concat(vec![p.ident(n), text(" = "), p.expr(&a.value)])
-                                    }
+                                    Some(n) => concat(vec![
+                                        p.ident(n),
+                                        text(" "),
+                                        p.tok(n.span.end, "="),
+                                        text(" "),
+                                        p.expr(&a.value),
+                                    ]),
                                     None => p.expr(&a.value),
                                 },
                             );
                             v.push(Self::list_layout(seq, "(", ")", false, false));
                         }
                         PostOpKind::Field(id) => {
+                            // (The op's span is the name's: the `.` is the
+                            // token before it.)
+                            let dot = self.tok_at(id.span.start).checked_sub(1);
+                            let dot_at = dot.map_or(id.span.start, |i| self.toks[i].start);
+                            v.push(self.inline(dot_at));
                             v.push(text("."));
                             v.push(self.ident(id));
                         }
                         PostOpKind::Index(i) => {
+                            v.push(self.inline(op.span.start));
                             v.push(text("["));
                             v.push(nest(concat(vec![
                                 self.expr(i),
@@ -908,11 +1004,15 @@ impl<'a> Printer<'a> {
             ExprKind::Binary { first, rest } => {
                 let mut v = vec![self.expr(first)];
                 let mut tail = Vec::new();
+                let mut after = self.outer(first).1;
                 for (op, x) in rest {
                     tail.push(text(" "));
-                    tail.push(text(op.as_str()));
+                    tail.push(self.tok(after, op.as_str()));
+                    // A comment after the operator stays at the end of its line.
+                    tail.push(self.inline(self.outer(x).0));
                     tail.push(Doc::Line);
                     tail.push(self.expr(x));
+                    after = self.outer(x).1;
                 }
                 v.push(nest(concat(tail)));
                 group(concat(v))

@@ -57,3 +57,18 @@ fn crlf_and_trailing_blanks() {
     let src = "let a = 1   // c  \r\nlet b = 2\r\n";
     assert_eq!(scl_fmt::format(src).unwrap(), "let a = 1 // c\nlet b = 2\n");
 }
+
+/// A file written with `\r\n` comes out with `\n` only, also inside `"""`
+/// strings and the interpolations in them (the lexer reads `\r\n` there as
+/// `\n`, so the values are the same).
+#[test]
+fn crlf_inside_triple_quoted_strings_becomes_lf() {
+    let src = "env e {\r\n  x = \"\"\"\r\n    one\r\n    ${ 1 +\r\n      2 }\r\n    \"\"\"\r\n}\r\n";
+    let out = scl_fmt::format(src).unwrap();
+    assert!(!out.contains('\r'), "{out:?}");
+    assert_eq!(
+        out,
+        "env e {\n  x = \"\"\"\n    one\n    ${ 1 +\n      2 }\n    \"\"\"\n}\n"
+    );
+    scl_fmt::verify(src, &out).unwrap();
+}

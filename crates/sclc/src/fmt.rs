@@ -10,7 +10,9 @@
 //! - A file is written only when its text changes, atomically: the new text
 //!   goes to a temporary file in the same folder, which gets the old file's
 //!   permissions and is then renamed over it, so a reader (or a kill) sees
-//!   the old or the new file, never a part.
+//!   the old or the new file, never a part. A read-only file is not
+//!   written (an error, exit code 1). A file named twice, or through a
+//!   link and by its name, is formatted (and listed) once.
 //! - `--check` writes nothing: it lists the files that would change, one per
 //!   line on stdout, and exits 1 if there is any.
 //! - `--stdin` formats standard input to standard output.
@@ -52,6 +54,9 @@ pub fn fmt(paths: &[PathBuf], check: bool, stdin: bool, json: bool) -> i32 {
             return usage_error(&format!("no such file or folder: {}", p.display()));
         }
     }
+    // A file named twice (or through a link and by its name) is done once.
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
     let mut failed = false;
     let mut stdout = std::io::stdout().lock();
     for f in &files {
@@ -170,17 +175,15 @@ fn format_checked(src: &str, shown: &str, json: bool) -> Option<String> {
         Some(rest) => (BOM, rest),
         None => ("", src),
     };
-    match scl_fmt::format(body) {
-        Ok(out) => {
-            if let Err(why) = scl_fmt::verify(body, &out) {
-                eprintln!(
-                    "error: {shown}: the formatted text would not mean the same ({why}); the file is left as it is. This is a bug in `sclc fmt`: please report it with the file."
-                );
-                return None;
-            }
-            Some(format!("{bom}{out}"))
+    match scl_fmt::format_verified(body) {
+        Ok(out) => Some(format!("{bom}{out}")),
+        Err(scl_fmt::Refusal::Meaning(why)) => {
+            eprintln!(
+                "error: {shown}: the formatted text would not mean the same ({why}); the file is left as it is. This is a bug in `sclc fmt`: please report it with the file."
+            );
+            None
         }
-        Err(diags) => {
+        Err(scl_fmt::Refusal::Syntax(diags)) => {
             let file: Arc<str> = Arc::from(shown);
             let diags: Vec<Diagnostic> = diags.into_iter().map(|d| d.in_file(&file)).collect();
             // The spans are into `body`: show it with the mark blanked, as `sclc check` does.
@@ -220,6 +223,8 @@ fn shift(mut d: Diagnostic, by: u32) -> Diagnostic {
 /// Replaces `path` with `contents` atomically: a temporary file in the same
 /// folder, given `path`'s permissions, renamed over it.
 /// A link is followed: the file it points to is replaced, the link stays.
+/// A read-only file is not replaced (a rename would get past its
+/// permissions): that is an error of kind `PermissionDenied`.
 fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let path = &std::fs::canonicalize(path)?;
     let dir = match path.parent() {
@@ -227,6 +232,12 @@ fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         _ => Path::new("."),
     };
     let perms = std::fs::metadata(path)?.permissions();
+    if perms.readonly() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "the file is read-only",
+        ));
+    }
     let mut tmp = tempfile::Builder::new()
         .prefix(".sclc-fmt-")
         .tempfile_in(dir)?;

@@ -288,3 +288,58 @@ fn examples_and_stdlib_are_formatted() {
         stdout(&out)
     );
 }
+
+/// A file named twice, or by its name and through a link, is listed once by
+/// `--check` (and formatted once).
+#[test]
+fn a_file_named_twice_is_done_once() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "a.env.scl", UGLY);
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("a.env.scl", d.path().join("link.env.scl")).unwrap();
+    let mut args = vec!["fmt", "--check", "a.env.scl", "a.env.scl", "./a.env.scl"];
+    if cfg!(unix) {
+        args.push("link.env.scl");
+    }
+    let out = sclc(d.path(), &args);
+    assert_eq!(
+        (out.status.code(), stdout(&out)),
+        (Some(1), "a.env.scl\n".into())
+    );
+    let out = sclc(
+        d.path(),
+        &args[..args.len() - 1]
+            .iter()
+            .copied()
+            .filter(|a| *a != "--check")
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(read(d.path(), "a.env.scl"), PRETTY);
+}
+
+/// A read-only file is left as it is, with an error (a rename over it
+/// would get past its permissions); the other files are formatted.
+#[cfg(unix)]
+#[test]
+fn a_read_only_file_is_not_written() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "ro.env.scl", UGLY);
+    write(d.path(), "rw.env.scl", UGLY);
+    let ro = d.path().join("ro.env.scl");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let out = sclc(d.path(), &["fmt"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "error: cannot write ro.env.scl: the file is read-only\n"
+    );
+    assert_eq!(read(d.path(), "ro.env.scl"), UGLY);
+    assert_eq!(read(d.path(), "rw.env.scl"), PRETTY);
+    let mode = std::fs::metadata(&ro).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o444);
+    // `--check` still lists it.
+    let out = sclc(d.path(), &["fmt", "--check"]);
+    assert_eq!(stdout(&out), "ro.env.scl\n");
+}
