@@ -17,7 +17,15 @@
 //! * `no_expected_token_is_hidden`: a token the parser's error recovery can
 //!   insert as `MISSING` (the separator in `let a = 1 let b = 2`) is visible.
 //! * `corpus`: `tree-sitter test` (the corpus in `test/corpus/*.txt`).
-//! * `queries_compile`: the queries in `queries/` are valid for the grammar.
+//! * `queries_compile`: the queries in `queries/` (nvim-treesitter's capture
+//!   names) and `queries/helix/` (Helix's) are valid for the grammar.
+//! * `highlights_of_every_construct`, `helix_highlights_of_every_construct`:
+//!   on `test/highlight-fixture/all.env.scl`, the capture that wins for each
+//!   interesting token (the last matching pattern on the innermost node, the
+//!   rule of tree-sitter 0.27's highlighter, Neovim and Helix) is the
+//!   expected one, and `tree-sitter highlight` shows the same.
+//! * `helix_locals_discard_non_references`: in Helix's locals, field names,
+//!   named arguments and enum literals are not references.
 //! * `generated_parser_is_committed`: `tree-sitter generate` run on a copy
 //!   of `grammar.js` gives the committed `src/` byte for byte.
 //!
@@ -533,12 +541,527 @@ fn queries_compile() {
         .filter(|f| f.starts_with("examples") || f.starts_with("stdlib"))
         .map(|f| root().join(f))
         .collect();
-    for q in ["highlights", "locals", "folds", "indents"] {
+    for q in [
+        "highlights",
+        "locals",
+        "folds",
+        "indents",
+        "helix/highlights",
+        "helix/locals",
+        "helix/indents",
+    ] {
         let query = grammar_dir().join(format!("queries/{q}.scm"));
         run(ts_with_lib(ts, "query")
             .arg("--quiet")
             .arg(&query)
             .args(&examples));
+    }
+}
+
+/// The fixture every construct of the language appears in, for the
+/// highlight tests.
+const HIGHLIGHT_FIXTURE: &str = "test/highlight-fixture/all.env.scl";
+
+/// One capture printed by `tree-sitter query --captures`: the index of its
+/// pattern in the query file, its name and its byte range.
+struct Capture {
+    pattern: usize,
+    name: String,
+    start: usize,
+    end: usize,
+}
+
+/// Every capture of `query` (a path relative to the grammar folder) on the
+/// highlight fixture, whose text is `src`.
+fn captures(ts: &str, query: &str, src: &str) -> Vec<Capture> {
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(src.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    // `(row, column)`, the column in bytes
+    let byte = |point: &str| -> usize {
+        let (row, col) = point
+            .trim_matches(|c| c == '(' || c == ')')
+            .split_once(", ")
+            .unwrap_or_else(|| panic!("not a point: {point:?}"));
+        line_starts[row.parse::<usize>().unwrap()] + col.parse::<usize>().unwrap()
+    };
+    let out = run(ts_with_lib(ts, "query")
+        .current_dir(grammar_dir())
+        .arg("--captures")
+        .arg(query)
+        .arg(HIGHLIGHT_FIXTURE));
+    let mut caps = Vec::new();
+    // `    pattern: 22, capture: 21 - type, start: (0, 4), end: (0, 7), text: `app``
+    for line in out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("pattern:"))
+    {
+        let field = |key: &str| -> &str {
+            let rest = &line[line
+                .find(key)
+                .unwrap_or_else(|| panic!("{key} in {line:?}"))
+                + key.len()..];
+            let end = if key.ends_with("(") {
+                rest.find(')').unwrap()
+            } else {
+                rest.find(',').unwrap()
+            };
+            &rest[..end]
+        };
+        let capture = field("capture: ");
+        caps.push(Capture {
+            pattern: field("pattern: ").trim().parse().unwrap(),
+            name: capture.split_once(" - ").unwrap().1.to_string(),
+            start: byte(field("start: (")),
+            end: byte(field("end: (")),
+        });
+    }
+    assert!(!caps.is_empty(), "no captures from {query}:\n{out}");
+    caps
+}
+
+/// The capture that colours the bytes `start..end`: of the captured nodes
+/// that contain them, the innermost (smallest) one; of the patterns that
+/// capture it, the last one.
+fn winner(caps: &[Capture], start: usize, end: usize) -> Option<&str> {
+    caps.iter()
+        .filter(|c| c.start <= start && end <= c.end)
+        .min_by_key(|c| (c.end - c.start, std::cmp::Reverse(c.pattern)))
+        .map(|c| c.name.as_str())
+}
+
+/// An interesting token of the fixture: the first occurrence of `token`
+/// inside the first occurrence of `context`, the capture that should win for
+/// it with the nvim-treesitter names (`queries/`) and with Helix's
+/// (`queries/helix/`).
+struct Expect {
+    context: &'static str,
+    token: &'static str,
+    nvim: &'static str,
+    helix: &'static str,
+}
+
+const fn e(
+    context: &'static str,
+    token: &'static str,
+    nvim: &'static str,
+    helix: &'static str,
+) -> Expect {
+    Expect {
+        context,
+        token,
+        nvim,
+        helix,
+    }
+}
+
+/// The expected highlight of every construct of the fixture.
+const EXPECTED: &[Expect] = &[
+    // comments
+    e(
+        "// a line comment",
+        "// a line comment",
+        "comment",
+        "comment.line",
+    ),
+    e(
+        "/// GPUs per node.",
+        "/// GPUs per node.",
+        "comment.documentation",
+        "comment.line.documentation",
+    ),
+    // import: keyword, path, module alias
+    e(
+        "import \"std",
+        "import",
+        "keyword.import",
+        "keyword.control.import",
+    ),
+    e(
+        "\"std/pytorch-cuda\"",
+        "\"std/pytorch-cuda\"",
+        "string.special.path",
+        "string.special.path",
+    ),
+    e("as torch", "as", "keyword.import", "keyword.control.import"),
+    e("as torch", "torch", "module", "namespace"),
+    // param, let, types, numbers, quantities, operators
+    e("param gpus", "param", "keyword", "keyword.storage.type"),
+    e("param gpus", "gpus", "constant", "constant"),
+    e("gpus: Int", "Int", "type.builtin", "type.builtin"),
+    e(
+        "gpus: Int",
+        ":",
+        "punctuation.delimiter",
+        "punctuation.delimiter",
+    ),
+    e("= 2 where", "=", "operator", "operator"),
+    e("= 2 where", "2", "number", "constant.numeric.integer"),
+    e("2 where", "where", "keyword", "keyword"),
+    e("where gpus", "gpus", "variable", "variable"),
+    e("gpus >= 1", ">=", "operator", "operator"),
+    e("&&", "&&", "operator", "operator"),
+    e("let shm", "let", "keyword", "keyword.storage.type"),
+    e("let shm", "shm", "constant", "constant"),
+    e("512Mi", "512Mi", "number", "constant.numeric"),
+    e("0.5", "0.5", "number.float", "constant.numeric.float"),
+    e(
+        "[String?]",
+        "[",
+        "punctuation.bracket",
+        "punctuation.bracket",
+    ),
+    e("[String?]", "String", "type.builtin", "type.builtin"),
+    e("[String?]", "?", "operator", "operator"),
+    // enum declaration
+    e(
+        "enum Flavor",
+        "enum",
+        "keyword.type",
+        "keyword.storage.type",
+    ),
+    e("enum Flavor", "Flavor", "type", "type"),
+    e(
+        "{ runtime, devel }",
+        "runtime",
+        "constant",
+        "type.enum.variant",
+    ),
+    // fn declaration, parameters, enum literal, record fields
+    e("fn data", "fn", "keyword.function", "keyword.function"),
+    e("fn data", "data", "function", "function"),
+    e(
+        "(name: String",
+        "name",
+        "variable.parameter",
+        "variable.parameter",
+    ),
+    e("mode: Mode", "Mode", "type", "type"),
+    e(".read_only", ".", "constant", "type.enum.variant"),
+    e(".read_only", "read_only", "constant", "type.enum.variant"),
+    e("-> Volume?", "->", "operator", "operator"),
+    e("-> Volume?", "Volume", "type", "type"),
+    e("name = name,", "name", "property", "variable.other.member"),
+    e("= name,", "name", "variable", "variable"),
+    // strings: text, interpolation, escape
+    e("\"pvc://", "\"pvc://", "string", "string"),
+    e(
+        "${name}",
+        "${",
+        "punctuation.special",
+        "punctuation.special",
+    ),
+    e("${name}", "name", "variable", "variable"),
+    e(
+        "name}\\n",
+        "}",
+        "punctuation.special",
+        "punctuation.special",
+    ),
+    e("\\n\"", "\\n", "string.escape", "constant.character.escape"),
+    // comprehension, builtin call
+    e("[for p", "for", "keyword.repeat", "keyword.control.repeat"),
+    e("[for p", "p", "variable", "variable"),
+    e("p in split", "in", "keyword.repeat", "keyword.operator"),
+    e("split(uri", "split", "function.builtin", "function.builtin"),
+    e(
+        "if p !=",
+        "if",
+        "keyword.conditional",
+        "keyword.control.conditional",
+    ),
+    e("p != \"\"", "!=", "operator", "operator"),
+    // env template: name, parameters, map type, parent from a module
+    e("env app", "env", "keyword", "keyword"),
+    e("env app", "app", "type", "type"),
+    e(
+        "(flavor: Flavor",
+        "flavor",
+        "variable.parameter",
+        "variable.parameter",
+    ),
+    e("(flavor: Flavor", "Flavor", "type", "type"),
+    e("= .devel", "devel", "constant", "type.enum.variant"),
+    e("{String: Int}", "String", "type.builtin", "type.builtin"),
+    e("{String: Int}", "Int", "type.builtin", "type.builtin"),
+    e("extends torch", "extends", "keyword", "keyword"),
+    e("extends torch.runtime", "torch", "module", "namespace"),
+    e("torch.runtime(", "runtime", "type", "type"),
+    e(
+        "(torch = \"2.1.2\"",
+        "torch",
+        "variable.parameter",
+        "variable.parameter",
+    ),
+    e("\"2.1.2\"", "\"2.1.2\"", "string", "string"),
+    e("= .pip", ".", "constant", "type.enum.variant"),
+    e("= .pip", "pip", "constant", "type.enum.variant"),
+    // env items
+    e("base = image", "base", "property", "variable.other.member"),
+    e(
+        "image(\"python",
+        "image",
+        "function.builtin",
+        "function.builtin",
+    ),
+    e(
+        "labels.\"app",
+        "labels",
+        "property",
+        "variable.other.member",
+    ),
+    e(
+        "\"app.kubernetes.io/name\"",
+        "\"app.kubernetes.io/name\"",
+        "property",
+        "variable.other.member",
+    ),
+    e("\"\"\"web\"\"\"", "\"\"\"web\"\"\"", "string", "string"),
+    e(
+        "python.packages +=",
+        "packages",
+        "property",
+        "variable.other.member",
+    ),
+    e("python.packages +=", "+=", "operator", "operator"),
+    e(
+        "resources.limits {",
+        "limits",
+        "property",
+        "variable.other.member",
+    ),
+    e("-1 * 2", "-", "operator", "operator"),
+    e("-1 * 2", "1", "number", "constant.numeric.integer"),
+    e("-1 * 2", "*", "operator", "operator"),
+    e("!true", "!", "operator", "operator"),
+    e("!true", "true", "boolean", "constant.builtin.boolean"),
+    e("|| false", "||", "operator", "operator"),
+    e("|| false", "false", "boolean", "constant.builtin.boolean"),
+    e(
+        "if gpus > 1 then",
+        "if",
+        "keyword.conditional",
+        "keyword.control.conditional",
+    ),
+    e(
+        "1 then",
+        "then",
+        "keyword.conditional",
+        "keyword.control.conditional",
+    ),
+    e(
+        "gpus else",
+        "else",
+        "keyword.conditional",
+        "keyword.control.conditional",
+    ),
+    e(
+        "self.python",
+        "self",
+        "variable.builtin",
+        "variable.builtin",
+    ),
+    e(
+        "self.python.version",
+        "version",
+        "property",
+        "variable.other.member",
+    ),
+    e("names[0]", "names", "variable", "variable"),
+    e("data(\"x\"", "data", "function.call", "function"),
+    e(
+        "at = \"/d\"",
+        "at",
+        "variable.parameter",
+        "variable.parameter",
+    ),
+    e("torch.mount(", "torch", "module", "namespace"),
+    e("torch.mount(", "mount", "function.call", "function"),
+    e(
+        "if gpus > 1 {",
+        "if",
+        "keyword.conditional",
+        "keyword.control.conditional",
+    ),
+    e(
+        "workers = [4]",
+        "workers",
+        "property",
+        "variable.other.member",
+    ),
+];
+
+/// The byte range of an expected token in the fixture.
+fn locate(src: &str, x: &Expect) -> (usize, usize) {
+    let at = src
+        .find(x.context)
+        .unwrap_or_else(|| panic!("{:?} is not in {HIGHLIGHT_FIXTURE}", x.context));
+    assert!(
+        src[at + 1..].find(x.context).is_none(),
+        "{:?} occurs twice in {HIGHLIGHT_FIXTURE}: make it unique",
+        x.context
+    );
+    let start = at
+        + x.context
+            .find(x.token)
+            .unwrap_or_else(|| panic!("{:?} is not in {:?}", x.token, x.context));
+    (start, start + x.token.len())
+}
+
+/// Checks the winning capture of every expected token under one query file.
+fn check_highlights(ts: &str, query: &str, expected: impl Fn(&Expect) -> &'static str) {
+    let src = std::fs::read_to_string(grammar_dir().join(HIGHLIGHT_FIXTURE)).unwrap();
+    let caps = captures(ts, query, &src);
+    let wrong: Vec<String> = EXPECTED
+        .iter()
+        .filter_map(|x| {
+            let (start, end) = locate(&src, x);
+            let got = winner(&caps, start, end);
+            (got != Some(expected(x))).then(|| {
+                format!(
+                    "{:?} in {:?}: {got:?}, expected {:?}",
+                    x.token,
+                    x.context,
+                    expected(x)
+                )
+            })
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{query} gives {} tokens of {HIGHLIGHT_FIXTURE} the wrong highlight:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+/// The class `tree-sitter highlight --html --style minimal` gives each byte
+/// of the source: the innermost `<span class='…'>` around it (`None`
+/// outside every span).
+fn highlight_classes(html: &str, src: &str) -> Vec<Option<String>> {
+    let mut classes = Vec::with_capacity(src.len());
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = html;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("<span class='") {
+            let end = r.find("'>").unwrap();
+            stack.push(r[..end].to_string());
+            rest = &r[end + 2..];
+        } else if let Some(r) = rest.strip_prefix("</span>") {
+            stack.pop();
+            rest = r;
+        } else if rest.starts_with('&') {
+            let end = rest.find(';').unwrap();
+            let len = match &rest[..=end] {
+                "&quot;" | "&lt;" | "&gt;" | "&amp;" | "&#39;" | "&apos;" => 1,
+                other => panic!("unknown entity {other}"),
+            };
+            classes.extend(std::iter::repeat_n(stack.last().cloned(), len));
+            rest = &rest[end + 1..];
+        } else {
+            let c = rest.chars().next().unwrap();
+            classes.extend(std::iter::repeat_n(stack.last().cloned(), c.len_utf8()));
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    // the HTML leaves out the final line end
+    if classes.len() + 1 == src.len() && src.ends_with('\n') {
+        classes.push(None);
+    }
+    assert_eq!(
+        classes.len(),
+        src.len(),
+        "the highlighted text is not the source"
+    );
+    classes
+}
+
+#[test]
+fn highlights_of_every_construct() {
+    let Some(ts) = cli() else { return };
+    check_highlights(ts, "queries/highlights.scm", |x| x.nvim);
+    // The real highlighter agrees. It shows a capture as the name of its
+    // theme with the most parts that are all parts of the capture (dots as
+    // spaces: `keyword.function` may show as `function`), or as no class
+    // where the theme has no such name (`boolean`): each class must be made
+    // of parts of the expected capture (with the catch-all rule last, an env
+    // name showed as `variable`, not a part of `type`).
+    let lib = parser_lib(ts);
+    let out = run(Command::new(ts)
+        .current_dir(grammar_dir())
+        .env("TREE_SITTER_LIBDIR", lib.parent().unwrap())
+        .args([
+            "highlight",
+            "--html",
+            "--style",
+            "minimal",
+            "--layout",
+            "fragment",
+        ])
+        .arg(HIGHLIGHT_FIXTURE));
+    let src = std::fs::read_to_string(grammar_dir().join(HIGHLIGHT_FIXTURE)).unwrap();
+    let code = out
+        .split_once("<pre><code>")
+        .and_then(|(_, r)| r.rsplit_once("</code></pre>"))
+        .map(|(c, _)| c)
+        .unwrap_or_else(|| panic!("no <pre><code> in tree-sitter highlight's output:\n{out}"));
+    let classes = highlight_classes(code, &src);
+    let wrong: Vec<String> = EXPECTED
+        .iter()
+        .filter_map(|x| {
+            let (start, end) = locate(&src, x);
+            let want: Vec<&str> = x.nvim.split('.').collect();
+            let bad = classes[start..end].iter().find(|c| match c {
+                Some(c) => !c.split(' ').all(|part| want.contains(&part)),
+                None => false,
+            });
+            bad.map(|c| {
+                format!(
+                    "{:?} in {:?}: class {c:?}, expected {:?}",
+                    x.token, x.context, x.nvim
+                )
+            })
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "tree-sitter highlight colours {} tokens of {HIGHLIGHT_FIXTURE} wrongly:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn helix_highlights_of_every_construct() {
+    let Some(ts) = cli() else { return };
+    check_highlights(ts, "queries/helix/highlights.scm", |x| x.helix);
+}
+
+/// In Helix's locals, a later pattern wins, so the discards after
+/// `(identifier) @local.reference` keep field names, named arguments and
+/// enum literals from resolving to a definition of the same name (the
+/// named argument `torch = …` is not the module `torch`); a name in an
+/// expression stays a reference.
+#[test]
+fn helix_locals_discard_non_references() {
+    let Some(ts) = cli() else { return };
+    let src = std::fs::read_to_string(grammar_dir().join(HIGHLIGHT_FIXTURE)).unwrap();
+    let caps = captures(ts, "queries/helix/locals.scm", &src);
+    for (context, token, want) in [
+        ("(torch = \"2.1.2\"", "torch", "_argument"),
+        ("name = name,", "name", "_field"),
+        ("= .pip", "pip", "_enum_literal"),
+        ("self.python.version", "version", "_field"),
+        ("= name,", "name", "local.reference"),
+        ("gpus > 1 then", "gpus", "local.reference"),
+        ("extends torch.runtime", "torch", "local.reference"),
+    ] {
+        let (start, end) = locate(&src, &e(context, token, "", ""));
+        assert_eq!(
+            winner(&caps, start, end),
+            Some(want),
+            "{token:?} in {context:?}"
+        );
     }
 }
 

@@ -1,6 +1,8 @@
-; Scopes and definitions for SCL: module declarations are visible in the whole
-; file; template and function parameters in their declaration; the variable
-; of a comprehension in the comprehension.
+; Scopes and definitions for SCL, with nvim-treesitter's capture names
+; (`@local.definition.parameter`, `@local.definition.var`, ...). Helix names
+; them differently: its version is helix/locals.scm. Module declarations are
+; visible in the whole file; template and function parameters in their
+; declaration; the variable of a comprehension in the comprehension.
 
 (source_file) @local.scope
 (fn_declaration) @local.scope
