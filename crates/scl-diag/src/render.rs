@@ -333,6 +333,12 @@ fn render_visible(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> Str
             // given as empty lines, and the spans move by their number.
             let mut excerpt = "\n".repeat(w.lines_before);
             excerpt.push_str(&crate::visible_source(text));
+            // A span at the very end of a text that ends with a line break
+            // is on the (empty) last line; ariadne only draws lines that
+            // hold a character, so give that line one blank.
+            if w.start == w.end && excerpt.ends_with('\n') || excerpt.is_empty() {
+                excerpt.push(' ');
+            }
             (f.clone(), ariadne::Source::from(excerpt))
         })
         .collect();
@@ -382,6 +388,23 @@ mod tests {
         assert_eq!(ix.line_col(t, 3), (2, 1));
         assert_eq!(ix.line_col(t, 5), (2, 2)); // after the two-byte ç
         assert_eq!((ix.line(0), ix.line(3), ix.line(99)), (1, 2, 3));
+    }
+
+    #[test]
+    fn a_span_at_the_end_after_a_line_break_is_on_the_last_line() {
+        // `let x =` and a line break: "found end of file" is at offset 8,
+        // line 2 column 1 (as the JSON says), not line 1 column 2.
+        let text = "let x =\n";
+        let mut src = HashMap::new();
+        src.insert("a.env.scl".to_string(), text.to_string());
+        let file: std::sync::Arc<str> = std::sync::Arc::from("a.env.scl");
+        let d = Diagnostic::error("E0001", crate::Span::new(8, 8), "m").in_file(&file);
+        let out = render_human(&d, &src, false);
+        assert!(out.contains("a.env.scl:2:1"), "{out}");
+        let d = Diagnostic::error("E0001", crate::Span::new(0, 0), "m").in_file(&file);
+        let empty: HashMap<String, String> = [("a.env.scl".to_string(), String::new())].into();
+        let out = render_human(&d, &empty, false);
+        assert!(out.contains("a.env.scl:1:1"), "{out}");
     }
 
     #[test]
