@@ -332,6 +332,18 @@ const MAX_DEPTH: usize = crate::MAX_NESTING;
 /// reading it (`E0011`); ten times what a front end shows of a file.
 pub const MAX_LEX_ERRORS: usize = 1000;
 
+/// `E0011` at byte `at`: more than [`MAX_LEX_ERRORS`] syntax errors, the
+/// rest of the file (from `at`) is not read. The lexer and the parser stop
+/// at the same count (the parser counts the lexer's errors too).
+pub(crate) fn too_many_errors(at: usize) -> Diagnostic {
+    Diagnostic::error(
+        "E0011",
+        Span::new(at, at),
+        format!("more than {MAX_LEX_ERRORS} syntax errors: the rest of the file is not read"),
+    )
+    .with_help("fix the first errors; this file may not be SCL source (a binary, a file saved in another encoding)")
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Delim {
     Paren,
@@ -461,15 +473,7 @@ impl<'a> Lexer<'a> {
             self.diags.push(d);
             return;
         }
-        let at = d.at.span.start as usize;
-        self.diags.push(
-            Diagnostic::error(
-                "E0011",
-                Span::new(at, at),
-                format!("more than {MAX_LEX_ERRORS} syntax errors: the rest of the file is not read"),
-            )
-            .with_help("fix the first errors; this file may not be SCL source (a binary, a file saved in another encoding)"),
-        );
+        self.diags.push(too_many_errors(d.at.span.start as usize));
         self.flooded = true;
         self.aborted = true;
         self.pos = self.src.len();
@@ -1168,7 +1172,14 @@ impl<'a> Lexer<'a> {
 
     /// Emits the tokens of a lexed string (`q` quotes open it; `closed` if
     /// the same quotes close it, else its `StrEnd` is zero-width at `end`).
-    fn emit_string(&mut self, start: usize, end: usize, q: usize, closed: bool, pieces: Vec<Piece>) {
+    fn emit_string(
+        &mut self,
+        start: usize,
+        end: usize,
+        q: usize,
+        closed: bool,
+        pieces: Vec<Piece>,
+    ) {
         let has_interp = pieces.iter().any(|p| matches!(p, Piece::Interp(..)));
         if !has_interp {
             let mut text = String::new();
@@ -1225,7 +1236,11 @@ impl<'a> Lexer<'a> {
             });
         }
         flush(&mut self.out, &mut text, &mut text_span);
-        let close_start = if closed { end.saturating_sub(q).max(start) } else { end };
+        let close_start = if closed {
+            end.saturating_sub(q).max(start)
+        } else {
+            end
+        };
         self.out.push(Token {
             kind: TokenKind::StrEnd,
             span: Span::new(close_start, end),

@@ -70,6 +70,14 @@ pub fn parse(src: &str) -> Parse {
         pieces: crate::trivia::pieces(src, &tokens),
     });
     let mut p = Parser::new(src, tokens);
+    // The lexer's errors count towards the limit; once the lexer itself
+    // stopped reading (E0011), the parser records nothing more.
+    let lex_flooded = lex_errors.iter().any(|d| d.code == "E0011");
+    p.budget = if lex_flooded {
+        0
+    } else {
+        crate::lexer::MAX_LEX_ERRORS.saturating_sub(lex_errors.len())
+    };
     let module = p.module();
     let mut errs = std::mem::take(&mut p.errors);
     let mut errors = lex_errors;
@@ -84,7 +92,11 @@ pub fn parse(src: &str) -> Parse {
             .map_or(at, |t| t.span.end as usize);
         errors.push(too_deep(Span::new(at, end)));
     }
-    let errors = dedup_errors(src, errors, errs);
+    let mut errors = dedup_errors(src, errors, errs);
+    if let Some(at) = p.flood.filter(|_| !lex_flooded) {
+        // Not subject to the one-per-line rule: it says where reading stopped.
+        errors.push(crate::lexer::too_many_errors(at));
+    }
     Parse {
         module: Arc::new(module),
         errors,
@@ -425,6 +437,17 @@ struct Parser<'s> {
     /// A declaration-level error happened in the current declaration
     /// (errors inside block items are recovered by the item and do not count).
     broken: bool,
+    /// How many more errors may be recorded (see [`Parser::may_report`]).
+    budget: usize,
+    /// Where the parser stopped reading because the budget was spent (a
+    /// byte offset; `E0011` there).
+    flood: Option<usize>,
+    /// See [`Parser::may_report`].
+    same_line: u32,
+    /// See [`Parser::pairs`]; empty until the first recovery.
+    pairs: Vec<u32>,
+    /// Tokens the recovery scans stepped over (the unit tests bound it).
+    steps: usize,
 }
 
 impl<'s> Parser<'s> {
@@ -481,6 +504,11 @@ impl<'s> Parser<'s> {
             overflow: None,
             bail: false,
             broken: false,
+            budget: usize::MAX,
+            flood: None,
+            same_line: 0,
+            pairs: Vec::new(),
+            steps: 0,
         }
     }
 
@@ -586,15 +614,46 @@ impl<'s> Parser<'s> {
 
     // ---- errors and recovery ------------------------------------------------
 
+    /// Whether an error at byte `at` is recorded. Of the errors of one line
+    /// only the first is kept (see [`dedup_errors`]): one after the last
+    /// recorded error on its line is dropped here already, so a line of
+    /// ten thousand broken arguments costs one diagnostic, not ten
+    /// thousand. Past the budget ([`crate::lexer::MAX_LEX_ERRORS`] with the
+    /// lexer's), the parser stops reading the file (`E0011`, as the lexer
+    /// does): every rule then sees the end of the file.
+    fn may_report(&mut self, at: u32) -> bool {
+        if let Some(last) = self.errors.last() {
+            // `same_line` is the furthest offset known to be on the last
+            // error's line: each byte is looked at once.
+            let from = last.at.span.start.max(self.same_line);
+            if last.at.span.start <= at
+                && (at <= from || !self.src.as_bytes()[from as usize..at as usize].contains(&b'\n'))
+            {
+                self.same_line = self.same_line.max(at);
+                return false;
+            }
+        }
+        if self.errors.len() >= self.budget {
+            self.flood.get_or_insert(at as usize);
+            self.bail = true;
+            return false;
+        }
+        self.same_line = at;
+        true
+    }
+
     /// Reports "expected …, found …" at the current token and returns the failure.
     fn fail(&mut self) -> Fail {
         self.broken = true;
         if self.bail {
             return Fail;
         }
+        let span = self.cur_span();
+        if !self.may_report(span.start) {
+            return Fail;
+        }
         let found = self.toks.get(self.pos).map(|t| &t.kind);
         let found_s = found.map_or_else(|| "end of file".to_string(), |t| t.describe());
-        let span = self.cur_span();
         let mut list: Vec<String> = Vec::new();
         if self.expected.pos == self.pos {
             for &code in &self.expected.list[..self.expected.n as usize] {
@@ -644,30 +703,55 @@ impl<'s> Parser<'s> {
         Fail
     }
 
+    /// For each opener `i`, `pairs[i]` is the index of its closer (the
+    /// lexer balances the stream; an opener it left open would pair with
+    /// the end). Built on the first recovery (valid input never needs it),
+    /// so that every skip jumps over a group in one step: a recovery at
+    /// each of n nested levels then costs n steps, not n times the size of
+    /// the innermost group.
+    fn pairs(&mut self) -> &[u32] {
+        if self.pairs.is_empty() {
+            let eof = (self.kinds.len() - 1) as u32;
+            let mut pairs = vec![eof; self.kinds.len()];
+            let mut open: Vec<u32> = Vec::new();
+            for (i, k) in self.kinds.iter().enumerate() {
+                if k.opens() {
+                    open.push(i as u32);
+                } else if k.closes() {
+                    if let Some(o) = open.pop() {
+                        pairs[o as usize] = i as u32;
+                    }
+                }
+            }
+            self.pairs = pairs;
+        }
+        &self.pairs
+    }
+
     /// From token `from`, the index of the first token at the same bracket
     /// depth for which `stop` holds, or of the first closer without an
     /// opener after `from`, or of the end. Reads the kinds directly (also
-    /// while bailing).
-    fn scan(&self, from: usize, stop: impl Fn(K) -> bool) -> usize {
-        let mut depth = 0usize;
+    /// while bailing); jumps over each group in one step.
+    fn scan(&mut self, from: usize, stop: impl Fn(K) -> bool) -> usize {
+        self.pairs();
         let mut i = from;
         loop {
+            self.steps += 1;
             let k = self.kinds[i];
-            if k == K::Eof || (depth == 0 && (stop(k) || k.closes())) {
+            if k == K::Eof || stop(k) || k.closes() {
                 return i;
             }
-            if k.opens() {
-                depth += 1;
-            } else if k.closes() {
-                depth -= 1;
+            i = if k.opens() { self.pairs[i] as usize } else { i };
+            if self.kinds[i] != K::Eof {
+                i += 1;
             }
-            i += 1;
         }
     }
 
     /// Skips to the closer of the group opened at token `open`, and past it.
     fn close_group(&mut self, open: usize) {
-        let close = self.scan(open + 1, |_| false);
+        self.steps += 1;
+        let close = self.pairs()[open] as usize;
         self.pos = self.pos.max(close);
         self.bump();
     }
@@ -695,16 +779,17 @@ impl<'s> Parser<'s> {
     /// Where a broken declaration starting at token `from` ends: at least
     /// one token, then balanced groups up to a newline followed by a
     /// declaration keyword, a declaration keyword in column 1, or the end.
-    fn decl_boundary(&self, from: usize) -> usize {
-        let mut depth = 0usize;
+    fn decl_boundary(&mut self, from: usize) -> usize {
+        self.pairs();
         let mut i = from;
         let mut first = true;
         loop {
+            self.steps += 1;
             let k = self.kinds[i];
             if k == K::Eof {
                 return i;
             }
-            if depth == 0 && !first {
+            if !first {
                 if k == K::Newline && self.kinds[i + 1].starts_decl() {
                     return i;
                 }
@@ -713,9 +798,10 @@ impl<'s> Parser<'s> {
                 }
             }
             if k.opens() {
-                depth += 1;
-            } else if k.closes() {
-                depth = depth.saturating_sub(1);
+                i = self.pairs[i] as usize;
+                if self.kinds[i] == K::Eof {
+                    return i;
+                }
             }
             first = false;
             i += 1;
@@ -765,8 +851,14 @@ impl<'s> Parser<'s> {
                 None
             };
             if self.broken {
-                self.bail = false;
-                let end = self.decl_boundary(start);
+                let end = if self.flood.is_some() {
+                    // The rest of the file is not read: this declaration
+                    // covers it.
+                    self.kinds.len() - 1
+                } else {
+                    self.bail = false;
+                    self.decl_boundary(start)
+                };
                 self.pos = self.pos.max(end);
             }
             if let Some(mut d) = decl {
@@ -776,6 +868,9 @@ impl<'s> Parser<'s> {
                     recovered.push(span);
                 }
                 decls.push(d);
+            }
+            if self.flood.is_some() {
+                break;
             }
         }
         Module { decls, recovered }
@@ -1243,11 +1338,19 @@ impl<'s> Parser<'s> {
                     if self.pos == item_start {
                         self.bump();
                     }
-                    items.push(Item {
-                        doc: None,
-                        kind: ItemKind::Error,
-                        span: self.span_from(item_start),
-                    });
+                    let span = self.span_from(item_start);
+                    match items.last_mut() {
+                        // Broken items in a row are one Error item, so a
+                        // line of them costs one node, not one per comma.
+                        Some(last) if matches!(last.kind, ItemKind::Error) => {
+                            last.span = last.span.to(span)
+                        }
+                        _ => items.push(Item {
+                            doc: None,
+                            kind: ItemKind::Error,
+                            span,
+                        }),
+                    }
                 }
             }
         }
@@ -1604,14 +1707,25 @@ impl<'s> Parser<'s> {
                         break;
                     }
                     let at_comma = self.skip_element(start, open);
-                    args.push(Arg {
-                        name: None,
-                        value: Expr {
-                            kind: ExprKind::Error,
-                            span: self.span_from(start),
-                        },
-                        span: self.span_from(start),
-                    });
+                    let span = self.span_from(start);
+                    match args.last_mut() {
+                        // Broken arguments in a row are one Error argument.
+                        Some(last)
+                            if last.name.is_none()
+                                && matches!(last.value.kind, ExprKind::Error) =>
+                        {
+                            last.span = last.span.to(span);
+                            last.value.span = last.span;
+                        }
+                        _ => args.push(Arg {
+                            name: None,
+                            value: Expr {
+                                kind: ExprKind::Error,
+                                span,
+                            },
+                            span,
+                        }),
+                    }
                     if at_comma {
                         self.bump();
                         continue;
@@ -1627,11 +1741,13 @@ impl<'s> Parser<'s> {
                     named = true;
                 } else if named && a.value.kind != ExprKind::Error {
                     self.broken = true;
-                    self.errors.push(Diagnostic::error(
-                        "E0001",
-                        a.span,
-                        "positional argument after a named argument",
-                    ));
+                    if self.may_report(a.span.start) {
+                        self.errors.push(Diagnostic::error(
+                            "E0001",
+                            a.span,
+                            "positional argument after a named argument",
+                        ));
+                    }
                     break;
                 }
             }
@@ -1844,7 +1960,14 @@ impl<'s> Parser<'s> {
                         return Err(Fail);
                     }
                     let at_comma = self.skip_element(start, open);
-                    items.push(self.err_expr(start));
+                    let e = self.err_expr(start);
+                    match items.last_mut() {
+                        // Broken elements in a row are one Error element.
+                        Some(last) if matches!(last.kind, ExprKind::Error) => {
+                            last.span = last.span.to(e.span)
+                        }
+                        _ => items.push(e),
+                    }
                     if at_comma {
                         self.bump();
                         continue;
@@ -2061,5 +2184,96 @@ fn postfix_chain(base: Expr, ops: Vec<PostOp>) -> Expr {
                 ops,
             },
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses `src` and returns the parser (its counters) and the module.
+    fn run(src: &str) -> (Parser<'_>, Module) {
+        let (tokens, _) = lex(src);
+        let mut p = Parser::new(src, tokens);
+        let m = p.module();
+        (p, m)
+    }
+
+    /// Recovery at every level of a deep nesting skips each group in one
+    /// step: the work is linear in the tokens, not in tokens × depth (which
+    /// re-scanning every group from where its construct began would be).
+    #[test]
+    fn recovery_at_every_nesting_level_is_linear() {
+        let n = 2000;
+        let cases = [
+            // A list, a call, parentheses, an index, each broken after its
+            // (broken) inner group, 200 levels deep.
+            format!(
+                "let x = {}{}{}\n",
+                "[".repeat(200),
+                "1, ".repeat(n),
+                "x ]".repeat(200)
+            ),
+            format!(
+                "let x = {}{}{}\n",
+                "f(".repeat(200),
+                "1, ".repeat(n),
+                "x )".repeat(200)
+            ),
+            format!(
+                "let x = {}{}{}\n",
+                "(".repeat(200),
+                "1 + ".repeat(n),
+                "1 x )".repeat(200)
+            ),
+            format!(
+                "let x = a{}{}{}\n",
+                "[".repeat(200),
+                "1 + ".repeat(n),
+                "1 x ]".repeat(200)
+            ),
+            // Records and nested blocks: each item broken after its block.
+            format!(
+                "env a {{\n{}{}{}}}\n",
+                "x = {\n".repeat(200),
+                "y = 1\n".repeat(n),
+                "} 1\n".repeat(200)
+            ),
+            format!(
+                "env a {{\n{}{}{}}}\n",
+                "x {\n".repeat(200),
+                "y = 1\n".repeat(n),
+                "} 1\n".repeat(200)
+            ),
+        ];
+        for src in &cases {
+            let (p, _) = run(src);
+            assert!(!p.errors.is_empty());
+            let tokens = p.kinds.len();
+            assert!(
+                p.steps <= 2 * tokens,
+                "{} recovery steps for {tokens} tokens: {}",
+                p.steps,
+                &src[..40]
+            );
+        }
+    }
+
+    /// Errors after the first on a line are dropped when they happen (the
+    /// final de-duplication would drop them anyway): a line of 100,000
+    /// broken arguments records one error, not 100,000.
+    #[test]
+    fn a_line_of_broken_pieces_records_one_error() {
+        let cases = [
+            format!("let x = f(a{})\n", ",".repeat(100_000)),
+            format!("let x = [a{}]\n", ",".repeat(100_000)),
+            format!("let x = f({})\n", "=,".repeat(100_000)),
+            format!("env a {{ {} }}\n", "x = =,".repeat(100_000)),
+            format!("enum e {{ {} }}\n", "1 ".repeat(100_000)),
+        ];
+        for src in &cases {
+            let (p, _) = run(src);
+            assert_eq!(p.errors.len(), 1, "{}", &src[..30]);
+        }
     }
 }

@@ -302,3 +302,83 @@ fn keywords_are_not_field_names() {
         Some("keywords cannot be field names")
     );
 }
+
+/// The parser stops at the same count as the lexer (`E0011`, the lexer's
+/// errors included): a file of 2,000 broken lines gives 1,000 errors and
+/// says where it stopped reading; the declarations before that point are
+/// in the tree, the last one covering the rest of the file.
+#[test]
+fn e0011_the_parser_stops_after_1000_errors() {
+    for line in ["let x =\n", "let = 1\n", "env a extends b c\n"] {
+        let src = line.repeat(2000);
+        let e = errors(&src);
+        assert_eq!(e.len(), 1001, "{line:?}");
+        assert!(
+            e[1000].starts_with("E0011 ")
+                && e[1000]
+                    .ends_with(" more than 1000 syntax errors: the rest of the file is not read"),
+            "{line:?}: {}",
+            e[1000]
+        );
+        assert!(
+            e[..1000].iter().all(|e| e.starts_with("E0001 ")),
+            "{line:?}"
+        );
+        let p = parse(&src);
+        assert!(p.module.decls.len() <= 1001, "{line:?}");
+        if let Some(last) = p.module.decls.last() {
+            assert_eq!(last.span().end as usize, src.trim_end().len(), "{line:?}");
+        }
+    }
+    // The lexer's errors count: 600 of them and 600 broken lines.
+    let src = format!("{}{}", "let a = 1 @\n".repeat(600), "let x =\n".repeat(600));
+    let e = errors(&src);
+    assert_eq!(e.len(), 1001);
+    assert!(e[1000].starts_with("E0011 "), "{}", e[1000]);
+    // When the lexer stopped reading, the parser adds nothing.
+    let src = "@\n".repeat(1100);
+    let e = errors(&src);
+    assert_eq!(e.iter().filter(|e| e.starts_with("E0011")).count(), 1);
+    assert_eq!(e.len(), 1001);
+}
+
+/// Broken elements in a row are one Error node: a line of 100,000 empty
+/// arguments, list elements or items is one node, not 100,000.
+#[test]
+fn broken_elements_in_a_row_are_one_error_node() {
+    let value = |src: &str| match &parse(src).module.decls[0] {
+        ast::Decl::Let(l) => l.value.clone(),
+        d => panic!("{d:?}"),
+    };
+    let commas = ",".repeat(100_000);
+    let e = value(&format!("let x = f(a{commas}b)\n"));
+    let ast::ExprKind::Postfix { ops, .. } = &e.kind else {
+        panic!("{e:?}")
+    };
+    let ast::PostOpKind::Call(args) = &ops[0].kind else {
+        panic!("{ops:?}")
+    };
+    assert_eq!(args.len(), 3);
+    assert_eq!(args[1].value.kind, ast::ExprKind::Error);
+    let e = value(&format!("let x = [a{commas}b]\n"));
+    let ast::ExprKind::List(items) = &e.kind else {
+        panic!("{e:?}")
+    };
+    assert_eq!(items.len(), 3);
+    assert_eq!(items[1].kind, ast::ExprKind::Error);
+    let p = parse(&format!(
+        "env a {{ x = 1, {} y = 2 }}\n",
+        "z = =, ".repeat(100_000)
+    ));
+    let ast::Decl::Env(env) = &p.module.decls[0] else {
+        panic!()
+    };
+    let kinds: Vec<_> = env
+        .body
+        .items
+        .iter()
+        .map(|i| matches!(i.kind, ast::ItemKind::Error))
+        .collect();
+    assert_eq!(kinds, [false, true, false]);
+    assert_eq!(p.errors.len(), 1);
+}
