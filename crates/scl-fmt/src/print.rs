@@ -14,6 +14,15 @@ use crate::doc::*;
 use scl_syntax::ast::*;
 use scl_syntax::{Parse, PieceKind};
 
+/// True if `d` prints nothing at all (no text, no break).
+fn is_empty(d: &Doc) -> bool {
+    match d {
+        Doc::Nil => true,
+        Doc::Concat(v, _) => v.iter().all(is_empty),
+        _ => false,
+    }
+}
+
 struct Comment {
     start: u32,
     end: u32,
@@ -129,7 +138,21 @@ impl<'a> Printer<'a> {
     }
 
     /// The comments before `pos`, printed in place (inside an expression).
+    /// A line broken by a comment continues one level deeper (it is the
+    /// rest of the same declaration or item); the own-line comments are at
+    /// that level too.
     fn inline(&mut self, pos: u32) -> Doc {
+        let d = self.inline_here(pos);
+        if is_empty(&d) {
+            return d;
+        }
+        nest(d)
+    }
+
+    /// [`Self::inline`] without the extra level: for a place that already
+    /// has one (an operator's right side, a part of a broken `if`, inside
+    /// parentheses or a comprehension).
+    fn inline_here(&mut self, pos: u32) -> Doc {
         let mut out = Vec::new();
         while self.peek_before(pos) {
             let c = &self.comments[self.next];
@@ -394,6 +417,16 @@ impl<'a> Printer<'a> {
         concat(vec![self.before(from, s), text(s.to_string())])
     }
 
+    /// [`Self::tok`] for a place that is already one level deeper
+    /// ([`Self::inline_here`]).
+    fn tok_here(&mut self, from: u32, s: &str) -> Doc {
+        let c = match self.find(from, s).map(|t| t.start) {
+            Some(at) => self.inline_here(at),
+            None => Doc::Nil,
+        };
+        concat(vec![c, text(s.to_string())])
+    }
+
     /// The comments before the first token `s` at or after `from` (for a
     /// token that a layout prints itself, like a list's opener).
     fn before(&mut self, from: u32, s: &str) -> Doc {
@@ -607,10 +640,12 @@ impl<'a> Printer<'a> {
                         }
                         // (No comment can stand between the last parent and
                         // the `{`: a line break there ends the declaration.)
-                        v.push(nest(concat(vec![
+                        // Parents on lines of their own are indented two
+                        // levels, so the body's items (one level) stand apart.
+                        v.push(nest(nest(concat(vec![
                             Doc::Hard,
                             Self::lines_last(seq, ",", false),
-                        ])));
+                        ]))));
                     } else {
                         let mut ps = Vec::new();
                         for (i, p) in seq.parts.into_iter().enumerate() {
@@ -620,7 +655,8 @@ impl<'a> Printer<'a> {
                             }
                             ps.push(p.doc);
                         }
-                        v.push(group(nest(concat(vec![Doc::Line, concat(ps)]))));
+                        // (Broken: two levels, as above.)
+                        v.push(group(nest(nest(concat(vec![Doc::Line, concat(ps)])))));
                     }
                 }
                 v.push(text(" "));
@@ -734,7 +770,9 @@ impl<'a> Printer<'a> {
 
     /// An env body, a nested block or an `if` block: one item per line.
     fn block(&mut self, b: &Block) -> Doc {
-        let pre = self.inline(b.span.start);
+        // (A `{` after a comment starts its line at the item's level, as its
+        // `}` does.)
+        let pre = self.inline_here(b.span.start);
         let seq = self.block_seq(b);
         concat(vec![pre, Self::block_layout(seq, "")])
     }
@@ -790,14 +828,15 @@ impl<'a> Printer<'a> {
                     let else_at = self
                         .find(then_block.span.end, "else")
                         .map_or(e.span.start, |t| t.start);
-                    v.push(self.inline(else_at));
+                    // (`else` after `} // c` starts the line, as `} else` does.)
+                    v.push(self.inline_here(else_at));
                     v.push(text(" "));
                     v.push(text("else "));
                     let is_else_if = e.items.len() == 1
                         && matches!(e.items[0].kind, ItemKind::If { .. })
                         && self.raw(e.span.start, e.span.end).starts_with("if");
                     if is_else_if {
-                        v.push(self.inline(e.span.start));
+                        v.push(self.inline_here(e.span.start));
                         v.push(self.item(&e.items[0]));
                     } else {
                         v.push(self.block(e));
@@ -829,30 +868,38 @@ impl<'a> Printer<'a> {
     fn expr(&mut self, e: &Expr) -> Doc {
         let (s, t) = self.inner_range(e);
         let parens = self.parens_around(s, t);
-        let mut v = Vec::new();
+        // A comment before the expression: the whole expression continues
+        // one level deeper (`= // c` then the value indented, as after `+`).
+        let with_pre = |pre: Doc, body: Doc| {
+            if is_empty(&pre) {
+                body
+            } else {
+                nest(concat(vec![pre, body]))
+            }
+        };
         if parens.is_empty() {
-            v.push(self.inline(s));
-            v.push(self.expr_inner(e));
-            return concat(v);
+            let pre = self.inline_here(s);
+            let body = self.expr_inner(e);
+            return with_pre(pre, body);
         }
         // Inside parentheses: a comment's line break indents what follows.
+        let mut pre = Doc::Nil;
         let mut inner = Vec::new();
         for (k, &(o, _)) in parens.iter().enumerate() {
             if k == 0 {
-                v.push(self.inline(o));
+                pre = self.inline_here(o);
             } else {
-                inner.push(self.inline(o));
+                inner.push(self.inline_here(o));
             }
             inner.push(text("("));
         }
-        inner.push(self.inline(s));
+        inner.push(self.inline_here(s));
         inner.push(self.expr_inner(e));
         for &(_, c) in parens.iter().rev() {
-            inner.push(self.inline(c));
+            inner.push(self.inline_here(c));
             inner.push(text(")"));
         }
-        v.push(nest(concat(inner)));
-        concat(v)
+        with_pre(pre, nest(concat(inner)))
     }
 
     fn expr_inner(&mut self, e: &Expr) -> Doc {
@@ -909,22 +956,22 @@ impl<'a> Printer<'a> {
                     text(" "),
                     self.ident(var),
                     text(" "),
-                    self.tok(var.span.end, "in"),
+                    self.tok_here(var.span.end, "in"),
                     text(" "),
                     self.expr(iter),
                 ];
                 let mut after = self.outer(iter).1;
                 if let Some(c) = cond {
                     v.push(text(" "));
-                    v.push(self.tok(after, "if"));
+                    v.push(self.tok_here(after, "if"));
                     v.push(text(" "));
                     v.push(self.expr(c));
                     after = self.outer(c).1;
                 }
-                v.push(self.tok(after, ":"));
+                v.push(self.tok_here(after, ":"));
                 v.push(text(" "));
                 v.push(self.expr(body));
-                v.push(self.inline(e.span.end - 1));
+                v.push(self.inline_here(e.span.end - 1));
                 group(concat(vec![
                     text("["),
                     nest(concat(v)),
@@ -973,13 +1020,14 @@ impl<'a> Printer<'a> {
                             v.push(self.inline(op.span.start));
                             v.push(text("["));
                             v.push(nest(concat(vec![
+                                self.inline_here(self.outer(i).0),
                                 self.expr(i),
-                                self.inline(op.span.end - 1),
+                                self.inline_here(op.span.end - 1),
                             ])));
                             v.push(text("]"));
                         }
                         PostOpKind::With(b) => {
-                            v.push(nest(self.inline(op.span.start)));
+                            v.push(self.inline(op.span.start));
                             v.push(text(" "));
                             v.push(text("with "));
                             v.push(self.inline(b.span.start));
@@ -991,12 +1039,18 @@ impl<'a> Printer<'a> {
             }
             ExprKind::Unary { ops, operand } => {
                 let mut v = Vec::new();
+                let mut prev = None;
                 for (op, span) in ops {
                     v.push(self.inline(span.start));
+                    // `- -x`, not `--x` (which reads as another operator).
+                    if prev == Some(UnaryOp::Neg) && *op == UnaryOp::Neg {
+                        v.push(text(" "));
+                    }
                     v.push(text(match op {
                         UnaryOp::Not => "!",
                         UnaryOp::Neg => "-",
                     }));
+                    prev = Some(*op);
                 }
                 v.push(self.expr(operand));
                 concat(v)
@@ -1007,9 +1061,9 @@ impl<'a> Printer<'a> {
                 let mut after = self.outer(first).1;
                 for (op, x) in rest {
                     tail.push(text(" "));
-                    tail.push(self.tok(after, op.as_str()));
+                    tail.push(self.tok_here(after, op.as_str()));
                     // A comment after the operator stays at the end of its line.
-                    tail.push(self.inline(self.outer(x).0));
+                    tail.push(self.inline_here(self.outer(x).0));
                     tail.push(Doc::Line);
                     tail.push(self.expr(x));
                     after = self.outer(x).1;
@@ -1020,10 +1074,10 @@ impl<'a> Printer<'a> {
             ExprKind::If(c, a, b) => {
                 let cd = self.expr(c);
                 let then_at = self.find(self.outer(c).1, "then").map_or(0, |t| t.start);
-                let c1 = self.inline(then_at);
+                let c1 = self.inline_here(then_at);
                 let ad = self.expr(a);
                 let else_at = self.find(self.outer(a).1, "else").map_or(0, |t| t.start);
-                let c2 = self.inline(else_at);
+                let c2 = self.inline_here(else_at);
                 let bd = self.expr(b);
                 group(concat(vec![
                     text("if "),

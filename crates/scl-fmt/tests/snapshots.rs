@@ -9,8 +9,43 @@ fn formatted_cases() {
         let out = scl_fmt::format(&src).expect("the case parses");
         scl_fmt::verify(&src, &out).unwrap();
         assert_eq!(scl_fmt::format(&out).unwrap(), out, "not idempotent");
+        assert_eq!(minus_minus(&out), None, "`--` in the output");
         insta::assert_snapshot!(out);
     });
+}
+
+/// Where two `-` tokens touch (`--x`, which reads as another operator).
+fn minus_minus(out: &str) -> Option<usize> {
+    let p = scl_syntax::parse(out);
+    p.trivia
+        .pieces
+        .windows(2)
+        .find(|w| {
+            &out[w[0].span.range()] == "-"
+                && &out[w[1].span.range()] == "-"
+                && w[0].span.end == w[1].span.start
+        })
+        .map(|w| w[0].span.start as usize)
+}
+
+/// Two prefix minus signs keep a space between them, however many there
+/// are and whatever follows; `!` and `-` mixes stay as they are.
+#[test]
+fn two_minus_signs_never_touch() {
+    for (src, want) in [
+        ("let a = - -1\n", "let a = - -1\n"),
+        ("let a = --1\n", "let a = - -1\n"),
+        ("let a = - - -x\n", "let a = - - -x\n"),
+        ("let a = -!-x\n", "let a = -!-x\n"),
+        ("let a = !!x\n", "let a = !!x\n"),
+        ("let a = b - -c\n", "let a = b - -c\n"),
+        ("let a = - // c\n-1\n", "let a = - // c\n  -1\n"),
+    ] {
+        let out = scl_fmt::format(src).unwrap();
+        scl_fmt::verify(src, &out).unwrap();
+        assert_eq!(out, want, "{src:?}");
+        assert_eq!(minus_minus(&out), None, "{out}");
+    }
 }
 
 #[test]
@@ -63,7 +98,8 @@ fn crlf_and_trailing_blanks() {
 /// `\n`, so the values are the same).
 #[test]
 fn crlf_inside_triple_quoted_strings_becomes_lf() {
-    let src = "env e {\r\n  x = \"\"\"\r\n    one\r\n    ${ 1 +\r\n      2 }\r\n    \"\"\"\r\n}\r\n";
+    let src =
+        "env e {\r\n  x = \"\"\"\r\n    one\r\n    ${ 1 +\r\n      2 }\r\n    \"\"\"\r\n}\r\n";
     let out = scl_fmt::format(src).unwrap();
     assert!(!out.contains('\r'), "{out:?}");
     assert_eq!(

@@ -68,7 +68,7 @@ enum Command {
     },
     /// Rewrite files in the canonical layout (comments kept; see the book's "Formatting" page).
     Fmt {
-        /// Files, or folders to search for `*.scl` files (default: `.`).
+        /// `.env.scl` files, or folders to search for them (default: `.`), as for `check`.
         paths: Vec<PathBuf>,
         /// Write nothing; list the files that would change and exit 1 if any.
         #[arg(long)]
@@ -360,8 +360,8 @@ fn load(
 /// The files `sclc check` checks: each file named (it must be a `*.env.scl`
 /// file), and every `*.env.scl` below each folder named (default `.`). A
 /// usage error (exit 2) if a path does not exist, a file is not a `.env.scl`
-/// file, or there is no file to check at all.
-fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, i32> {
+/// file, or there is no file to check at all. `sclc fmt` takes the same.
+pub(crate) fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, i32> {
     let paths: Vec<PathBuf> = if paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -402,7 +402,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The files below `dir` whose name `keep` accepts, sorted, not following
 /// links and skipping hidden folders, `target` and `node_modules`.
-pub(crate) fn walk_files(dir: &Path, keep: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
+fn walk_files(dir: &Path, keep: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };

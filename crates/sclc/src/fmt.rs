@@ -1,9 +1,13 @@
 //! `sclc fmt [PATH...] [--check] [--stdin]`: rewrites SCL files in the
 //! canonical layout of `scl-fmt` (book: "Formatting").
 //!
-//! - PATHs are files or folders (default `.`); a folder stands for every
-//!   `*.scl` file below it (so every `*.env.scl`), sorted, without following
-//!   links or entering hidden folders, `target` or `node_modules`.
+//! - PATHs are taken exactly as `sclc check` takes them (the same code,
+//!   `commands::collect_files`): files, each of which must be a `*.env.scl`
+//!   file, or folders (default `.`), each standing for every `*.env.scl`
+//!   file below it, sorted, without following links or entering hidden
+//!   folders, `target` or `node_modules`. A path that does not exist, a
+//!   file that is not a `.env.scl` file, or no file at all is a usage error
+//!   (exit code 2), with `sclc check`'s message.
 //! - A file with a syntax error is not formatted: its errors are printed as
 //!   `sclc check` prints them, the file is left as it is, and the exit code
 //!   is 1 (the other files are still formatted).
@@ -23,9 +27,9 @@
 //!
 //! Exit codes: 0 done (or, with `--check`, nothing would change); 1 a
 //! syntax error, a file that would change under `--check`, or a file that
-//! could not be written; 2 usage error (a path that does not exist).
+//! could not be written; 2 usage error (see PATHs above).
 
-use crate::commands::{render_diagnostics, usage_error, walk_files};
+use crate::commands::{collect_files, render_diagnostics};
 use scl_diag::{Diagnostic, Span};
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -39,21 +43,11 @@ pub fn fmt(paths: &[PathBuf], check: bool, stdin: bool, json: bool) -> i32 {
     if stdin {
         return fmt_stdin(check, json);
     }
-    let paths: Vec<PathBuf> = if paths.is_empty() {
-        vec![PathBuf::from(".")]
-    } else {
-        paths.to_vec()
+    // The files `sclc check` takes, with its usage errors.
+    let mut files = match collect_files(paths) {
+        Ok(f) => f,
+        Err(code) => return code,
     };
-    let mut files = Vec::new();
-    for p in &paths {
-        if p.is_file() {
-            files.push(p.clone());
-        } else if p.is_dir() {
-            walk_files(p, &|name| name.ends_with(".scl"), &mut files);
-        } else {
-            return usage_error(&format!("no such file or folder: {}", p.display()));
-        }
-    }
     // A file named twice (or through a link and by its name) is done once.
     let mut seen = std::collections::HashSet::new();
     files.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));

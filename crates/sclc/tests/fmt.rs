@@ -36,16 +36,17 @@ fn check_lists_the_files_that_would_change_and_writes_nothing() {
     let d = tempfile::tempdir().unwrap();
     write(d.path(), "a.env.scl", PRETTY);
     write(d.path(), "sub/b.env.scl", UGLY);
+    // Not a `.env.scl` file: not taken from a folder (as by `sclc check`).
     write(d.path(), "sub/c.scl", UGLY);
     let out = sclc(d.path(), &["fmt", "--check"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "sub/b.env.scl\nsub/c.scl\n");
+    assert_eq!(stdout(&out), "sub/b.env.scl\n");
     assert_eq!(read(d.path(), "sub/b.env.scl"), UGLY);
     let out = sclc(d.path(), &["fmt"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "");
     assert_eq!(read(d.path(), "sub/b.env.scl"), PRETTY);
-    assert_eq!(read(d.path(), "sub/c.scl"), PRETTY);
+    assert_eq!(read(d.path(), "sub/c.scl"), UGLY);
     let out = sclc(d.path(), &["fmt", "--check", "."]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stdout(&out), "");
@@ -193,6 +194,66 @@ fn a_missing_path_is_a_usage_error() {
     let d = tempfile::tempdir().unwrap();
     let out = sclc(d.path(), &["fmt", "nope.env.scl"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// `sclc fmt` takes exactly the files `sclc check` takes, with the same
+/// usage errors (message and exit code 2) and without touching anything:
+/// a file that is not a `.env.scl` file, a folder (or the default `.`)
+/// with no `.env.scl` file below it (only `*.scl` or nothing), a path that
+/// does not exist.
+#[test]
+fn fmt_takes_the_files_check_takes() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "notes.txt", UGLY);
+    write(d.path(), "lib/x.scl", UGLY);
+    write(d.path(), "ok/a.env.scl", UGLY);
+    std::fs::create_dir_all(d.path().join("empty")).unwrap();
+    let cases: [(&str, &[&str], &str); 6] = [
+        (
+            ".",
+            &["notes.txt"],
+            "error: notes.txt is not a `.env.scl` file\n",
+        ),
+        (
+            ".",
+            &["lib/x.scl"],
+            "error: lib/x.scl is not a `.env.scl` file\n",
+        ),
+        (".", &["lib"], "error: no `.env.scl` file in lib\n"),
+        ("empty", &[], "error: no `.env.scl` file in .\n"),
+        (
+            ".",
+            &["ok", "nope"],
+            "error: no such file or folder: nope\n",
+        ),
+        (
+            ".",
+            &["ok/a.env.scl", "notes.txt"],
+            "error: notes.txt is not a `.env.scl` file\n",
+        ),
+    ];
+    for (dir, args, want) in cases {
+        let dir = d.path().join(dir);
+        let run = |cmd: &str| {
+            let mut a = vec![cmd];
+            a.extend_from_slice(args);
+            sclc(&dir, &a)
+        };
+        let (f, c) = (run("fmt"), run("check"));
+        assert_eq!(
+            (f.status.code(), stderr(&f), stdout(&f)),
+            (Some(2), want.to_string(), String::new()),
+            "sclc fmt {args:?} in {dir:?}"
+        );
+        assert_eq!(
+            (c.status.code(), stderr(&c)),
+            (Some(2), want.to_string()),
+            "sclc check {args:?} in {dir:?}"
+        );
+    }
+    for f in ["notes.txt", "lib/x.scl", "ok/a.env.scl"] {
+        assert_eq!(read(d.path(), f), UGLY, "{f} was written");
+    }
 }
 
 /// Code and message of each diagnostic `sclc check` gives (JSON), and the
