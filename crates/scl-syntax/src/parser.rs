@@ -648,7 +648,11 @@ impl<'s> Parser<'s> {
         if self.bail {
             return Fail;
         }
-        let span = self.cur_span();
+        let span = if self.pos < self.toks.len() {
+            self.cur_span()
+        } else {
+            self.end_of_code()
+        };
         if !self.may_report(span.start) {
             return Fail;
         }
@@ -701,6 +705,20 @@ impl<'s> Parser<'s> {
         }
         self.errors.push(d);
         Fail
+    }
+
+    /// Where "found end of file" is reported: just after the last token
+    /// that is not a newline (as rustc does), not after the comments and
+    /// blank lines that may follow it; zero-width. At the start of an empty
+    /// file when there is none.
+    fn end_of_code(&self) -> Span {
+        let at = self
+            .toks
+            .iter()
+            .rev()
+            .find(|t| t.kind != TokenKind::Newline && t.span.start < t.span.end)
+            .map_or(0, |t| t.span.end as usize);
+        Span::new(at, at)
     }
 
     /// For each opener `i`, `pairs[i]` is the index of its closer (the

@@ -57,7 +57,7 @@ fn e0001_unexpected_token() {
     );
     assert_eq!(
         errors("let x = 1 +\n"),
-        ["E0001 2:1 expected expression, found end of file"]
+        ["E0001 1:12 expected expression, found end of file"]
     );
 }
 
@@ -118,6 +118,54 @@ fn e0005_bad_number() {
             .map(|h| h.starts_with("write `4Gi`")),
         Some(true)
     );
+}
+
+/// "found end of file" is reported just after the last token of code (as
+/// rustc does), never on the empty line after the final line break nor
+/// after trailing comments and blank lines; so is an unclosed bracket at the
+/// end of the file (its label stays at the opener).
+#[test]
+fn end_of_file_errors_are_after_the_last_token() {
+    for (src, want) in [
+        (
+            "env app extends base,\n",
+            "E0001 1:22 expected expression, found end of file",
+        ),
+        (
+            "let x =\n",
+            "E0001 1:8 expected expression, found end of file",
+        ),
+        (
+            "let x =",
+            "E0001 1:8 expected expression, found end of file",
+        ),
+        (
+            "let x =   \n\n",
+            "E0001 1:8 expected expression, found end of file",
+        ),
+        (
+            "let x = // the value\n\n// more\n\n",
+            "E0001 1:8 expected expression, found end of file",
+        ),
+        (
+            "/// doc\nparam p: Int =\n/// dangling doc\n",
+            "E0001 2:15 expected expression, found end of file",
+        ),
+        ("env a {\n  x = 1\n\n\n", "E0006 2:8 unclosed `{`"),
+        ("env a {\n  x = 1\n  // c\n\n", "E0006 2:8 unclosed `{`"),
+        ("env a {\n\n", "E0006 1:8 unclosed `{`"),
+        ("let x = [1,\n\n", "E0006 1:12 unclosed `[`"),
+        (
+            "// only a comment\nenv\n",
+            "E0001 2:4 expected identifier, found end of file",
+        ),
+    ] {
+        assert_eq!(errors(src), [want], "{src:?}");
+    }
+    let src = "env a {\n  x = 1\n\n\n";
+    let p = parse(src);
+    assert_eq!(p.errors[0].at.span.start, p.errors[0].at.span.end);
+    assert_eq!(&src[p.errors[0].labels[0].at.span.range()], "{");
 }
 
 #[test]

@@ -39,7 +39,7 @@ const BASE: &str = "env base {\n  base = image(\"debian:12.5\")\n}\n";
 fn an_env_cut_off_in_its_parent_list_and_an_env_extending_it() {
     assert_eq!(
         check("env app extends {\n"),
-        (vec!["E0006 2:1 unclosed `{`".to_string()], Some(1))
+        (vec!["E0006 1:18 unclosed `{`".to_string()], Some(1))
     );
     assert_eq!(
         check("env app extends base x\nenv b extends app {\n  description = \"b\"\n}\n"),
