@@ -245,7 +245,8 @@ fn a_template_with_a_broken_parameter_keeps_its_parents_and_items() {
         outline(src).1,
         [
             "E0001 1:18 expected type, found `)`",
-            "E0001 4:1 expected expression, found `}`"
+            // At the `=` that lacks its value, not at the `}` after it.
+            "E0001 3:5 missing value after `=`"
         ]
     );
 }

@@ -168,6 +168,73 @@ fn end_of_file_errors_are_after_the_last_token() {
     assert_eq!(&src[p.errors[0].labels[0].at.span.range()], "{");
 }
 
+/// A value missing at the end of a line: the line break after `=` continues
+/// the line, so the next line would be read as the value. The error is at
+/// the `=` of the line that lacks it, and the next line is kept.
+#[test]
+fn a_missing_value_is_reported_at_its_operator() {
+    let src =
+        "env a {\n  base = image(\"debian:12.5\")\n  system.packages =\n  command = [\"a\"]\n}\n";
+    assert_eq!(errors(src), ["E0001 3:19 missing value after `=`"]);
+    let p = parse(src);
+    let ast::Decl::Env(e) = &p.module.decls[0] else {
+        panic!()
+    };
+    let kinds: Vec<_> = e
+        .body
+        .items
+        .iter()
+        .map(|i| match &i.kind {
+            ast::ItemKind::Assign { path, .. } => path.segments[0].name.to_string(),
+            ast::ItemKind::Error => "error".into(),
+            _ => "other".into(),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["base", "error", "command"],
+        "the next line is read as an item"
+    );
+    assert!(p.errors[0].help.as_deref().unwrap().contains("same line"));
+    for (src, want) in [
+        (
+            "env a {\n  x +=\n  y.z -= 1\n}\n",
+            "E0001 2:5 missing value after `+=`",
+        ),
+        (
+            "env a {\n  x = // to do\n  y = 1\n}\n",
+            "E0001 2:5 missing value after `=`",
+        ),
+        ("env a {\n  x =\n}\n", "E0001 2:5 missing value after `=`"),
+        (
+            "env a {\n  x -=\n  \"a b\".c = 1\n}\n",
+            "E0001 2:5 missing value after `-=`",
+        ),
+        ("let x =\nenv a {}\n", "E0001 1:7 missing value after `=`"),
+        ("let x =\n  env a {}\n", "E0001 1:7 missing value after `=`"),
+        (
+            "param p: Int =\nlet y = 1\n",
+            "E0001 1:14 missing value after `=`",
+        ),
+        (
+            "param p: Int = 1 where\nlet y = 1\n",
+            "E0001 1:18 missing value after `where`",
+        ),
+        ("fn f() =\nlet y = 1\n", "E0001 1:8 missing value after `=`"),
+    ] {
+        assert_eq!(errors(src), [want], "{src:?}");
+    }
+    // The declaration after the one that lacks a value is kept, also when
+    // it does not start in column 1.
+    let p = parse("let x =\n  env a {}\n");
+    assert_eq!(p.module.decls.len(), 2);
+    // A value on the next line is fine when it is a value.
+    assert_eq!(
+        errors("env a {\n  x =\n    1\n  y =\n    z.w\n}\n"),
+        Vec::<String>::new()
+    );
+}
+
 #[test]
 fn e0006_unclosed_delimiter() {
     let src = "env a {\n  base = image(\"x\"\n  k = 2\n}\n";
