@@ -708,6 +708,11 @@ impl<'s> Parser<'s> {
         if list.iter().any(|e| e == "declaration") && matches!(found, Some(TokenKind::Ident(_))) {
             d = d.with_help("items such as `x = ...` belong inside `env NAME { ... }`; a module constant is `let x = ...`");
         }
+        if self.at_block_comment() {
+            d = d.with_help(
+                "`/* */` comments are not supported in SCL; use `//` to the end of the line",
+            );
+        }
         if matches!(found, Some(t) if crate::is_keyword(t.symbol()))
             && list.iter().any(|e| e == "field name")
         {
@@ -765,6 +770,17 @@ impl<'s> Parser<'s> {
             ));
         self.errors.push(d);
         Err(Fail)
+    }
+
+    /// True when the current token is the `/` or the `*` of a `/*` (a
+    /// block comment, which SCL does not have: it lexes as two operators).
+    fn at_block_comment(&self) -> bool {
+        let adjacent = |i: usize| {
+            self.kinds.get(i) == Some(&K::Slash)
+                && self.kinds.get(i + 1) == Some(&K::Star)
+                && self.toks[i].span.end == self.toks[i + 1].span.start
+        };
+        adjacent(self.pos) || (self.pos > 0 && adjacent(self.pos - 1))
     }
 
     /// Where "found end of file" is reported: just after the last token

@@ -235,6 +235,36 @@ fn a_missing_value_is_reported_at_its_operator() {
     );
 }
 
+/// `/* */` is not a comment in SCL; where it is met, the error says so.
+#[test]
+fn block_comments_get_a_help() {
+    for (src, want) in [
+        (
+            "env a {\n  command = [\"bash\", /* no */ \"-lc\"]\n}\n",
+            "E0001 2:22 expected expression, found `/`",
+        ),
+        (
+            "env a {\n  x = 1 /* no */\n}\n",
+            "E0001 2:10 expected expression, found `*`",
+        ),
+        (
+            "/* header */\nenv a {}\n",
+            "E0001 1:1 expected declaration, found `/`",
+        ),
+    ] {
+        let p = parse(src);
+        assert_eq!(errors(src), [want], "{src:?}");
+        assert_eq!(
+            p.errors[0].help.as_deref(),
+            Some("`/* */` comments are not supported in SCL; use `//` to the end of the line"),
+            "{src:?}"
+        );
+    }
+    // A division by a product is not a comment.
+    let p = parse("let x = 1 / (2 * 3) +\n");
+    assert!(p.errors[0].help.is_none());
+}
+
 #[test]
 fn e0006_unclosed_delimiter() {
     let src = "env a {\n  base = image(\"x\"\n  k = 2\n}\n";
