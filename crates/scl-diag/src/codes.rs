@@ -102,7 +102,7 @@ Fix: split a large module into several, and keep large data (weights, datasets, 
 Fix: delete the character. In a string, write `\\n` for a line break and `\\t` for a tab; the targets cannot carry the other characters in their files.";
 
 "E0011", "too many syntax errors",
-"The lexer found more than 1000 problems in one file and stopped reading it there: the rest of the file is not checked. A file with that many is usually not SCL source at all (a binary, a file in another encoding, a file pasted into the wrong place), and every further diagnostic would only cost time and memory.
+"More than 1000 syntax errors were found in one file (the lexer's and the parser's together), and the compiler stopped reading the file there: the rest of the file is not checked. A file with that many is usually not SCL source at all (a binary, a file in another encoding, a file pasted into the wrong place), and every further diagnostic would only cost time and memory.
 
 Fix: fix the first errors, or check that the file is the one you meant.";
 

@@ -20,7 +20,9 @@
 //! * **Brackets.** The token stream it returns is always balanced: a missing
 //!   closing bracket is reported (`E0006`) and a zero-width closing token is
 //!   inserted, at the end of the file or before the closer of an outer
-//!   bracket. After an unterminated `"` string (`E0002`), the `(` and `[`
+//!   bracket. At the end of the file the error itself is placed just after
+//!   the last token of code (like every "found end of file" of the parser),
+//!   not after trailing comments and blank lines. After an unterminated `"` string (`E0002`), the `(` and `[`
 //!   opened earlier on the same line are closed too, so the next line is lexed
 //!   as if the string had been closed at the end of its line.
 
@@ -309,8 +311,20 @@ pub fn lex(src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
         hidden_count: 0,
     };
     lx.run(None);
-    // Close every bracket still open at the end of the file.
+    // Close every bracket still open at the end of the file. The closers
+    // are placed at the end; the error is reported just after the last
+    // token of code (as every "found end of file"), not after the comments
+    // and blank lines that may follow it.
     let end = src.len();
+    let code_end = lx
+        .out
+        .iter()
+        .rev()
+        .find(|t| {
+            !matches!(t.kind, TokenKind::Newline | TokenKind::DocComment(_))
+                && t.span.start < t.span.end
+        })
+        .map_or(0, |t| t.span.end as usize);
     while let Some(open) = lx.stack.pop() {
         if lx.aborted {
             let at = Span::new(end, end);
@@ -319,7 +333,12 @@ pub fn lex(src: &str) -> (Vec<Token>, Vec<Diagnostic>) {
                 span: at,
             });
         } else {
+            let at = code_end.max(open.span.end as usize);
+            let n = lx.diags.len();
             lx.unclosed(open, Span::new(end, end));
+            if lx.diags.len() > n {
+                lx.diags[n].at.span = Span::new(at, at);
+            }
         }
     }
     (lx.out, lx.diags)

@@ -25,6 +25,12 @@
 //! only continue an expression (operators, `(`, `.`, `[`, `with`) are not
 //! listed: they are always possible and never the point.
 //!
+//! A value missing at the end of a line (`x =` with the next item, the
+//! block's `}` or a declaration keyword on the next line, which a line break
+//! after `=` would make the value) is reported at the operator, "missing
+//! value after `=`", and the next line is read as a line of its own
+//! ([`Parser::missing_value`]).
+//!
 //! **Recovery** is at four levels, innermost first; each skips from where its
 //! construct began, by balanced groups, so a failure deep inside nested
 //! brackets is always cleaned up:
@@ -448,6 +454,9 @@ struct Parser<'s> {
     pairs: Vec<u32>,
     /// Tokens the recovery scans stepped over (the unit tests bound it).
     steps: usize,
+    /// The token after a missing value (see [`Parser::missing_value`]):
+    /// recovery reads it as the start of a new line.
+    line_break: Option<usize>,
 }
 
 impl<'s> Parser<'s> {
@@ -509,6 +518,7 @@ impl<'s> Parser<'s> {
             same_line: 0,
             pairs: Vec::new(),
             steps: 0,
+            line_break: None,
         }
     }
 
@@ -648,7 +658,11 @@ impl<'s> Parser<'s> {
         if self.bail {
             return Fail;
         }
-        let span = self.cur_span();
+        let span = if self.pos < self.toks.len() {
+            self.cur_span()
+        } else {
+            self.end_of_code()
+        };
         if !self.may_report(span.start) {
             return Fail;
         }
@@ -694,6 +708,11 @@ impl<'s> Parser<'s> {
         if list.iter().any(|e| e == "declaration") && matches!(found, Some(TokenKind::Ident(_))) {
             d = d.with_help("items such as `x = ...` belong inside `env NAME { ... }`; a module constant is `let x = ...`");
         }
+        if self.at_block_comment() {
+            d = d.with_help(
+                "`/* */` comments are not supported in SCL; use `//` to the end of the line",
+            );
+        }
         if matches!(found, Some(t) if crate::is_keyword(t.symbol()))
             && list.iter().any(|e| e == "field name")
         {
@@ -701,6 +720,81 @@ impl<'s> Parser<'s> {
         }
         self.errors.push(d);
         Fail
+    }
+
+    /// Checks, just after a `=`, `+=`, `-=` or `where` (the token before the
+    /// cursor), whether its value is missing: the next token is on a later
+    /// line (a line break after an operator continues the line) and starts
+    /// what cannot be a value there: a declaration keyword (`decl`) or, in
+    /// a block, the next item (`field.path =`, `+=`, `-=`) or the block's
+    /// `}`. Every such text is an error anyway; this reports it at the
+    /// operator ("missing value after `=`") instead of at the next line,
+    /// and recovery reads the next line as a line of its own
+    /// ([`Parser::line_break`]). Fails when the value is missing.
+    fn missing_value(&mut self, decl: bool) -> R<()> {
+        let (Some(op), Some(next)) = (
+            self.toks.get(self.pos.wrapping_sub(1)),
+            self.toks.get(self.pos),
+        ) else {
+            return Ok(());
+        };
+        let (op_span, next_start) = (op.span, next.span.start);
+        if !self.src.as_bytes()[op_span.end as usize..next_start as usize].contains(&b'\n') {
+            return Ok(());
+        }
+        let k = self.peek();
+        let missing = k.starts_decl()
+            || (!decl && k == K::RBrace)
+            || (!decl && {
+                // A field path followed by an assignment operator.
+                let mut i = self.pos;
+                while matches!(self.kinds[i], K::Ident | K::Str) && self.kinds[i + 1] == K::Dot {
+                    i += 2;
+                }
+                matches!(self.kinds[i], K::Ident | K::Str)
+                    && matches!(self.kinds[i + 1], K::Eq | K::PlusEq | K::MinusEq)
+            });
+        if !missing {
+            return Ok(());
+        }
+        self.broken = true;
+        self.line_break = Some(self.pos);
+        if self.bail || !self.may_report(op_span.start) {
+            return Err(Fail);
+        }
+        let op_text = &self.src[op_span.range()];
+        let d = Diagnostic::error("E0001", op_span, format!("missing value after `{op_text}`"))
+            .with_primary_label("expected a value after this")
+            .with_help(format!(
+                "write the value on the same line as `{op_text}`: a line break after `{op_text}` continues the line, so the next line would be read as the value"
+            ));
+        self.errors.push(d);
+        Err(Fail)
+    }
+
+    /// True when the current token is the `/` or the `*` of a `/*` (a
+    /// block comment, which SCL does not have: it lexes as two operators).
+    fn at_block_comment(&self) -> bool {
+        let adjacent = |i: usize| {
+            self.kinds.get(i) == Some(&K::Slash)
+                && self.kinds.get(i + 1) == Some(&K::Star)
+                && self.toks[i].span.end == self.toks[i + 1].span.start
+        };
+        adjacent(self.pos) || (self.pos > 0 && adjacent(self.pos - 1))
+    }
+
+    /// Where "found end of file" is reported: just after the last token
+    /// that is not a newline (as rustc does), not after the comments and
+    /// blank lines that may follow it; zero-width. At the start of an empty
+    /// file when there is none.
+    fn end_of_code(&self) -> Span {
+        let at = self
+            .toks
+            .iter()
+            .rev()
+            .find(|t| t.kind != TokenKind::Newline && t.span.start < t.span.end)
+            .map_or(0, |t| t.span.end as usize);
+        Span::new(at, at)
     }
 
     /// For each opener `i`, `pairs[i]` is the index of its closer (the
@@ -793,7 +887,7 @@ impl<'s> Parser<'s> {
                 if k == K::Newline && self.kinds[i + 1].starts_decl() {
                     return i;
                 }
-                if k.starts_decl() && self.in_column_one(i) {
+                if k.starts_decl() && (self.in_column_one(i) || self.line_break == Some(i)) {
                     return i;
                 }
             }
@@ -968,12 +1062,16 @@ impl<'s> Parser<'s> {
         *ty = Some(self.ty().inspect_err(|_| *ty = Some(self.err_type(at)))?);
         self.need(K::Eq)?;
         let at = self.pos;
+        self.missing_value(true)
+            .inspect_err(|_| *default = Some(self.err_expr(at)))?;
         *default = Some(
             self.expr()
                 .inspect_err(|_| *default = Some(self.err_expr(at)))?,
         );
         if self.eat(K::Where) {
             let at = self.pos;
+            self.missing_value(true)
+                .inspect_err(|_| *where_ = Some(self.err_expr(at)))?;
             *where_ = Some(
                 self.expr()
                     .inspect_err(|_| *where_ = Some(self.err_expr(at)))?,
@@ -986,7 +1084,7 @@ impl<'s> Parser<'s> {
     fn let_decl(&mut self, start: usize, doc: Option<String>) -> Option<Decl> {
         self.bump();
         let name = self.ident().ok()?;
-        let value = match self.need(K::Eq) {
+        let value = match self.need(K::Eq).and_then(|()| self.missing_value(true)) {
             Ok(()) => {
                 let at = self.pos;
                 self.expr().unwrap_or_else(|_| self.err_expr(at))
@@ -1086,6 +1184,8 @@ impl<'s> Parser<'s> {
         }
         self.need(K::Eq)?;
         let at = self.pos;
+        self.missing_value(true)
+            .inspect_err(|_| *body = Some(self.err_expr(at)))?;
         *body = Some(
             self.expr()
                 .inspect_err(|_| *body = Some(self.err_expr(at)))?,
@@ -1333,7 +1433,15 @@ impl<'s> Parser<'s> {
                     if self.bail {
                         return Err(Fail);
                     }
-                    let stop = self.scan(item_start, |k| matches!(k, K::Newline | K::Comma));
+                    let mut stop = self.scan(item_start, |k| matches!(k, K::Newline | K::Comma));
+                    if let Some(b) = self
+                        .line_break
+                        .take()
+                        .filter(|&b| b > item_start && b < stop)
+                    {
+                        // The value was missing: the next line is an item.
+                        stop = b;
+                    }
                     self.pos = self.pos.max(stop);
                     if self.pos == item_start {
                         self.bump();
@@ -1437,6 +1545,7 @@ impl<'s> Parser<'s> {
         };
         let op_span = self.cur_span();
         self.bump();
+        self.missing_value(false)?;
         let value = self.expr()?;
         Ok(ItemKind::Assign {
             path,

@@ -220,7 +220,7 @@ fn an_env_whose_parent_list_is_cut_off() {
     insta::assert_debug_snapshot!(p.module);
     assert_eq!(
         outline(src).1,
-        ["E0006 2:1 unclosed `{`"],
+        ["E0006 1:18 unclosed `{`"],
         "the parser's error is inside the unclosed region"
     );
     assert_eq!(p.module.recovered, [p.module.decls[0].span()]);
@@ -245,7 +245,8 @@ fn a_template_with_a_broken_parameter_keeps_its_parents_and_items() {
         outline(src).1,
         [
             "E0001 1:18 expected type, found `)`",
-            "E0001 4:1 expected expression, found `}`"
+            // At the `=` that lacks its value, not at the `}` after it.
+            "E0001 3:5 missing value after `=`"
         ]
     );
 }
@@ -323,12 +324,13 @@ fn each_kind_keeps_what_parsed() {
         (
             "param p: Int = ",
             "param p",
-            "E0001 1:16 expected expression, found end of file",
+            // Just after the last token, not after the trailing space.
+            "E0001 1:15 expected expression, found end of file",
         ),
         (
             "param p: ",
             "param p",
-            "E0001 1:10 expected type, found end of file",
+            "E0001 1:9 expected type, found end of file",
         ),
         (
             "env e(a: Int) extends b, c(1) x",

@@ -57,7 +57,7 @@ fn e0001_unexpected_token() {
     );
     assert_eq!(
         errors("let x = 1 +\n"),
-        ["E0001 2:1 expected expression, found end of file"]
+        ["E0001 1:12 expected expression, found end of file"]
     );
 }
 
@@ -118,6 +118,151 @@ fn e0005_bad_number() {
             .map(|h| h.starts_with("write `4Gi`")),
         Some(true)
     );
+}
+
+/// "found end of file" is reported just after the last token of code (as
+/// rustc does), never on the empty line after the final line break nor
+/// after trailing comments and blank lines; so is an unclosed bracket at the
+/// end of the file (its label stays at the opener).
+#[test]
+fn end_of_file_errors_are_after_the_last_token() {
+    for (src, want) in [
+        (
+            "env app extends base,\n",
+            "E0001 1:22 expected expression, found end of file",
+        ),
+        (
+            "let x =\n",
+            "E0001 1:8 expected expression, found end of file",
+        ),
+        (
+            "let x =",
+            "E0001 1:8 expected expression, found end of file",
+        ),
+        (
+            "let x =   \n\n",
+            "E0001 1:8 expected expression, found end of file",
+        ),
+        (
+            "let x = // the value\n\n// more\n\n",
+            "E0001 1:8 expected expression, found end of file",
+        ),
+        (
+            "/// doc\nparam p: Int =\n/// dangling doc\n",
+            "E0001 2:15 expected expression, found end of file",
+        ),
+        ("env a {\n  x = 1\n\n\n", "E0006 2:8 unclosed `{`"),
+        ("env a {\n  x = 1\n  // c\n\n", "E0006 2:8 unclosed `{`"),
+        ("env a {\n\n", "E0006 1:8 unclosed `{`"),
+        ("let x = [1,\n\n", "E0006 1:12 unclosed `[`"),
+        (
+            "// only a comment\nenv\n",
+            "E0001 2:4 expected identifier, found end of file",
+        ),
+    ] {
+        assert_eq!(errors(src), [want], "{src:?}");
+    }
+    let src = "env a {\n  x = 1\n\n\n";
+    let p = parse(src);
+    assert_eq!(p.errors[0].at.span.start, p.errors[0].at.span.end);
+    assert_eq!(&src[p.errors[0].labels[0].at.span.range()], "{");
+}
+
+/// A value missing at the end of a line: the line break after `=` continues
+/// the line, so the next line would be read as the value. The error is at
+/// the `=` of the line that lacks it, and the next line is kept.
+#[test]
+fn a_missing_value_is_reported_at_its_operator() {
+    let src =
+        "env a {\n  base = image(\"debian:12.5\")\n  system.packages =\n  command = [\"a\"]\n}\n";
+    assert_eq!(errors(src), ["E0001 3:19 missing value after `=`"]);
+    let p = parse(src);
+    let ast::Decl::Env(e) = &p.module.decls[0] else {
+        panic!()
+    };
+    let kinds: Vec<_> = e
+        .body
+        .items
+        .iter()
+        .map(|i| match &i.kind {
+            ast::ItemKind::Assign { path, .. } => path.segments[0].name.to_string(),
+            ast::ItemKind::Error => "error".into(),
+            _ => "other".into(),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["base", "error", "command"],
+        "the next line is read as an item"
+    );
+    assert!(p.errors[0].help.as_deref().unwrap().contains("same line"));
+    for (src, want) in [
+        (
+            "env a {\n  x +=\n  y.z -= 1\n}\n",
+            "E0001 2:5 missing value after `+=`",
+        ),
+        (
+            "env a {\n  x = // to do\n  y = 1\n}\n",
+            "E0001 2:5 missing value after `=`",
+        ),
+        ("env a {\n  x =\n}\n", "E0001 2:5 missing value after `=`"),
+        (
+            "env a {\n  x -=\n  \"a b\".c = 1\n}\n",
+            "E0001 2:5 missing value after `-=`",
+        ),
+        ("let x =\nenv a {}\n", "E0001 1:7 missing value after `=`"),
+        ("let x =\n  env a {}\n", "E0001 1:7 missing value after `=`"),
+        (
+            "param p: Int =\nlet y = 1\n",
+            "E0001 1:14 missing value after `=`",
+        ),
+        (
+            "param p: Int = 1 where\nlet y = 1\n",
+            "E0001 1:18 missing value after `where`",
+        ),
+        ("fn f() =\nlet y = 1\n", "E0001 1:8 missing value after `=`"),
+    ] {
+        assert_eq!(errors(src), [want], "{src:?}");
+    }
+    // The declaration after the one that lacks a value is kept, also when
+    // it does not start in column 1.
+    let p = parse("let x =\n  env a {}\n");
+    assert_eq!(p.module.decls.len(), 2);
+    // A value on the next line is fine when it is a value.
+    assert_eq!(
+        errors("env a {\n  x =\n    1\n  y =\n    z.w\n}\n"),
+        Vec::<String>::new()
+    );
+}
+
+/// `/* */` is not a comment in SCL; where it is met, the error says so.
+#[test]
+fn block_comments_get_a_help() {
+    for (src, want) in [
+        (
+            "env a {\n  command = [\"bash\", /* no */ \"-lc\"]\n}\n",
+            "E0001 2:22 expected expression, found `/`",
+        ),
+        (
+            "env a {\n  x = 1 /* no */\n}\n",
+            "E0001 2:10 expected expression, found `*`",
+        ),
+        (
+            "/* header */\nenv a {}\n",
+            "E0001 1:1 expected declaration, found `/`",
+        ),
+    ] {
+        let p = parse(src);
+        assert_eq!(errors(src), [want], "{src:?}");
+        assert_eq!(
+            p.errors[0].help.as_deref(),
+            Some("`/* */` comments are not supported in SCL; use `//` to the end of the line"),
+            "{src:?}"
+        );
+    }
+    // A division by a product is not a comment.
+    let p = parse("let x = 1 / (2 * 3) +\n");
+    assert!(p.errors[0].help.is_none());
 }
 
 #[test]

@@ -39,7 +39,7 @@ const BASE: &str = "env base {\n  base = image(\"debian:12.5\")\n}\n";
 fn an_env_cut_off_in_its_parent_list_and_an_env_extending_it() {
     assert_eq!(
         check("env app extends {\n"),
-        (vec!["E0006 2:1 unclosed `{`".to_string()], Some(1))
+        (vec!["E0006 1:18 unclosed `{`".to_string()], Some(1))
     );
     assert_eq!(
         check("env app extends base x\nenv b extends app {\n  description = \"b\"\n}\n"),
@@ -60,7 +60,7 @@ fn a_template_with_a_broken_parameter_and_its_instance() {
         (
             vec![
                 "E0001 4:18 expected type, found `)`".to_string(),
-                "E0001 7:1 expected expression, found `}`".to_string()
+                "E0001 6:5 missing value after `=`".to_string()
             ],
             Some(1)
         )
@@ -76,7 +76,7 @@ fn a_let_without_a_value_and_its_readers() {
     assert_eq!(
         check(&src),
         (
-            vec!["E0001 2:1 expected expression, found `let`".to_string()],
+            vec!["E0001 1:7 missing value after `=`".to_string()],
             Some(1)
         )
     );
