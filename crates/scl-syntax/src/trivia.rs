@@ -116,7 +116,10 @@ fn push(out: &mut Vec<Piece>, kind: PieceKind, start: usize, end: usize) {
     // Adjacent skipped bytes and string text are one piece.
     if let Some(last) = out.last_mut() {
         if last.kind == kind
-            && matches!(kind, PieceKind::Skipped | PieceKind::Str | PieceKind::Whitespace)
+            && matches!(
+                kind,
+                PieceKind::Skipped | PieceKind::Str | PieceKind::Whitespace
+            )
             && last.span.end as usize == start
         {
             last.span.end = end as u32;

@@ -14,7 +14,9 @@ fn files() -> Vec<PathBuf> {
         .map(|d| root.join(d))
         .collect();
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -59,7 +61,9 @@ fn check(src: &str) -> Result<(), String> {
             PieceKind::Number => text.as_bytes()[0].is_ascii_digit(),
             PieceKind::Str => true,
             PieceKind::Interp => text == "${" || text == "}",
-            PieceKind::Punct => !text.is_empty() && text.len() <= 2 && !text.contains(char::is_whitespace),
+            PieceKind::Punct => {
+                !text.is_empty() && text.len() <= 2 && !text.contains(char::is_whitespace)
+            }
             PieceKind::Skipped => !p.errors.is_empty(),
         };
         if !ok {
@@ -81,7 +85,9 @@ fn every_file_and_every_prefix_is_rebuilt_byte_for_byte() {
     let mut checked = 0usize;
     for f in files() {
         let src = std::fs::read_to_string(&f).unwrap();
-        let ends: Vec<usize> = (0..=src.len()).filter(|&i| src.is_char_boundary(i)).collect();
+        let ends: Vec<usize> = (0..=src.len())
+            .filter(|&i| src.is_char_boundary(i))
+            .collect();
         for &end in &ends {
             if let Err(e) = check(&src[..end]) {
                 panic!("{} (prefix of {end} bytes): {e}", f.display());
@@ -147,7 +153,13 @@ fn comments_blank_lines_and_raw_literals_are_pieces() {
 
 #[test]
 fn broken_text_is_still_tiled() {
-    for src in ["env a { x = @ }", "env a { s = \"abc", ")))", "x = \"${", "env a {\n  s = \"\"\"\n  x ${y"] {
+    for src in [
+        "env a { x = @ }",
+        "env a { s = \"abc",
+        ")))",
+        "x = \"${",
+        "env a {\n  s = \"\"\"\n  x ${y",
+    ] {
         check(src).unwrap_or_else(|e| panic!("{src:?}: {e}"));
     }
 }

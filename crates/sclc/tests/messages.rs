@@ -186,6 +186,9 @@ fn a_file_that_is_not_utf8_is_one_error_at_its_first_bad_byte() {
     let out = sclc(dir.path(), &["check", "m.env.scl"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("[E0001] Error: the file is not valid UTF-8 (byte 10)"), "{err}");
+    assert!(
+        err.contains("[E0001] Error: the file is not valid UTF-8 (byte 10)"),
+        "{err}"
+    );
     assert!(err.contains("m.env.scl:2:1"), "{err}");
 }

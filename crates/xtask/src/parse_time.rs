@@ -62,7 +62,15 @@ fn build(dir: &Path, target: &Path) -> Result<PathBuf, String> {
     run(Command::new("cargo")
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target)
-        .args(["build", "--release", "-q", "-p", "scl-syntax", "--example", "parse_time"]))?;
+        .args([
+            "build",
+            "--release",
+            "-q",
+            "-p",
+            "scl-syntax",
+            "--example",
+            "parse_time",
+        ]))?;
     Ok(target.join("release/examples/parse_time"))
 }
 
@@ -75,8 +83,12 @@ fn measure(exe: &Path, dir: &Path, rounds: usize) -> Result<(f64, usize), String
             .map(str::to_string)
             .ok_or(format!("{}: no {k} in {out:?}", exe.display()))
     };
-    let ms = field("parse_ms=")?.parse().map_err(|e| format!("parse_ms: {e}"))?;
-    let files = field("files=")?.parse().map_err(|e| format!("files: {e}"))?;
+    let ms = field("parse_ms=")?
+        .parse()
+        .map_err(|e| format!("parse_ms: {e}"))?;
+    let files = field("files=")?
+        .parse()
+        .map_err(|e| format!("files: {e}"))?;
     Ok((ms, files))
 }
 
@@ -102,7 +114,8 @@ fn go(args: &[String]) -> Result<(), String> {
     std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
     let wl = work.join(format!("workload-N{}", o.n));
     if !wl.exists() {
-        crate::workload::write(&wl, o.n, crate::workload::Topology::Chain).map_err(|e| e.to_string())?;
+        crate::workload::write(&wl, o.n, crate::workload::Topology::Chain)
+            .map_err(|e| e.to_string())?;
     }
     // The baseline: a detached worktree at the commit, with today's example.
     let base = work.join(&o.baseline);
@@ -123,7 +136,11 @@ fn go(args: &[String]) -> Result<(), String> {
     let mut files = 0;
     for i in 0..o.runs {
         // Alternate which side goes first.
-        let (first, second) = if i % 2 == 0 { (&old, &new) } else { (&new, &old) };
+        let (first, second) = if i % 2 == 0 {
+            (&old, &new)
+        } else {
+            (&new, &old)
+        };
         let x = measure(first, &wl, o.rounds)?;
         let y = measure(second, &wl, o.rounds)?;
         let (xo, yn) = if i % 2 == 0 { (x, y) } else { (y, x) };
@@ -135,7 +152,10 @@ fn go(args: &[String]) -> Result<(), String> {
         b.push(yn.0);
     }
     let (ma, mb) = (median(&mut a), median(&mut b));
-    println!("| N | files | {} lex+parse (median of {} runs, best of {} passes) | now | {} / now |", o.baseline, o.runs, o.rounds, o.baseline);
+    println!(
+        "| N | files | {} lex+parse (median of {} runs, best of {} passes) | now | {} / now |",
+        o.baseline, o.runs, o.rounds, o.baseline
+    );
     println!("|---:|---:|---:|---:|---:|");
     println!(
         "| {} | {} | {ma:.2} ms | {mb:.2} ms | {:.2}x |",
