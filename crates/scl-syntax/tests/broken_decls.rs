@@ -11,35 +11,20 @@
 
 use scl_syntax::ast::{Decl, ExprKind, ItemKind, TypeExprKind};
 use scl_syntax::{lex, parse, TokenKind};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+mod common;
 
 /// Every `.scl` file of examples/, stdlib/, tests/ and this crate's fixtures.
 fn files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = Vec::new();
-    let mut stack: Vec<PathBuf> = [
+    let out: Vec<PathBuf> = common::scl_files(&[
         "examples",
         "stdlib",
         "tests",
         "crates/scl-syntax/tests/fixtures",
-    ]
-    .iter()
-    .map(|d| root.join(d))
+    ])
+    .into_iter()
+    .map(|f| common::root().join(f))
     .collect();
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.to_string_lossy().ends_with(".scl") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
     assert!(out.len() > 100, "found only {} .scl files", out.len());
     out
 }

@@ -4,31 +4,15 @@
 //! and the text rebuilt from them is the file, byte for byte.
 
 use scl_syntax::{parse, PieceKind};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+mod common;
 
 fn files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut out = Vec::new();
-    let mut stack: Vec<PathBuf> = ["examples", "stdlib", "tests", "crates"]
-        .iter()
-        .map(|d| root.join(d))
+    let out: Vec<PathBuf> = common::scl_files(&["examples", "stdlib", "tests", "crates"])
+        .into_iter()
+        .map(|f| common::root().join(f))
         .collect();
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                if !p.ends_with("target") {
-                    stack.push(p);
-                }
-            } else if p.to_string_lossy().ends_with(".scl") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
     assert!(out.len() > 50, "found only {} .scl files", out.len());
     out
 }

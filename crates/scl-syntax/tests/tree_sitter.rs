@@ -42,9 +42,8 @@ use std::sync::OnceLock;
 /// The version `scripts/install-test-tools.sh` pins.
 const TREE_SITTER_VERSION: &str = "0.27.1";
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::root;
 
 fn grammar_dir() -> PathBuf {
     root().join("grammar/tree-sitter-scl")
@@ -174,29 +173,7 @@ mod tempfile_dir {
 
 /// Every `.scl` file of the repository the agreement covers, relative to the root.
 fn scl_files() -> Vec<PathBuf> {
-    let root = root();
-    let mut out = Vec::new();
-    let mut stack: Vec<PathBuf> = ["examples", "stdlib", "tests", "crates", "grammar"]
-        .iter()
-        .map(|d| root.join(d))
-        .collect();
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                if !p.ends_with("target") && !p.ends_with("node_modules") {
-                    stack.push(p);
-                }
-            } else if p.to_string_lossy().ends_with(".scl") {
-                out.push(p.strip_prefix(&root).unwrap().to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    out
+    common::scl_files(&["examples", "stdlib", "tests", "crates", "grammar"])
 }
 
 /// The codes that mean the compiler could not read the file as written.
