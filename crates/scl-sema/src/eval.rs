@@ -1218,13 +1218,7 @@ impl<'h> Evaluator<'h> {
     /// `help` where the budget ran out (reported once) and every later
     /// spending fails.
     fn spend_steps(&self, m: ModuleId, span: Span, units: u64, help: &str) -> R<()> {
-        let before = self.steps.get();
-        let total = before.saturating_add(units);
-        self.steps.set(total);
-        if total <= MAX_STEPS {
-            return Ok(());
-        }
-        if before <= MAX_STEPS {
+        self.spend(&self.steps, MAX_STEPS, units, || {
             self.report(
                 m,
                 Diagnostic::error(
@@ -1234,6 +1228,21 @@ impl<'h> Evaluator<'h> {
                 )
                 .with_help(help),
             );
+        })
+    }
+
+    /// Adds `amount` to one of the budget's counters; the first time the
+    /// total passes `limit` it calls `report`, and from then on every
+    /// spending fails.
+    fn spend(&self, counter: &Cell<u64>, limit: u64, amount: u64, report: impl FnOnce()) -> R<()> {
+        let before = counter.get();
+        let total = before.saturating_add(amount);
+        counter.set(total);
+        if total <= limit {
+            return Ok(());
+        }
+        if before <= limit {
+            report();
         }
         Err(Reported)
     }
@@ -1241,13 +1250,7 @@ impl<'h> Evaluator<'h> {
     /// Charges `bytes` against [`MAX_PRODUCED`]; past it, `E0316` (reported
     /// once) and every later charge fails.
     fn charge(&self, m: ModuleId, span: Span, bytes: usize) -> R<()> {
-        let before = self.produced.get();
-        let total = before.saturating_add(bytes as u64);
-        self.produced.set(total);
-        if total <= MAX_PRODUCED {
-            return Ok(());
-        }
-        if before <= MAX_PRODUCED {
+        self.spend(&self.produced, MAX_PRODUCED, bytes as u64, || {
             self.report(
                 m,
                 Diagnostic::error(
@@ -1260,8 +1263,7 @@ impl<'h> Evaluator<'h> {
                 )
                 .with_help("the program builds ever larger values (a value doubled in a chain of lets, nested `replace` or `join`?)"),
             );
-        }
-        Err(Reported)
+        })
     }
 
     /// Charges `bytes` that normalization copies into the IR (shared
