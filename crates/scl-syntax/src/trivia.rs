@@ -205,16 +205,4 @@ impl Trivia {
         }
         s
     }
-
-    /// True if the line break at byte `at` is followed by a blank line (only
-    /// spaces, tabs or carriage returns before the next `\n`), which is what
-    /// the formatter keeps (at most one) between items.
-    pub fn blank_line_after(&self, src: &str, at: usize) -> bool {
-        let rest = &src.as_bytes()[(at + 1).min(src.len())..];
-        let line_end = rest.iter().position(|&b| b == b'\n');
-        match line_end {
-            Some(n) => rest[..n].iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')),
-            None => false,
-        }
-    }
 }
