@@ -189,6 +189,8 @@ struct Window {
     lines_before: usize,
 }
 
+/// Draws `d`; its spans are already on character boundaries of their texts
+/// and inside them (see [`render_human`]).
 fn render_visible(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> String {
     use ariadne::{Config, IndexType, Label, Report, ReportKind};
     let kind = match d.severity {
@@ -250,11 +252,12 @@ fn render_visible(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> Str
         .iter()
         .map(|f| {
             let text = sources.source(f).unwrap_or("");
-            let clamp = |o: u32| floor_char_boundary(text, o as usize);
+            // Spans are on character boundaries and inside the text
+            // (`render_human` snapped them).
             let (lo, hi) = all_spans()
                 .filter(|(file, _)| *file == f.as_str())
                 .fold((text.len(), 0), |(lo, hi), (_, sp)| {
-                    (lo.min(clamp(sp.start)), hi.max(clamp(sp.end)))
+                    (lo.min(sp.start as usize), hi.max(sp.end as usize))
                 });
             let lo = lo.min(hi);
             let start = text[..lo].rfind('\n').map_or(0, |i| i + 1);
