@@ -33,13 +33,13 @@ fn resolve_local(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf, Fi
     // A symlink must not lead out of the workspace either. Folders are
     // resolved once (cached); the file itself only when it is a link.
     let real_root = db.canonical_dir(root);
-    let real = match (
-        p.symlink_metadata(),
-        p.parent().and_then(|d| db.canonical_dir(d)),
-    ) {
-        (Ok(m), _) if m.file_type().is_symlink() => p.canonicalize().ok(),
-        (_, Some(dir)) => p.file_name().map(|n| dir.join(n)),
-        _ => None,
+    let info = db.path_info(&p);
+    let real = if *info.is_link(db) {
+        info.canonical(db).clone()
+    } else {
+        p.parent()
+            .and_then(|d| db.canonical_dir(d))
+            .and_then(|dir| p.file_name().map(|n| dir.join(n)))
     };
     if let (Some(real), Some(real_root)) = (real, real_root) {
         if !real.starts_with(&real_root) {
@@ -118,7 +118,7 @@ impl scl_sema::Host for DbHost<'_> {
     fn host_path(&self, m: ModuleId, rel: &str, must_exist: bool) -> Result<String, FileError> {
         let f = self.db.module_file(m);
         let p = resolve_local(self.db, f, rel)?;
-        if must_exist && !p.exists() {
+        if must_exist && *self.db.path_info(&p).kind(self.db) == crate::PathKind::Missing {
             return Err(FileError::NotFound(p.display().to_string()));
         }
         Ok(ws_relative(self.db, &p))
@@ -155,18 +155,13 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
             let f = db.input(&path);
             if !file_exists(db, f) {
                 let names: Vec<String> = match db.stdlib_dir() {
-                    Some(dir) => std::fs::read_dir(dir)
-                        .map(|rd| {
-                            rd.flatten()
-                                .filter_map(|e| {
-                                    e.file_name()
-                                        .to_str()?
-                                        .strip_suffix(".env.scl")
-                                        .map(String::from)
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default(),
+                    Some(dir) => db
+                        .dir_listing(&dir)
+                        .entries(db)
+                        .iter()
+                        .flat_map(|es| es.iter())
+                        .filter_map(|e| e.name.strip_suffix(".env.scl").map(String::from))
+                        .collect(),
                     None => STDLIB.iter().map(|(n, _)| n.to_string()).collect(),
                 };
                 let mut d = Diagnostic::error(
@@ -213,14 +208,14 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
                         .with_note(format!("looked for {}", p.display()));
                         if let Some(dir) = p.parent() {
                             let fname = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                            let sibs: Vec<String> = std::fs::read_dir(dir)
-                                .map(|rd| {
-                                    rd.flatten()
-                                        .filter_map(|e| e.file_name().to_str().map(String::from))
-                                        .filter(|n| n.ends_with(".env.scl"))
-                                        .collect()
-                                })
-                                .unwrap_or_default();
+                            let sibs: Vec<String> = db
+                                .dir_listing(dir)
+                                .entries(db)
+                                .iter()
+                                .flat_map(|es| es.iter())
+                                .map(|e| e.name.clone())
+                                .filter(|n| n.ends_with(".env.scl"))
+                                .collect();
                             if let Some(s) = did_you_mean(fname, sibs.iter().map(|s| s.as_str())) {
                                 d = d.with_help(format!("did you mean `{s}`?"));
                             }

@@ -9,15 +9,22 @@
 //! [`module_diagnostics`]. [`Database::check`] gathers the diagnostics of a
 //! file and of every module it reaches, including import cycles.
 //!
-//! Boundary rule: tracked queries do no I/O except through
-//! [`Database::input`], which reads a file once and caches it as an input.
+//! Boundary rule: tracked queries do no I/O. Every file-system fact comes
+//! through the database's [`System`] into a salsa input, made on first use
+//! and kept until a front end says the path changed
+//! ([`Database::did_change_files`]): a file's bytes ([`SourceFile`]), what
+//! a path is and its canonical form ([`PathInfo`]), a folder's listing
+//! ([`DirListing`]). Open editor buffers overlay the disk
+//! ([`Database::set_overlay`]).
 
 mod host;
 mod paths;
 mod stack;
+pub mod system;
 
-pub use paths::{find_workspace_root, normalize_path};
+pub use paths::{find_workspace_root, find_workspace_root_in, normalize_path};
 pub use stack::{with_compiler_stack, COMPILER_STACK_SIZE};
+pub use system::{DirEntry, MemorySystem, OsSystem, PathKind, System};
 
 use salsa::Setter;
 use scl_diag::Diagnostic;
@@ -48,6 +55,31 @@ pub struct SourceFile {
     pub contents: Option<Arc<[u8]>>,
 }
 
+/// What a path is (following links), whether it is itself a link, and its
+/// canonical form (every link resolved; only for folders and links, `None`
+/// for anything else or when it does not exist). One input per path asked
+/// about: an import of a missing file depends on this, not on any text.
+#[salsa::input(debug)]
+pub struct PathInfo {
+    #[returns(ref)]
+    pub path: PathBuf,
+    pub kind: PathKind,
+    pub is_link: bool,
+    #[returns(ref)]
+    pub canonical: Option<PathBuf>,
+}
+
+/// A folder's listing, sorted by name (`None` when it is not a folder),
+/// with the open editor buffers in it: what `sclc check DIR` walks, the
+/// did-you-mean of a missing import, and import-path completion.
+#[salsa::input(debug)]
+pub struct DirListing {
+    #[returns(ref)]
+    pub path: PathBuf,
+    #[returns(ref)]
+    pub entries: Option<Arc<[DirEntry]>>,
+}
+
 /// The workspace: its root folder (absolute) and the `--set` values, by
 /// module path.
 #[salsa::input(debug)]
@@ -71,16 +103,31 @@ pub trait Db: salsa::Database {
     fn module_file(&self, id: ModuleId) -> SourceFile;
     /// The stdlib folder given with `--stdlib`, if any.
     fn stdlib_dir(&self) -> Option<PathBuf>;
-    /// The canonical form of a folder (symlinks resolved), cached; `None`
-    /// when it does not exist.
-    fn canonical_dir(&self, dir: &Path) -> Option<PathBuf>;
+    /// The canonical form of a folder (symlinks resolved), from its
+    /// [`PathInfo`]; `None` when it is not a folder.
+    fn canonical_dir(&self, dir: &Path) -> Option<PathBuf> {
+        let info = self.path_info(dir);
+        match info.kind(self) {
+            PathKind::Dir => info.canonical(self).clone(),
+            _ => None,
+        }
+    }
+    /// The [`PathInfo`] input of `path` (absolute, normalized), made from the
+    /// [`System`] on first use.
+    fn path_info(&self, path: &Path) -> PathInfo;
+    /// The [`DirListing`] input of `dir`, made from the [`System`] on first use.
+    fn dir_listing(&self, dir: &Path) -> DirListing;
 }
 
+/// The inputs made so far, by path, and the open editor buffers.
 #[derive(Default)]
 struct Registry {
     by_path: HashMap<PathBuf, SourceFile>,
     ids: Vec<SourceFile>,
     id_of: HashMap<SourceFile, ModuleId>,
+    infos: HashMap<PathBuf, PathInfo>,
+    listings: HashMap<PathBuf, DirListing>,
+    overlays: HashMap<PathBuf, Arc<[u8]>>,
 }
 
 /// The concrete database.
@@ -89,7 +136,7 @@ struct Registry {
 pub struct Database {
     storage: salsa::Storage<Self>,
     registry: Arc<Mutex<Registry>>,
-    canonical: Arc<Mutex<HashMap<PathBuf, Option<PathBuf>>>>,
+    system: Arc<dyn System>,
     workspace: Option<Workspace>,
     stdlib_dir: Option<PathBuf>,
 }
@@ -104,7 +151,10 @@ impl Db for Database {
         if let Some(f) = reg.by_path.get(path) {
             return *f;
         }
-        let contents = read_source(path);
+        let contents = match reg.overlays.get(path) {
+            Some(text) => Some(text.clone()),
+            None => read_source(&*self.system, path),
+        };
         // Files read from disk (and the stdlib) change rarely: HIGH
         // durability lets salsa skip re-verifying what depends only on them
         // after an edit; `set_text` marks an edited file LOW.
@@ -137,16 +187,77 @@ impl Db for Database {
     fn stdlib_dir(&self) -> Option<PathBuf> {
         self.stdlib_dir.clone()
     }
-    fn canonical_dir(&self, dir: &Path) -> Option<PathBuf> {
-        let mut cache = self.canonical.lock().unwrap();
-        cache
-            .entry(dir.to_path_buf())
-            .or_insert_with(|| dir.canonicalize().ok())
-            .clone()
+    fn path_info(&self, path: &Path) -> PathInfo {
+        let mut reg = self.registry.lock().unwrap();
+        if let Some(i) = reg.infos.get(path) {
+            return *i;
+        }
+        let (kind, is_link, canonical) = stat(&*self.system, &reg.overlays, path);
+        let i = PathInfo::builder(path.to_path_buf(), kind, is_link, canonical)
+            .durability(salsa::Durability::HIGH)
+            .new(self);
+        reg.infos.insert(path.to_path_buf(), i);
+        i
+    }
+    fn dir_listing(&self, dir: &Path) -> DirListing {
+        let mut reg = self.registry.lock().unwrap();
+        if let Some(l) = reg.listings.get(dir) {
+            return *l;
+        }
+        let entries = list(&*self.system, &reg.overlays, dir);
+        let l = DirListing::builder(dir.to_path_buf(), entries)
+            .durability(salsa::Durability::HIGH)
+            .new(self);
+        reg.listings.insert(dir.to_path_buf(), l);
+        l
     }
 }
 
-fn read_source(path: &Path) -> Option<Arc<[u8]>> {
+/// The facts of [`PathInfo`] for `path`, an open buffer counting as a file.
+fn stat(
+    system: &dyn System,
+    overlays: &HashMap<PathBuf, Arc<[u8]>>,
+    path: &Path,
+) -> (PathKind, bool, Option<PathBuf>) {
+    if overlays.contains_key(path) {
+        return (PathKind::File, false, None);
+    }
+    let kind = system.kind(path);
+    let is_link = system.is_link(path);
+    let canonical = if kind == PathKind::Dir || is_link {
+        system.canonicalize(path)
+    } else {
+        None
+    };
+    (kind, is_link, canonical)
+}
+
+/// The listing of [`DirListing`] for `dir`: the folder's entries plus the
+/// open buffers directly in it (an unsaved new file is listed).
+fn list(
+    system: &dyn System,
+    overlays: &HashMap<PathBuf, Arc<[u8]>>,
+    dir: &Path,
+) -> Option<Arc<[DirEntry]>> {
+    let mut entries = system.read_dir(dir);
+    for p in overlays.keys().filter(|p| p.parent() == Some(dir)) {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        if let Some(name) = name {
+            let list = entries.get_or_insert_with(Vec::new);
+            if !list.iter().any(|e| e.name == name) {
+                list.push(DirEntry {
+                    name,
+                    is_dir: false,
+                    is_link: false,
+                });
+                list.sort();
+            }
+        }
+    }
+    entries.map(Arc::from)
+}
+
+fn read_source(system: &dyn System, path: &Path) -> Option<Arc<[u8]>> {
     let s = path.to_str().unwrap_or("");
     if let Some(name) = s.strip_prefix(STD_PREFIX) {
         let name = name.strip_suffix(".env.scl").unwrap_or(name);
@@ -155,21 +266,9 @@ fn read_source(path: &Path) -> Option<Arc<[u8]>> {
             .find(|(n, _)| *n == name)
             .map(|(_, src)| Arc::from(src.as_bytes()));
     }
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_file() => read_capped(path).ok().map(Arc::from),
-        _ => None,
-    }
-}
-
-/// Reads at most [`MAX_FILE_BYTES`] + 1 bytes of `path`: one byte more than
-/// the limit tells a file that is too large from one that fits exactly.
-fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    std::fs::File::open(path)?
-        .take(MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut out)?;
-    Ok(out)
+    // At most MAX_FILE_BYTES + 1 bytes: one byte more than the limit tells
+    // a file that is too large from one that fits exactly.
+    system.read(path, MAX_FILE_BYTES + 1).map(Arc::from)
 }
 
 /// Whether file contents exceed [`MAX_FILE_BYTES`].
@@ -181,14 +280,25 @@ impl Database {
     /// A database for the workspace rooted at `root` (made absolute), with
     /// the stdlib embedded or read from `stdlib_dir`.
     pub fn new(root: &Path, stdlib_dir: Option<PathBuf>) -> Database {
-        let root = absolute(root);
+        Database::with_system(Arc::new(OsSystem), root, stdlib_dir)
+    }
+
+    /// A database reading files through `system` (relative paths are taken
+    /// from its current folder).
+    pub fn with_system(
+        system: Arc<dyn System>,
+        root: &Path,
+        stdlib_dir: Option<PathBuf>,
+    ) -> Database {
+        let cwd = system.current_dir();
+        let root = absolute(&cwd, root);
         let storage = salsa::Storage::default();
         let mut db = Database {
             storage,
             registry: Arc::default(),
-            canonical: Arc::default(),
+            system,
             workspace: None,
-            stdlib_dir: stdlib_dir.map(|d| absolute(&d)),
+            stdlib_dir: stdlib_dir.map(|d| absolute(&cwd, &d)),
         };
         db.workspace = Some(
             Workspace::builder(root, Arc::new(BTreeMap::new()))
@@ -213,14 +323,134 @@ impl Database {
 
     /// The input for a file given on the command line (made absolute).
     pub fn open(&self, path: &Path) -> SourceFile {
-        self.input(&absolute(path))
+        self.input(&self.absolute(path))
     }
 
-    /// Replaces a file's text (an editor buffer, or a benchmark edit).
+    /// `path` made absolute (from the system's current folder) and normalized.
+    pub fn absolute(&self, path: &Path) -> PathBuf {
+        absolute(&self.system.current_dir(), path)
+    }
+
+    /// The file system this database reads.
+    pub fn system(&self) -> &Arc<dyn System> {
+        &self.system
+    }
+
+    /// Replaces a file's text (a benchmark edit). Unlike an overlay, a later
+    /// [`Database::did_change_files`] of its path reads the disk again.
     pub fn set_text(&mut self, file: SourceFile, text: &str) {
         file.set_contents(self)
             .with_durability(salsa::Durability::LOW)
             .to(Some(Arc::from(text.as_bytes())));
+    }
+
+    /// Opens an editor buffer over `path`: until [`Database::remove_overlay`],
+    /// every query sees `text` instead of the disk (the file exists, and is
+    /// listed in its folder, even if it is not on disk).
+    pub fn set_overlay(&mut self, path: &Path, text: &str) {
+        let path = self.absolute(path);
+        self.registry
+            .lock()
+            .unwrap()
+            .overlays
+            .insert(path.clone(), Arc::from(text.as_bytes()));
+        let file = self.input(&path);
+        if file.contents(self).as_deref() != Some(text.as_bytes()) {
+            file.set_contents(self)
+                .with_durability(salsa::Durability::LOW)
+                .to(Some(Arc::from(text.as_bytes())));
+        }
+        self.refresh(&path);
+    }
+
+    /// Closes the editor buffer over `path`: queries see the disk again.
+    pub fn remove_overlay(&mut self, path: &Path) {
+        let path = self.absolute(path);
+        let removed = self.registry.lock().unwrap().overlays.remove(&path);
+        if removed.is_some() {
+            self.did_change_files(&[path]);
+        }
+    }
+
+    /// Tells the database that the files or folders at `paths` may have
+    /// changed on disk (created, written, removed): each fact it holds about
+    /// them (bytes, kind, canonical form, listing, and the listing of the
+    /// folder they are in) is read again from the [`System`], and set only
+    /// where it differs, so what depends on an unchanged fact is not re-run.
+    /// An open overlay keeps winning over the disk.
+    pub fn did_change_files(&mut self, paths: &[PathBuf]) {
+        for p in paths {
+            let p = self.absolute(p);
+            self.refresh(&p);
+        }
+    }
+
+    /// [`Database::did_change_files`] for every path the database has read
+    /// (after a file watcher lost events).
+    pub fn did_change_all_files(&mut self) {
+        let paths: Vec<PathBuf> = {
+            let reg = self.registry.lock().unwrap();
+            let mut v: Vec<PathBuf> = reg
+                .by_path
+                .keys()
+                .chain(reg.infos.keys())
+                .chain(reg.listings.keys())
+                .cloned()
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        for p in paths {
+            self.refresh(&p);
+        }
+    }
+
+    /// Reads the facts about `path` (and its folder's listing) again.
+    fn refresh(&mut self, path: &Path) {
+        let (file, info, listings, contents, facts, lists) = {
+            let reg = self.registry.lock().unwrap();
+            let file = reg.by_path.get(path).copied();
+            let info = reg.infos.get(path).copied();
+            let contents = file.map(|_| match reg.overlays.get(path) {
+                Some(t) => Some(t.clone()),
+                None => read_source(&*self.system, path),
+            });
+            let facts = info.map(|_| stat(&*self.system, &reg.overlays, path));
+            let dirs: Vec<&Path> = [Some(path), path.parent()].into_iter().flatten().collect();
+            let listings: Vec<DirListing> = dirs
+                .iter()
+                .filter_map(|d| reg.listings.get(*d).copied())
+                .collect();
+            let lists: Vec<Option<Arc<[DirEntry]>>> = listings
+                .iter()
+                .map(|l| list(&*self.system, &reg.overlays, l.path(self)))
+                .collect();
+            (file, info, listings, contents, facts, lists)
+        };
+        if let (Some(f), Some(new)) = (file, contents) {
+            if *f.contents(self) != new {
+                f.set_contents(self)
+                    .with_durability(salsa::Durability::LOW)
+                    .to(new);
+            }
+        }
+        if let (Some(i), Some((kind, is_link, canonical))) = (info, facts) {
+            if *i.kind(self) != kind {
+                i.set_kind(self).to(kind);
+            }
+            if *i.is_link(self) != is_link {
+                i.set_is_link(self).to(is_link);
+            }
+            if *i.canonical(self) != canonical {
+                i.set_canonical(self).to(canonical);
+            }
+        }
+        for (l, new) in listings.into_iter().zip(lists) {
+            if *l.entries(self) != new {
+                l.set_entries(self).to(new);
+            }
+        }
     }
 
     /// The display path of a file: workspace-relative, or `std/NAME.env.scl`.
@@ -449,11 +679,11 @@ impl Database {
     }
 }
 
-fn absolute(p: &Path) -> PathBuf {
+fn absolute(cwd: &Path, p: &Path) -> PathBuf {
     let p = if p.is_absolute() {
         p.to_path_buf()
     } else {
-        std::env::current_dir().unwrap_or_default().join(p)
+        cwd.join(p)
     };
     normalize_path(&p)
 }

@@ -21,22 +21,31 @@ pub fn normalize_path(p: &Path) -> PathBuf {
 
 /// The workspace root of a file named on the command line: the nearest
 /// ancestor folder holding `scl.toml`, else the file's folder
-/// (`design/language.md`, "Design principles").
+/// (`design/language.md`, "Design principles"). Reads the disk; see
+/// [`find_workspace_root_in`].
 pub fn find_workspace_root(file: &Path) -> PathBuf {
+    find_workspace_root_in(&crate::OsSystem, file)
+}
+
+/// [`find_workspace_root`] through `system` (a relative `file` is taken from
+/// its current folder). The root decides which database a file belongs to,
+/// so it is found before any database exists, not through one.
+pub fn find_workspace_root_in(system: &dyn crate::System, file: &Path) -> PathBuf {
+    use crate::PathKind;
     let abs = if file.is_absolute() {
         file.to_path_buf()
     } else {
-        std::env::current_dir().unwrap_or_default().join(file)
+        system.current_dir().join(file)
     };
     let abs = normalize_path(&abs);
-    let start = if abs.is_dir() {
+    let start = if system.kind(&abs) == PathKind::Dir {
         abs.clone()
     } else {
         abs.parent().map(Path::to_path_buf).unwrap_or_default()
     };
     let mut cur = Some(start.as_path());
     while let Some(d) = cur {
-        if d.join("scl.toml").is_file() {
+        if system.kind(&d.join("scl.toml")) == PathKind::File {
             return d.to_path_buf();
         }
         cur = d.parent();

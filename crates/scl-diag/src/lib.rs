@@ -19,7 +19,7 @@ pub use hidden::{
     describe_char, hidden_name, is_bidi, is_hidden, is_hidden_at, visible_source, visible_text,
 };
 pub use ranges::Ranges;
-pub use render::{render_human, render_json, LineIndex, SourceCache};
+pub use render::{render_human, render_json, FileId, LineIndex, SourceCache};
 
 use std::sync::Arc;
 

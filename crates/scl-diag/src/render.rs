@@ -34,12 +34,109 @@ impl LineIndex {
         }
         (line + 1, text[start..end].chars().count() + 1)
     }
+
+    /// The number of lines (a text without a line break is one line; a
+    /// trailing line break starts an empty last line).
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Always false: every text has at least one (possibly empty) line.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The byte offset where the 0-based line `line` starts, if it exists.
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        self.starts.get(line).copied()
+    }
+
+    /// `(line, character)` of byte `offset` as the Language Server Protocol
+    /// counts them (`Position` in the LSP 3.17 specification): both
+    /// 0-based, the character counted in UTF-16 code units (a character
+    /// outside the Basic Multilingual Plane, such as an emoji, is 2).
+    /// Offsets past the end clamp to the end; an offset inside a character
+    /// counts from the character's start.
+    pub fn utf16_position(&self, text: &str, offset: usize) -> (u32, u32) {
+        let offset = offset.min(text.len());
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        let mut end = offset;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let units: usize = text[start..end].chars().map(char::len_utf16).sum();
+        (line as u32, units as u32)
+    }
+
+    /// The byte offset of the LSP position `(line, character)` (0-based,
+    /// UTF-16 code units): the inverse of [`LineIndex::utf16_position`].
+    /// A character past the end of its line (or inside a surrogate pair)
+    /// clamps to the end of the line (before its line break) or to the
+    /// character's start; a line past the last clamps to the end of the text.
+    pub fn offset_of_utf16(&self, text: &str, line: u32, character: u32) -> usize {
+        let Some(&start) = self.starts.get(line as usize) else {
+            return text.len();
+        };
+        let end = self.line_end(text, line as usize);
+        let mut units = 0usize;
+        for (i, c) in text[start..end].char_indices() {
+            if units + c.len_utf16() > character as usize {
+                return start + i;
+            }
+            units += c.len_utf16();
+        }
+        end
+    }
+
+    /// The byte offset of the 1-based `(line, column)` of [`LineIndex::line_col`]
+    /// (the column in characters), clamped like [`LineIndex::offset_of_utf16`].
+    pub fn offset_of_line_col(&self, text: &str, line: usize, column: usize) -> usize {
+        let Some(&start) = line.checked_sub(1).and_then(|l| self.starts.get(l)) else {
+            return if line == 0 { 0 } else { text.len() };
+        };
+        // Columns count every character before the `\n`, a `\r` included.
+        let end = self.starts.get(line).map_or(text.len(), |&s| s - 1);
+        text[start..end]
+            .char_indices()
+            .nth(column.saturating_sub(1))
+            .map_or(end, |(i, _)| start + i)
+    }
+
+    /// The end of 0-based line `line`: before its `\n` (and a `\r` before it).
+    fn line_end(&self, text: &str, line: usize) -> usize {
+        let end = self.starts.get(line + 1).map_or(text.len(), |&s| s - 1);
+        if end > self.starts[line]
+            && text.as_bytes().get(end - 1) == Some(&b'\r')
+            && end < text.len()
+        {
+            end - 1
+        } else {
+            end
+        }
+    }
 }
+
+/// A file's identity inside one database: a small number, the same for the
+/// life of the database, given out in the order files are first read.
+/// Diagnostics name their file by a key (its workspace-relative path); a
+/// front end maps keys to ids (`scl_ide::Analysis::file_id`) and ids to
+/// the path it shows, which it chooses when it renders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
 
 /// The source texts a renderer may need, by display path.
 pub trait SourceCache {
     /// The text of `file`, if known.
     fn source(&self, file: &str) -> Option<&str>;
+    /// The path shown for `file` (a diagnostic's file key: the
+    /// workspace-relative path, `std/NAME.env.scl`, `<command-line>`). The
+    /// renderer asks this when it writes a file name, so a front end chooses
+    /// it: the CLI shows paths relative to the current folder. Default: the
+    /// key itself.
+    fn display<'a>(&'a self, file: &'a str) -> std::borrow::Cow<'a, str> {
+        std::borrow::Cow::Borrowed(file)
+    }
 }
 
 impl SourceCache for HashMap<String, String> {
@@ -83,7 +180,7 @@ pub fn render_json(d: &Diagnostic, sources: &dyn SourceCache) -> String {
             let (line, column) = position(sources, &l.at.file, l.at.span.start);
             let (end_line, end_column) = position(sources, &l.at.file, l.at.span.end);
             serde_json::json!({
-                "file": &*l.at.file, "line": line, "column": column,
+                "file": sources.display(&l.at.file), "line": line, "column": column,
                 "end_line": end_line, "end_column": end_column, "message": l.message,
             })
         })
@@ -92,7 +189,7 @@ pub fn render_json(d: &Diagnostic, sources: &dyn SourceCache) -> String {
         "code": d.code,
         "severity": d.severity,
         "message": d.message,
-        "file": &*d.at.file,
+        "file": sources.display(&d.at.file),
         "line": line,
         "column": column,
         "end_line": end_line,
@@ -138,9 +235,11 @@ pub fn render_human(d: &Diagnostic, sources: &dyn SourceCache, color: bool) -> S
     // renderer sees the shown names, and looks their texts up by the real ones.
     let mut real: HashMap<String, String> = HashMap::new();
     let mut show = |f: &mut std::sync::Arc<str>| {
-        if let std::borrow::Cow::Owned(v) = crate::visible_text(f) {
-            real.insert(v.clone(), f.to_string());
-            *f = std::sync::Arc::from(v);
+        let shown = sources.display(f);
+        let shown = crate::visible_text(&shown).into_owned();
+        if shown != **f {
+            real.insert(shown.clone(), f.to_string());
+            *f = std::sync::Arc::from(shown);
         }
     };
     // Every span on character boundaries of its file's text (and inside it):
