@@ -480,6 +480,31 @@ impl Database {
             .collect()
     }
 
+    /// Every file input made so far, in the order of their ids
+    /// ([`Database::file_id`]).
+    pub fn files(&self) -> Vec<SourceFile> {
+        self.registry.lock().unwrap().ids.clone()
+    }
+
+    /// The id of a file: small, stable for the life of the database (the
+    /// same number as its [`ModuleId`]).
+    pub fn file_id(&self, file: SourceFile) -> scl_diag::FileId {
+        scl_diag::FileId(self.module_id(file).0)
+    }
+
+    /// The file of an id given out by [`Database::file_id`].
+    pub fn file_of_id(&self, id: scl_diag::FileId) -> Option<SourceFile> {
+        self.registry.lock().unwrap().ids.get(id.0 as usize).copied()
+    }
+
+    /// The file whose display path (the file key of its diagnostics) is
+    /// `key`, among the files read so far.
+    pub fn file_of_key(&self, key: &str) -> Option<SourceFile> {
+        self.files()
+            .into_iter()
+            .find(|f| &*display_path(self, *f) == key)
+    }
+
     /// The file of a module id.
     pub fn module_file_of(&self, id: ModuleId) -> SourceFile {
         self.module_file(id)
@@ -698,6 +723,14 @@ fn display_path(db: &dyn Db, file: SourceFile) -> Arc<str> {
         Ok(rel) => Arc::from(rel.to_string_lossy().replace('\\', "/")),
         Err(_) => Arc::from(p.to_string_lossy().as_ref()),
     }
+}
+
+/// The line index of a file's text (the lossy UTF-8 text the parser reads):
+/// byte offsets ↔ lines and character or UTF-16 columns.
+#[salsa::tracked(returns(ref))]
+pub fn line_index(db: &dyn Db, file: SourceFile) -> Arc<scl_diag::LineIndex> {
+    let bytes = file.contents(db).clone().unwrap_or_else(|| Arc::from(&b""[..]));
+    Arc::new(scl_diag::LineIndex::new(&String::from_utf8_lossy(&bytes)))
 }
 
 /// Parses a file (never fails; a missing file parses as empty).

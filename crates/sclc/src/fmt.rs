@@ -29,7 +29,7 @@
 //! syntax error, a file that would change under `--check`, or a file that
 //! could not be written; 2 usage error (see PATHs above).
 
-use crate::commands::{collect_files, render_diagnostics};
+use crate::commands::{collect_files, render_diagnostics, Sources};
 use scl_diag::{Diagnostic, Span};
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -126,13 +126,13 @@ fn fmt_stdin(check: bool, json: bool) -> i32 {
 /// codes and messages as `sclc check`.
 fn text_of(bytes: &[u8], shown: &str, json: bool) -> Option<String> {
     let file: Arc<str> = Arc::from(shown);
-    let d = if bytes.len() > scl_db::MAX_FILE_BYTES {
+    let d = if bytes.len() > scl_ide::MAX_FILE_BYTES {
         Diagnostic::error(
             "E0009",
             Span::new(0, 0),
             format!(
                 "the file is larger than {} MiB, the most the compiler reads",
-                scl_db::MAX_FILE_BYTES >> 20
+                scl_ide::MAX_FILE_BYTES >> 20
             ),
         )
         .with_help("split it into modules, or keep generated data out of `.env.scl` files")
@@ -152,9 +152,9 @@ fn text_of(bytes: &[u8], shown: &str, json: bool) -> Option<String> {
         }
     };
     let text =
-        String::from_utf8_lossy(&bytes[..bytes.len().min(scl_db::MAX_FILE_BYTES)]).into_owned();
+        String::from_utf8_lossy(&bytes[..bytes.len().min(scl_ide::MAX_FILE_BYTES)]).into_owned();
     render_diagnostics(
-        HashMap::from([(shown.to_string(), text)]),
+        &Sources::plain(HashMap::from([(shown.to_string(), text)])),
         &[d.in_file(&file)],
         json,
     );
@@ -192,7 +192,7 @@ fn format_checked(src: &str, shown: &str, json: bool) -> Option<String> {
                 diags.into_iter().map(|d| shift(d, 3)).collect()
             };
             render_diagnostics(
-                HashMap::from([(shown.to_string(), shown_text)]),
+                &Sources::plain(HashMap::from([(shown.to_string(), shown_text)])),
                 &diags,
                 json,
             );

@@ -14,7 +14,7 @@ mod output;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    // The same known stack size as every other front end (see scl-db).
-    let code = scl_db::with_compiler_stack(commands::main);
+    // The same known stack size as every other front end (see scl-ide).
+    let code = scl_ide::with_compiler_stack(commands::main);
     std::process::exit(code);
 }

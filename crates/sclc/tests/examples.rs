@@ -299,7 +299,7 @@ fn dockerfile_label_is_the_hash_of_the_printed_ir() {
             "bert_train",
         ],
     );
-    let hash = scl_ir::sha256_hex(&ir.stdout);
+    let hash = scl_ide::ir::sha256_hex(&ir.stdout);
     let out = tempfile::tempdir().unwrap();
     let r = sclc(
         &repo,

@@ -1,0 +1,464 @@
+//! The analysis layer of SCL: what every front end asks (the CLI today, the
+//! language server next), over the salsa database of `scl-db`.
+//!
+//! Two types, as in rust-analyzer's `ide` crate:
+//! - [`AnalysisHost`] owns the database and applies changes: file texts,
+//!   editor overlays, files changed on disk, `--set` values.
+//! - [`Analysis`] is a snapshot (a clone of the database) that answers
+//!   questions in file ids ([`FileId`]) and byte offsets and returns plain
+//!   data: diagnostics, the envs of a file, an env's IR and provenance, the
+//!   lowered artifacts of an env for a target, document symbols, the
+//!   definition and references of a name, completion candidates, hover.
+//!   Nothing here prints or exits; the front end renders.
+//!
+//! A snapshot must be dropped before the host changes anything: salsa
+//! cancels and then waits for other handles of the database before it sets
+//! an input (a language server answers each request on a fresh snapshot).
+//!
+//! Every pipeline runs on a thread with the compiler's stack
+//! ([`with_compiler_stack`]).
+
+mod files;
+mod lower;
+mod nav;
+mod overrides;
+
+pub use files::{collect_files, CollectError};
+pub use lower::{Lowering, Target};
+pub use nav::{Completion, CompletionKind, Hover, NavTarget, Symbol, SymbolKind};
+pub use scl_backends::{Artifact, Lowered};
+pub use scl_db::{
+    with_compiler_stack, DirEntry, MemorySystem, OsSystem, PathKind, System, COMPILER_STACK_SIZE,
+    MAX_DIAGNOSTICS_PER_FILE, MAX_FILE_BYTES,
+};
+pub use scl_diag::{Diagnostic, FileId, LineIndex};
+/// The IR types front ends serialize (`EnvSpec`, `ProvenanceEntry`,
+/// `canonical_json`).
+pub use scl_ir as ir;
+
+use scl_db::{Database, Db, SourceFile};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The file key of diagnostics about `--set` values: their text is the
+/// command line ([`Analysis::command_line`]).
+pub const CMDLINE: &str = "<command-line>";
+
+/// Owns the database of one workspace and applies changes to it.
+pub struct AnalysisHost {
+    db: Database,
+    cmdline: Arc<str>,
+}
+
+/// Why a file named as the root of `ir`/`build` cannot be opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenError {
+    /// It is a folder.
+    IsDir,
+    /// It does not exist (or is not a file).
+    Missing,
+}
+
+impl AnalysisHost {
+    /// A host for the workspace rooted at `root` (made absolute from the
+    /// system's current folder), reading files through `system`, the stdlib
+    /// embedded or from `stdlib` (`--stdlib DIR`).
+    pub fn new(system: Arc<dyn System>, root: &Path, stdlib: Option<PathBuf>) -> AnalysisHost {
+        AnalysisHost {
+            db: Database::with_system(system, root, stdlib),
+            cmdline: Arc::from(""),
+        }
+    }
+
+    /// The workspace root of a file or folder: the nearest ancestor holding
+    /// `scl.toml`, else the file's folder (a folder: itself).
+    pub fn workspace_root(system: &dyn System, path: &Path) -> PathBuf {
+        scl_db::find_workspace_root_in(system, path)
+    }
+
+    /// A host for the workspace of `file` with `file` opened, for a command
+    /// that works on one root file (`ir`, `build`).
+    pub fn open_root(
+        system: Arc<dyn System>,
+        file: &Path,
+        stdlib: Option<PathBuf>,
+    ) -> Result<(AnalysisHost, FileId), OpenError> {
+        let abs = scl_db::normalize_path(&system.current_dir().join(file));
+        match system.kind(&abs) {
+            PathKind::Dir => return Err(OpenError::IsDir),
+            PathKind::Missing => return Err(OpenError::Missing),
+            PathKind::File => {}
+        }
+        let root = AnalysisHost::workspace_root(&*system, file);
+        let host = AnalysisHost::new(system, &root, stdlib);
+        let id = host.file(file);
+        Ok((host, id))
+    }
+
+    /// The id of the file at `path` (relative: from the system's current
+    /// folder), read on first use.
+    pub fn file(&self, path: &Path) -> FileId {
+        let f = self.db.open(path);
+        self.db.file_id(f)
+    }
+
+    /// Replaces the text of a file (a benchmark edit; an editor uses
+    /// [`AnalysisHost::set_overlay`]).
+    pub fn set_text(&mut self, file: FileId, text: &str) {
+        if let Some(f) = self.db.file_of_id(file) {
+            self.db.set_text(f, text);
+        }
+    }
+
+    /// Opens an editor buffer over `path`: its text wins over the disk.
+    pub fn set_overlay(&mut self, path: &Path, text: &str) {
+        self.db.set_overlay(path, text);
+    }
+
+    /// Closes the editor buffer over `path`: the disk text is read again.
+    pub fn remove_overlay(&mut self, path: &Path) {
+        self.db.remove_overlay(path);
+    }
+
+    /// The files or folders at `paths` changed on disk: read them again.
+    pub fn did_change_files(&mut self, paths: &[PathBuf]) {
+        self.db.did_change_files(paths);
+    }
+
+    /// Everything may have changed on disk (a watcher lost events).
+    pub fn did_change_all_files(&mut self) {
+        self.db.did_change_all_files();
+    }
+
+    /// Applies `--set` flags (`NAME=VALUE` for the parameters of `root`,
+    /// `ALIAS.NAME=VALUE` for a module `root` imports as ALIAS) and returns
+    /// the problems with them: a malformed flag or an unknown alias (E0312),
+    /// a hidden character (E0010), a parameter set twice (E0319). Their
+    /// locations are in [`CMDLINE`], whose text is the flags as given
+    /// ([`Analysis::command_line`]). Replaces the flags given before.
+    pub fn set_overrides(&mut self, root: FileId, flags: &[String]) -> Vec<Diagnostic> {
+        let Some(f) = self.db.file_of_id(root) else {
+            return Vec::new();
+        };
+        let (text, map, diags) = overrides::parse(&self.db, f, flags);
+        self.cmdline = Arc::from(text);
+        if !map.is_empty() {
+            self.db.set_overrides(map);
+        }
+        diags
+    }
+
+    /// A snapshot to ask questions of.
+    pub fn analysis(&self) -> Analysis {
+        Analysis {
+            db: self.db.clone(),
+            cmdline: self.cmdline.clone(),
+        }
+    }
+
+    /// The database itself, for the benchmark and the fuzz harness, which
+    /// measure and drive the queries directly.
+    pub fn raw_database(&mut self) -> &mut Database {
+        &mut self.db
+    }
+}
+
+/// A snapshot of the database: every answer is computed (and memoized) on
+/// demand, in file ids and byte offsets.
+#[derive(Clone)]
+pub struct Analysis {
+    db: Database,
+    cmdline: Arc<str>,
+}
+
+impl Analysis {
+    fn sf(&self, file: FileId) -> SourceFile {
+        self.db
+            .file_of_id(file)
+            .expect("file ids come from this database")
+    }
+
+    /// The id of the file at `path` (read on first use).
+    pub fn file(&self, path: &Path) -> FileId {
+        self.db.file_id(self.db.open(path))
+    }
+
+    /// The absolute path of a file (`std/NAME.env.scl` for an embedded
+    /// stdlib module).
+    pub fn path(&self, file: FileId) -> PathBuf {
+        self.sf(file).path(&self.db).clone()
+    }
+
+    /// The workspace root.
+    pub fn root(&self) -> PathBuf {
+        self.db.root()
+    }
+
+    /// The file key of a file: what its diagnostics' `at.file` holds (the
+    /// workspace-relative path, or `std/NAME.env.scl`).
+    pub fn key(&self, file: FileId) -> Arc<str> {
+        self.db.display_path(self.sf(file))
+    }
+
+    /// The file a diagnostic's file key names (`None` for [`CMDLINE`]).
+    pub fn file_of_key(&self, key: &str) -> Option<FileId> {
+        self.db.file_of_key(key).map(|f| self.db.file_id(f))
+    }
+
+    /// The text of a file (lossy UTF-8; empty when it does not exist).
+    pub fn text(&self, file: FileId) -> Arc<str> {
+        Arc::from(self.db.text(self.sf(file)))
+    }
+
+    /// The line index of a file (for line/column and LSP positions).
+    pub fn line_index(&self, file: FileId) -> Arc<LineIndex> {
+        scl_db::line_index(&self.db, self.sf(file)).clone()
+    }
+
+    /// `(line, column)` of a byte offset, 1-based, the column in characters
+    /// (the CLI's JSON, `design/cli.md`).
+    pub fn line_col(&self, file: FileId, offset: u32) -> (usize, usize) {
+        let text = self.text(file);
+        self.line_index(file).line_col(&text, offset as usize)
+    }
+
+    /// The `--set` flags as one line: the text of [`CMDLINE`] locations.
+    pub fn command_line(&self) -> &str {
+        &self.cmdline
+    }
+
+    /// Every text a diagnostic may point into, by file key: each file read
+    /// so far, and [`CMDLINE`].
+    pub fn texts(&self) -> HashMap<String, String> {
+        let mut src = self.db.sources();
+        src.insert(CMDLINE.to_string(), self.cmdline.to_string());
+        src
+    }
+
+    /// The real path of a diagnostic's file key (`None` for [`CMDLINE`] and
+    /// embedded stdlib modules): what a front end shows, relative to where
+    /// the user is.
+    pub fn path_of_key(&self, key: &str) -> Option<PathBuf> {
+        let f = self.db.file_of_key(key)?;
+        let p = f.path(&self.db);
+        p.is_absolute().then(|| p.clone())
+    }
+
+    /// The diagnostics of checking `files` together (each with every module
+    /// it imports): syntax, imports and cycles, static checks, evaluation of
+    /// every env that is not a template; at most
+    /// [`MAX_DIAGNOSTICS_PER_FILE`] per file, each problem once, the files'
+    /// own first (in the order given), each sorted by position.
+    pub fn check(&self, files: &[FileId]) -> Vec<Diagnostic> {
+        let mut diags: Vec<Diagnostic> = Vec::new();
+        let mut seen: std::collections::HashSet<Diagnostic> = std::collections::HashSet::new();
+        for f in files {
+            for d in self.db.check(self.sf(*f)) {
+                if seen.insert(d.clone()) {
+                    diags.push(d);
+                }
+            }
+        }
+        diags
+    }
+
+    /// The diagnostics located in `file` (checking it and what it imports;
+    /// an error in an imported module is that module's).
+    pub fn file_diagnostics(&self, file: FileId) -> Vec<Diagnostic> {
+        let key = self.key(file);
+        self.check(&[file])
+            .into_iter()
+            .filter(|d| d.at.file == key)
+            .collect()
+    }
+
+    /// Every `*.env.scl` of the workspace (below its root, sorted; hidden
+    /// folders, `target` and `node_modules` skipped, links not followed),
+    /// through the folder listings the database holds as inputs.
+    pub fn workspace_files(&self) -> Vec<FileId> {
+        let mut out = Vec::new();
+        files::walk(
+            &|dir: &Path| self.db.dir_listing(dir).entries(&self.db).clone(),
+            &self.root(),
+            &mut out,
+        );
+        out.iter().map(|p| self.file(p)).collect()
+    }
+
+    fn values(&self, file: FileId) -> &Arc<scl_sema::ModuleValues> {
+        scl_db::module_values(&self.db, self.sf(file))
+    }
+
+    /// The envs of a file that are not templates (and evaluated without
+    /// error), in declaration order.
+    pub fn envs(&self, file: FileId) -> Vec<String> {
+        self.values(file).envs.clone()
+    }
+
+    /// The envs a command works on: the one named with `--env`, else every
+    /// env that is not a template. An env that exists but failed gives no
+    /// env (its errors are reported already); a template is E0314; an
+    /// unknown name E0315 with a did-you-mean or the list of envs.
+    pub fn select_envs(&self, file: FileId, env: Option<&str>) -> Result<Vec<String>, Diagnostic> {
+        let values = self.values(file);
+        let Some(name) = env else {
+            return Ok(values.envs.clone());
+        };
+        if values.envs.iter().any(|e| e == name) {
+            return Ok(vec![name.to_string()]);
+        }
+        if values.failed.iter().any(|e| e == name) {
+            return Ok(Vec::new());
+        }
+        let parse = scl_db::parse(&self.db, self.sf(file));
+        let template = parse.module.decls.iter().any(|d| matches!(d, scl_syntax::ast::Decl::Env(e) if e.name.name == name && e.params.is_some()));
+        let mut d = if template {
+            Diagnostic::error(
+                "E0314",
+                Default::default(),
+                format!("`{name}` is a template; instantiate it from an env (`extends {name}(…)`)"),
+            )
+        } else {
+            Diagnostic::error(
+                "E0315",
+                Default::default(),
+                format!("the file has no env `{name}`"),
+            )
+        };
+        d.at.file = self.key(file);
+        d = match scl_diag::did_you_mean(name, values.envs.iter().map(|s| s.as_str())) {
+            Some(s) => d.with_help(format!("did you mean `{s}`?")),
+            None => d.with_help(format!("envs: {}", values.envs.join(", "))),
+        };
+        Err(d)
+    }
+
+    /// The canonical IR of env `name` of `file` (`None` when it is not an
+    /// env of the file or has errors).
+    pub fn ir(&self, file: FileId, name: &str) -> Option<Arc<scl_ir::EnvSpec>> {
+        self.values(file).final_env(name)?.spec.clone()
+    }
+
+    /// Where each field of env `name` was set: IR path → the env (layer),
+    /// file, line and column (1-based, characters) of the item, and the
+    /// layer it replaced. The file is the module's key (workspace-relative),
+    /// as in `sclc ir --provenance`.
+    pub fn provenance(
+        &self,
+        file: FileId,
+        name: &str,
+    ) -> Option<BTreeMap<String, scl_ir::ProvenanceEntry>> {
+        let fin = self.values(file).final_env(name)?;
+        let mut out = BTreeMap::new();
+        let mut keys: HashMap<scl_sema::ModuleId, Arc<str>> = HashMap::new();
+        for (path, o) in fin.origins.iter() {
+            let m = FileId(o.module.0);
+            let key = keys.entry(o.module).or_insert_with(|| self.key(m)).clone();
+            let (line, column) = self.line_col(m, o.span.start);
+            out.insert(
+                path.replace(scl_sema::value::TYPE_KEY, ""),
+                scl_ir::ProvenanceEntry {
+                    env: o.layer.to_string(),
+                    file: key.to_string(),
+                    line: line as u32,
+                    column: column as u32,
+                    replaced: o.replaced.as_deref().map(String::from),
+                },
+            );
+        }
+        Some(out)
+    }
+
+    /// The lowered artifacts of envs `envs` of `file` for `target`, with the
+    /// target's warnings and errors located at the source of their field
+    /// (the item that set it, else its nearest enclosing field, else the
+    /// first item below it), and E0406 for envs whose names differ only in
+    /// case (one output folder on a case-insensitive file system).
+    pub fn lower(&self, file: FileId, envs: &[String], target: Target) -> Lowering {
+        lower::lower(self, file, envs, target)
+    }
+
+    /// The declarations of a file, in order, with their children (a
+    /// template's or function's parameters, an enum's variants).
+    pub fn symbols(&self, file: FileId) -> Vec<Symbol> {
+        nav::symbols(&scl_db::parse(&self.db, self.sf(file)).module)
+    }
+
+    /// The declaration a name at `offset` refers to: a local binder (a
+    /// parameter, a comprehension variable), a declaration of the file, the
+    /// module an import alias or path names (at its start), or
+    /// the declaration `alias.name` names in the imported module.
+    pub fn definition(&self, file: FileId, offset: u32) -> Option<NavTarget> {
+        nav::definition(self, file, offset)
+    }
+
+    /// Every place that refers to what the name at `offset` refers to, in
+    /// every file read so far (the declaration itself included when
+    /// `include_declaration`), sorted by file id and position.
+    pub fn references(
+        &self,
+        file: FileId,
+        offset: u32,
+        include_declaration: bool,
+    ) -> Vec<NavTarget> {
+        nav::references(self, file, offset, include_declaration)
+    }
+
+    /// What may be written at `offset`: in an env body the schema fields of
+    /// the record being written (`RecordTy::fields`); after `=` the variants
+    /// of an enum-typed field and the names in scope; after `alias.` the
+    /// declarations of the imported module; inside an import's path the
+    /// stdlib modules and the files and folders beside the importer.
+    pub fn completions(&self, file: FileId, offset: u32) -> Vec<Completion> {
+        nav::completions(self, file, offset)
+    }
+
+    /// The kind, doc comment and (later) type of what is at `offset`.
+    pub fn hover(&self, file: FileId, offset: u32) -> Option<Hover> {
+        nav::hover(self, file, offset)
+    }
+
+    /// The type of the expression at `offset`, as the static checker infers
+    /// it. A seam: `None` until `scl_sema`'s checker exposes its types by
+    /// offset (`type_at`); [`Analysis::hover`] shows it when it is there.
+    pub fn type_at(&self, _file: FileId, _offset: u32) -> Option<String> {
+        None
+    }
+
+    pub(crate) fn db(&self) -> &Database {
+        &self.db
+    }
+    pub(crate) fn source_file(&self, file: FileId) -> SourceFile {
+        self.sf(file)
+    }
+    pub(crate) fn parse(&self, file: FileId) -> &Arc<scl_syntax::Parse> {
+        scl_db::parse(&self.db, self.sf(file))
+    }
+    /// The file an import declaration (by index) of `file` resolved to.
+    pub(crate) fn import_target(&self, file: FileId, decl: usize) -> Option<FileId> {
+        let imps = scl_db::imports(&self.db, self.sf(file));
+        imps.targets
+            .get(decl)
+            .copied()
+            .flatten()
+            .map(|t| self.db.file_id(t))
+    }
+    /// The stdlib module names (`pytorch-cuda`, …).
+    pub(crate) fn stdlib_modules(&self) -> Vec<String> {
+        match self.db.stdlib_dir() {
+            Some(dir) => self
+                .db
+                .dir_listing(&dir)
+                .entries(&self.db)
+                .iter()
+                .flat_map(|es| es.iter())
+                .filter_map(|e| e.name.strip_suffix(".env.scl").map(String::from))
+                .collect(),
+            None => scl_db::STDLIB.iter().map(|(n, _)| n.to_string()).collect(),
+        }
+    }
+    pub(crate) fn listing(&self, dir: &Path) -> Option<Arc<[DirEntry]>> {
+        self.db.dir_listing(dir).entries(&self.db).clone()
+    }
+}

@@ -1,0 +1,161 @@
+//! Lowering envs to a target, with the target's findings located in the source.
+
+use crate::{Analysis, Diagnostic, FileId};
+use scl_backends::Lowered;
+use std::collections::BTreeMap;
+
+/// A target format a backend lowers the IR to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// A Dockerfile and a `.dockerignore` per env (`scl_backends::docker`).
+    Docker,
+}
+
+impl Target {
+    /// The targets implemented, by the name the CLI takes.
+    pub const ALL: &'static [(&'static str, Target)] = &[("docker", Target::Docker)];
+
+    /// The target called `name` (`docker`), if implemented.
+    pub fn from_name(name: &str) -> Option<Target> {
+        Target::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| *t)
+    }
+
+    /// The name the CLI takes and diagnostics start with.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Docker => "docker",
+        }
+    }
+
+    fn lower(self, spec: &scl_ir::EnvSpec, env: &str) -> Lowered {
+        match self {
+            Target::Docker => scl_backends::docker::lower(spec, env),
+        }
+    }
+}
+
+/// What [`Analysis::lower`] made.
+#[derive(Debug, Default)]
+pub struct Lowering {
+    /// Per env (in the order asked), what the backend made.
+    pub outputs: Vec<(String, Lowered)>,
+    /// E0406 for envs whose names differ only in case, then each env's
+    /// warnings (W0004) and errors (E0401–E0407), located at the source of
+    /// their field.
+    pub diagnostics: Vec<Diagnostic>,
+    /// True when an env asked for has no IR (it is not an env of the file,
+    /// or its evaluation failed; its errors are reported by a check):
+    /// nothing was lowered from it on.
+    pub incomplete: bool,
+}
+
+pub(crate) fn lower(a: &Analysis, file: FileId, envs: &[String], target: Target) -> Lowering {
+    let mut out = Lowering::default();
+    let key = a.key(file);
+    // Each env is the folder `--out/<env>`: two envs whose names differ
+    // only in case would be one folder on a case-insensitive file system.
+    let parsed = a.parse(file);
+    for (i, j) in scl_backends::case_clashes(envs) {
+        let span = parsed
+            .module
+            .decls
+            .iter()
+            .find_map(|d| match d {
+                scl_syntax::ast::Decl::Env(e) if e.name.name == envs[i] => Some(e.name.span),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let mut d = Diagnostic::error(
+            "E0406",
+            span,
+            format!(
+                "the envs `{}` and `{}` differ only in case, so on a case-insensitive file system (macOS, Windows) their output folders would be one",
+                envs[j], envs[i]
+            ),
+        )
+        .with_help("rename one of the envs");
+        d.at.file = key.clone();
+        out.diagnostics.push(d);
+    }
+    let values = scl_db::module_values(a.db(), a.source_file(file));
+    for name in envs {
+        let Some(fin) = values.final_env(name) else {
+            out.incomplete = true;
+            return out;
+        };
+        let Some(spec) = &fin.spec else {
+            out.incomplete = true;
+            return out;
+        };
+        let l = target.lower(spec, name);
+        // Point each warning and error at the source of its field.
+        let located = |code: &'static str, field: &str, message: String, error: bool| {
+            let origin = field_origin(&fin.origins, field);
+            let span = origin.as_ref().map(|o| o.span).unwrap_or_default();
+            let mut d = if error {
+                Diagnostic::error(code, span, message)
+            } else {
+                Diagnostic::warning(code, span, message)
+            };
+            d.at.file = match &origin {
+                Some(o) => a.key(FileId(o.module.0)),
+                None => key.clone(),
+            };
+            d
+        };
+        let t = target.name();
+        for w in &l.warnings {
+            let message = format!("{t}: `{}`: {}", w.field, w.message);
+            out.diagnostics
+                .push(located("W0004", &w.field, message, false));
+        }
+        for e in &l.errors {
+            let code = match e.kind {
+                scl_backends::ErrorKind::Unwritable => "E0401",
+                scl_backends::ErrorKind::Misread => "E0402",
+                scl_backends::ErrorKind::SystemFolder => "E0403",
+                scl_backends::ErrorKind::Reserved => "E0404",
+                scl_backends::ErrorKind::PackagePattern => "E0405",
+                scl_backends::ErrorKind::NameClash => "E0406",
+                scl_backends::ErrorKind::IgnorePattern => "E0407",
+            };
+            let message = format!("{t}: `{}`: {}", e.field, e.message);
+            let mut d = located(code, &e.field, message, true);
+            if let Some(h) = &e.help {
+                d = d.with_help(h.clone());
+            }
+            out.diagnostics.push(d);
+        }
+        out.outputs.push((name.clone(), l));
+    }
+    out
+}
+
+/// The origin of an IR field for a backend warning: the field itself, else
+/// the nearest enclosing path that has one (`assets[1]` → `assets`), else the
+/// first write below it (`resources` → `resources.requests.cpu`).
+fn field_origin(
+    origins: &BTreeMap<String, scl_sema::Origin>,
+    field: &str,
+) -> Option<scl_sema::Origin> {
+    let mut key = field.to_string();
+    loop {
+        if let Some(o) = origins.get(&key) {
+            return Some(o.clone());
+        }
+        match key.rfind(['.', '[']) {
+            Some(i) => key.truncate(i),
+            None => break,
+        }
+    }
+    let below = format!("{field}.");
+    origins
+        .iter()
+        .filter(|(k, _)| k.starts_with(&below))
+        .map(|(_, o)| o)
+        .min_by_key(|o| o.span.start)
+        .cloned()
+}

@@ -1,0 +1,888 @@
+//! Document symbols, definition, references, completion and hover: what an
+//! editor asks about a position, answered from the syntax tree, the import
+//! graph and the schema (`scl_sema::ty::RecordTy::fields`).
+
+use crate::{Analysis, FileId};
+use scl_diag::Span;
+use scl_sema::ty::{RecordTy, Ty};
+use scl_syntax::ast::{
+    Block, Decl, Expr, ExprKind, ItemKind, Module, ParamSig, PostOpKind, StrPart, TypeExpr,
+    TypeExprKind,
+};
+use std::collections::HashMap;
+
+/// What a [`Symbol`] declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SymbolKind {
+    Import,
+    /// A module parameter (`param`).
+    Param,
+    Let,
+    Enum,
+    /// A variant of an enum.
+    Variant,
+    Function,
+    Env,
+    /// An env with parameters.
+    Template,
+    /// A parameter of a function or template.
+    Parameter,
+}
+
+impl SymbolKind {
+    /// The word shown for it (`env`, `template`, `fn`, …).
+    pub fn label(self) -> &'static str {
+        match self {
+            SymbolKind::Import => "import",
+            SymbolKind::Param => "param",
+            SymbolKind::Let => "let",
+            SymbolKind::Enum => "enum",
+            SymbolKind::Variant => "variant",
+            SymbolKind::Function => "fn",
+            SymbolKind::Env => "env",
+            SymbolKind::Template => "template",
+            SymbolKind::Parameter => "parameter",
+        }
+    }
+}
+
+/// One declaration of a file (LSP `DocumentSymbol`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    pub name: String,
+    pub kind: SymbolKind,
+    /// The whole declaration (bytes).
+    pub span: Span,
+    /// The name in it.
+    pub name_span: Span,
+    /// The `///` doc comment.
+    pub doc: Option<String>,
+    /// A template's or function's parameters, an enum's variants.
+    pub children: Vec<Symbol>,
+}
+
+/// A place in a file: where a definition or reference is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NavTarget {
+    pub file: FileId,
+    /// The name (for a module: the empty span at its start).
+    pub span: Span,
+}
+
+/// What a completion candidate is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompletionKind {
+    /// A schema field of the record being written.
+    Field,
+    /// A variant of an enum-typed field (`.read_only`).
+    EnumVariant,
+    /// A stdlib module (`std/s3-data`).
+    Module,
+    /// A `.env.scl` file beside the importer.
+    File,
+    /// A folder beside the importer (`./sub/`).
+    Folder,
+    /// A name in scope: a declaration of the module or a local binder.
+    Name(SymbolKind),
+}
+
+/// One completion candidate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// What is inserted (and shown).
+    pub label: String,
+    pub kind: CompletionKind,
+    /// A field's type, a declaration's kind.
+    pub detail: Option<String>,
+}
+
+/// What is at a position: its kind, doc comment and type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hover {
+    /// The span described.
+    pub span: Span,
+    /// `env`, `template`, `fn`, `param`, `let`, `field`, …
+    pub kind: String,
+    pub name: String,
+    pub doc: Option<String>,
+    /// The type, when known (schema fields; expressions once the static
+    /// checker gives types by offset: [`Analysis::type_at`]).
+    pub ty: Option<String>,
+}
+
+fn symbol_of(d: &Decl) -> Symbol {
+    let params = |ps: &[ParamSig]| {
+        ps.iter()
+            .map(|p| Symbol {
+                name: p.name.name.clone(),
+                kind: SymbolKind::Parameter,
+                span: p.span,
+                name_span: p.name.span,
+                doc: None,
+                children: Vec::new(),
+            })
+            .collect()
+    };
+    let (kind, children) = match d {
+        Decl::Import(_) => (SymbolKind::Import, Vec::new()),
+        Decl::Param(_) => (SymbolKind::Param, Vec::new()),
+        Decl::Let(_) => (SymbolKind::Let, Vec::new()),
+        Decl::Enum(e) => (
+            SymbolKind::Enum,
+            e.variants
+                .iter()
+                .map(|v| Symbol {
+                    name: v.name.clone(),
+                    kind: SymbolKind::Variant,
+                    span: v.span,
+                    name_span: v.span,
+                    doc: None,
+                    children: Vec::new(),
+                })
+                .collect(),
+        ),
+        Decl::Fn(f) => (SymbolKind::Function, params(&f.params)),
+        Decl::Env(e) => match &e.params {
+            Some(ps) => (SymbolKind::Template, params(ps)),
+            None => (SymbolKind::Env, Vec::new()),
+        },
+    };
+    Symbol {
+        name: d.name().name.clone(),
+        kind,
+        span: d.span(),
+        name_span: d.name().span,
+        doc: d.doc().map(String::from),
+        children,
+    }
+}
+
+pub(crate) fn symbols(m: &Module) -> Vec<Symbol> {
+    m.decls.iter().map(symbol_of).collect()
+}
+
+// ---------------------------------------------------------------------
+// Name occurrences
+
+/// What a name occurrence refers to, before looking at other modules.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Res {
+    /// A local binder (parameter, comprehension variable) at this span.
+    Local(Span),
+    /// A declaration of the module by name (or a builtin, if none).
+    Decl(String),
+    /// `alias.name`: declaration `name` of the module imported as `alias`.
+    Qualified(String, String),
+    /// The path of import declaration number `n`.
+    ImportPath(usize),
+}
+
+#[derive(Clone, Debug)]
+struct Occ {
+    span: Span,
+    res: Res,
+}
+
+/// Every name occurrence of a module: declaration names, uses, binders,
+/// type names, import aliases and paths. Recurses once per level of syntax
+/// nesting (bounded by `scl_syntax::MAX_NESTING`).
+fn occurrences(m: &Module) -> Vec<Occ> {
+    let mut w = Walker {
+        out: Vec::new(),
+        scope: Vec::new(),
+    };
+    for (i, d) in m.decls.iter().enumerate() {
+        let name = d.name();
+        if !name.name.is_empty() {
+            w.out.push(Occ {
+                span: name.span,
+                res: Res::Decl(name.name.clone()),
+            });
+        }
+        match d {
+            Decl::Import(imp) => w.out.push(Occ {
+                span: imp.path_span,
+                res: Res::ImportPath(i),
+            }),
+            Decl::Param(p) => {
+                w.ty(&p.ty);
+                w.expr(&p.default);
+                if let Some(x) = &p.where_ {
+                    w.expr(x);
+                }
+            }
+            Decl::Let(l) => w.expr(&l.value),
+            Decl::Enum(_) => {}
+            Decl::Fn(f) => {
+                w.params(&f.params);
+                if let Some(t) = &f.ret {
+                    w.ty(t);
+                }
+                w.expr(&f.body);
+                w.scope.clear();
+            }
+            Decl::Env(e) => {
+                if let Some(ps) = &e.params {
+                    w.params(ps);
+                }
+                for x in &e.extends {
+                    w.expr(x);
+                }
+                w.block(&e.body);
+                w.scope.clear();
+            }
+        }
+    }
+    w.out
+}
+
+struct Walker {
+    out: Vec<Occ>,
+    scope: Vec<(String, Span)>,
+}
+
+impl Walker {
+    fn params(&mut self, ps: &[ParamSig]) {
+        for p in ps {
+            self.ty(&p.ty);
+            if let Some(x) = &p.default {
+                self.expr(x);
+            }
+            self.scope.push((p.name.name.clone(), p.name.span));
+            self.out.push(Occ {
+                span: p.name.span,
+                res: Res::Local(p.name.span),
+            });
+        }
+    }
+    fn name(&mut self, n: &str, span: Span) {
+        let res = match self.scope.iter().rev().find(|(s, _)| s == n) {
+            Some((_, b)) => Res::Local(*b),
+            None => Res::Decl(n.to_string()),
+        };
+        self.out.push(Occ { span, res });
+    }
+    fn ty(&mut self, t: &TypeExpr) {
+        match &t.kind {
+            TypeExprKind::Named(segs) => match segs.as_slice() {
+                [one] => self.out.push(Occ {
+                    span: one.span,
+                    res: Res::Decl(one.name.clone()),
+                }),
+                [alias, name, ..] => {
+                    self.out.push(Occ {
+                        span: alias.span,
+                        res: Res::Decl(alias.name.clone()),
+                    });
+                    self.out.push(Occ {
+                        span: name.span,
+                        res: Res::Qualified(alias.name.clone(), name.name.clone()),
+                    });
+                }
+                [] => {}
+            },
+            TypeExprKind::List(x) | TypeExprKind::Map(x) | TypeExprKind::Optional(x) => self.ty(x),
+            TypeExprKind::Error => {}
+        }
+    }
+    fn block(&mut self, b: &Block) {
+        for it in b.items.iter() {
+            match &it.kind {
+                ItemKind::Assign { value, .. } => self.expr(value),
+                ItemKind::Nested { body, .. } => self.block(body),
+                ItemKind::If {
+                    cond,
+                    then_block,
+                    else_block,
+                } => {
+                    self.expr(cond);
+                    self.block(then_block);
+                    if let Some(e) = else_block {
+                        self.block(e);
+                    }
+                }
+                ItemKind::Error => {}
+            }
+        }
+    }
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Name(n) => self.name(n, e.span),
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Quantity { .. }
+            | ExprKind::EnumLit(_)
+            | ExprKind::SelfRef
+            | ExprKind::Error => {}
+            ExprKind::Str(parts) => {
+                for p in parts {
+                    if let StrPart::Interp(x) = p {
+                        self.expr(x);
+                    }
+                }
+            }
+            ExprKind::List(xs) => xs.iter().for_each(|x| self.expr(x)),
+            ExprKind::Comprehension {
+                var,
+                iter,
+                cond,
+                body,
+            } => {
+                self.expr(iter);
+                self.scope.push((var.name.clone(), var.span));
+                self.out.push(Occ {
+                    span: var.span,
+                    res: Res::Local(var.span),
+                });
+                if let Some(c) = cond {
+                    self.expr(c);
+                }
+                self.expr(body);
+                self.scope.pop();
+            }
+            ExprKind::Record(b) => self.block(b),
+            ExprKind::Postfix { base, ops } => {
+                let mut rest = &ops[..];
+                match (&base.kind, ops.first().map(|o| &o.kind)) {
+                    (ExprKind::Name(alias), Some(PostOpKind::Field(id)))
+                        if !self.scope.iter().any(|(s, _)| s == alias) =>
+                    {
+                        self.name(alias, base.span);
+                        self.out.push(Occ {
+                            span: id.span,
+                            res: Res::Qualified(alias.clone(), id.name.clone()),
+                        });
+                        rest = &ops[1..];
+                    }
+                    _ => self.expr(base),
+                }
+                for op in rest {
+                    match &op.kind {
+                        PostOpKind::Call(args) => args.iter().for_each(|a| self.expr(&a.value)),
+                        PostOpKind::Field(_) => {}
+                        PostOpKind::Index(i) => self.expr(i),
+                        PostOpKind::With(b) => self.block(b),
+                    }
+                }
+            }
+            ExprKind::Unary { operand, .. } => self.expr(operand),
+            ExprKind::Binary { first, rest } => {
+                self.expr(first);
+                for (_, x) in rest {
+                    self.expr(x);
+                }
+            }
+            ExprKind::If(c, a, b) => {
+                self.expr(c);
+                self.expr(a);
+                self.expr(b);
+            }
+        }
+    }
+}
+
+/// A resolved occurrence: the binder or declaration name it refers to, and
+/// for an import the module it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Def {
+    site: NavTarget,
+    module: Option<FileId>,
+}
+
+fn decl_index(m: &Module, name: &str) -> Option<usize> {
+    m.decls.iter().position(|d| d.name().name == name)
+}
+
+fn resolve(a: &Analysis, file: FileId, res: &Res) -> Option<Def> {
+    let m = &a.parse(file).module;
+    match res {
+        Res::Local(span) => Some(Def {
+            site: NavTarget { file, span: *span },
+            module: None,
+        }),
+        Res::Decl(n) => {
+            let i = decl_index(m, n)?;
+            let module = match &m.decls[i] {
+                Decl::Import(_) => a.import_target(file, i),
+                _ => None,
+            };
+            Some(Def {
+                site: NavTarget {
+                    file,
+                    span: m.decls[i].name().span,
+                },
+                module,
+            })
+        }
+        Res::Qualified(alias, n) => {
+            let i = m
+                .decls
+                .iter()
+                .position(|d| matches!(d, Decl::Import(imp) if imp.alias.name == *alias))?;
+            let target = a.import_target(file, i)?;
+            let tm = &a.parse(target).module;
+            let j = decl_index(tm, n)?;
+            Some(Def {
+                site: NavTarget {
+                    file: target,
+                    span: tm.decls[j].name().span,
+                },
+                module: None,
+            })
+        }
+        Res::ImportPath(i) => {
+            let target = a.import_target(file, *i)?;
+            Some(Def {
+                site: NavTarget {
+                    file: target,
+                    span: Span::default(),
+                },
+                module: Some(target),
+            })
+        }
+    }
+}
+
+/// The occurrence under `offset` (its span holds the offset, or ends at it:
+/// a cursor just after a name is on it); the innermost one.
+fn occurrence_at(occs: &[Occ], offset: u32) -> Option<&Occ> {
+    occs.iter()
+        .filter(|o| o.span.start <= offset && offset <= o.span.end && o.span.end > o.span.start)
+        .min_by_key(|o| o.span.end - o.span.start)
+}
+
+pub(crate) fn definition(a: &Analysis, file: FileId, offset: u32) -> Option<NavTarget> {
+    let occs = occurrences(&a.parse(file).module);
+    let occ = occurrence_at(&occs, offset)?;
+    let def = resolve(a, file, &occ.res)?;
+    Some(match def.module {
+        Some(m) => NavTarget {
+            file: m,
+            span: Span::default(),
+        },
+        None => def.site,
+    })
+}
+
+pub(crate) fn references(
+    a: &Analysis,
+    file: FileId,
+    offset: u32,
+    include_declaration: bool,
+) -> Vec<NavTarget> {
+    let occs = occurrences(&a.parse(file).module);
+    let Some(def) = occurrence_at(&occs, offset).and_then(|o| resolve(a, file, &o.res)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for sf in a.db().files() {
+        let f = a.db().file_id(sf);
+        // Locals are only seen in their own file.
+        if matches!(
+            occurrence_at(&occs, offset).map(|o| &o.res),
+            Some(Res::Local(_))
+        ) && f != file
+        {
+            continue;
+        }
+        let m = &a.parse(f).module;
+        let mut cache: HashMap<Res, Option<Def>> = HashMap::new();
+        for o in occurrences(m) {
+            let r = cache
+                .entry(o.res.clone())
+                .or_insert_with(|| resolve(a, f, &o.res));
+            if r.map(|d| d.site) == Some(def.site) {
+                let here = NavTarget {
+                    file: f,
+                    span: o.span,
+                };
+                if include_declaration || here != def.site {
+                    out.push(here);
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+// ---------------------------------------------------------------------
+// Hover
+
+pub(crate) fn hover(a: &Analysis, file: FileId, offset: u32) -> Option<Hover> {
+    let occs = occurrences(&a.parse(file).module);
+    if let Some(occ) = occurrence_at(&occs, offset) {
+        let def = resolve(a, file, &occ.res)?;
+        let m = &a.parse(def.site.file).module;
+        let ty = a.type_at(file, offset);
+        if let Some(d) = m.decls.iter().find(|d| d.name().span == def.site.span) {
+            let s = symbol_of(d);
+            return Some(Hover {
+                span: occ.span,
+                kind: s.kind.label().to_string(),
+                name: s.name,
+                doc: s.doc,
+                ty,
+            });
+        }
+        let text = a.text(def.site.file);
+        return Some(Hover {
+            span: occ.span,
+            kind: "parameter".into(),
+            name: text
+                .get(def.site.span.range())
+                .unwrap_or_default()
+                .to_string(),
+            doc: None,
+            ty,
+        });
+    }
+    // A schema field in an env body.
+    let text = a.text(file);
+    let m = &a.parse(file).module;
+    let Some(Ctx::Field { rec, .. }) = context(m, &text, offset) else {
+        return None;
+    };
+    let bytes = text.as_bytes();
+    let (mut s, mut e) = (offset as usize, offset as usize);
+    while s > 0 && is_word(bytes[s - 1]) {
+        s -= 1;
+    }
+    while e < bytes.len() && is_word(bytes[e]) {
+        e += 1;
+    }
+    let name = &text[s..e];
+    let ty = rec.field_ref(name)?;
+    Some(Hover {
+        span: Span::new(s, e),
+        kind: "field".into(),
+        name: format!("{}.{name}", rec.name()),
+        doc: None,
+        ty: Some(ty.to_string()),
+    })
+}
+
+// ---------------------------------------------------------------------
+// Completion
+
+/// Where the cursor is, for completion.
+enum Ctx {
+    /// Writing a field path in a body of record type `rec`; `prefix` is the
+    /// dotted path typed before the cursor on this item.
+    Field { rec: RecordTy, prefix: String },
+    /// Writing a value; `ty` the field's type when the value is a field's.
+    Value { ty: Option<Ty>, prefix: String },
+    /// Inside an import's path string; the path typed before the cursor.
+    ImportPath { typed: String },
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The dotted word before `offset` (`resources.req`, `.read_`, `lib.`).
+fn prefix_before(text: &str, offset: usize) -> String {
+    let b = text.as_bytes();
+    let mut s = offset.min(b.len());
+    while s > 0 && (is_word(b[s - 1]) || b[s - 1] == b'.') {
+        s -= 1;
+    }
+    text[s..offset.min(b.len())].to_string()
+}
+
+fn contains(span: Span, offset: u32) -> bool {
+    span.start <= offset && offset <= span.end
+}
+
+/// The type at the end of a field path from `rec`, following records
+/// (through optionals).
+fn field_ty<'a>(rec: RecordTy, path: impl IntoIterator<Item = &'a str>) -> Option<Ty> {
+    let mut cur = Ty::Record(rec);
+    for seg in path {
+        let r = match unwrap_opt(&cur) {
+            Ty::Record(r) => *r,
+            _ => return None,
+        };
+        cur = r.field_ref(seg)?.clone();
+    }
+    Some(cur)
+}
+
+fn unwrap_opt(t: &Ty) -> &Ty {
+    match t {
+        Ty::Optional(x) => unwrap_opt(x),
+        t => t,
+    }
+}
+
+fn as_record(t: &Ty) -> Option<RecordTy> {
+    match unwrap_opt(t) {
+        Ty::Record(r) => Some(*r),
+        Ty::Env => Some(RecordTy::Env),
+        Ty::List(x) => as_record(x),
+        _ => None,
+    }
+}
+
+fn context(m: &Module, text: &str, offset: u32) -> Option<Ctx> {
+    let prefix = prefix_before(text, offset as usize);
+    for d in &m.decls {
+        if !contains(d.span(), offset) {
+            continue;
+        }
+        match d {
+            Decl::Import(imp)
+                if contains(imp.path_span, offset) && offset > imp.path_span.start =>
+            {
+                let start = imp.path_span.start as usize + 1;
+                let typed = text.get(start..offset as usize).unwrap_or("").to_string();
+                return Some(Ctx::ImportPath { typed });
+            }
+            Decl::Env(e) if offset > e.body.span.start && offset < e.body.span.end.max(1) => {
+                return Some(in_block(&e.body, RecordTy::Env, text, offset));
+            }
+            _ => return Some(Ctx::Value { ty: None, prefix }),
+        }
+    }
+    None
+}
+
+fn in_block(b: &Block, rec: RecordTy, text: &str, offset: u32) -> Ctx {
+    let prefix = prefix_before(text, offset as usize);
+    for it in b.items.iter() {
+        if !contains(it.span, offset) {
+            continue;
+        }
+        match &it.kind {
+            ItemKind::Assign {
+                path,
+                op_span,
+                value,
+                ..
+            } => {
+                if offset < op_span.end {
+                    break;
+                }
+                let ty = field_ty(rec, path.segments.iter().map(|s| s.name.as_str()));
+                // A record literal, or one in a list of records
+                // (`volumes += [{ … }]`), is written field by field.
+                if let Some(r) = ty.as_ref().and_then(as_record) {
+                    let elems: &[Expr] = match &value.kind {
+                        ExprKind::List(xs) => xs,
+                        _ => std::slice::from_ref(value),
+                    };
+                    for x in elems {
+                        if let ExprKind::Record(inner) = &x.kind {
+                            if offset > inner.span.start && offset < inner.span.end {
+                                return in_block(inner, r, text, offset);
+                            }
+                        }
+                    }
+                }
+                return Ctx::Value { ty, prefix };
+            }
+            ItemKind::Nested { path, body } => {
+                if offset > body.span.start && offset < body.span.end {
+                    let ty = field_ty(rec, path.segments.iter().map(|s| s.name.as_str()));
+                    if let Some(r) = ty.as_ref().and_then(as_record) {
+                        return in_block(body, r, text, offset);
+                    }
+                    return Ctx::Value { ty: None, prefix };
+                }
+                break;
+            }
+            ItemKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                if contains(cond.span, offset) {
+                    return Ctx::Value { ty: None, prefix };
+                }
+                for blk in std::iter::once(then_block).chain(else_block.as_ref()) {
+                    if offset > blk.span.start && offset < blk.span.end {
+                        return in_block(blk, rec, text, offset);
+                    }
+                }
+                break;
+            }
+            ItemKind::Error => break,
+        }
+    }
+    // Text being typed often does not parse yet (`manager = ` with no
+    // value): read an assignment from the text before the cursor.
+    if let Some((path, value)) = assignment_before(text, offset as usize) {
+        let ty = field_ty(rec, path.split('.'));
+        return Ctx::Value {
+            ty,
+            prefix: value.to_string(),
+        };
+    }
+    Ctx::Field { rec, prefix }
+}
+
+/// `(path, value typed)` when the text from the last `{`, `,` or line
+/// break before `offset` is `PATH =` (or `+=`, `-=`) and a value word.
+fn assignment_before(text: &str, offset: usize) -> Option<(&str, &str)> {
+    let before = text.get(..offset)?;
+    let start = before.rfind(['{', ',', '\n']).map_or(0, |i| i + 1);
+    let seg = before[start..].trim_start();
+    let eq = seg.find('=')?;
+    let path = seg[..eq].trim_end().trim_end_matches(['+', '-']).trim_end();
+    let value = seg[eq + 1..].trim_start();
+    let word = |s: &str| s.bytes().all(|b| is_word(b) || b == b'.');
+    (!path.is_empty() && word(path) && word(value)).then_some((path, value))
+}
+
+pub(crate) fn completions(a: &Analysis, file: FileId, offset: u32) -> Vec<Completion> {
+    let text = a.text(file);
+    let m = &a.parse(file).module;
+    let Some(ctx) = context(m, &text, offset) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    match ctx {
+        Ctx::Field { rec, prefix } => {
+            let (path, last) = match prefix.rsplit_once('.') {
+                Some((p, l)) => (Some(p), l),
+                None => (None, prefix.as_str()),
+            };
+            let rec = match path {
+                Some(p) => match field_ty(rec, p.split('.')).as_ref().and_then(as_record) {
+                    Some(r) => r,
+                    None => return out,
+                },
+                None => rec,
+            };
+            for (name, ty, _) in rec.fields() {
+                if name.starts_with(last) {
+                    out.push(Completion {
+                        label: name.to_string(),
+                        kind: CompletionKind::Field,
+                        detail: Some(ty.to_string()),
+                    });
+                }
+            }
+        }
+        Ctx::Value { ty, prefix } => {
+            if let Some((alias, last)) = prefix.split_once('.').filter(|(a, _)| !a.is_empty()) {
+                // `alias.` : the declarations of the imported module.
+                if let Some(i) = m
+                    .decls
+                    .iter()
+                    .position(|d| matches!(d, Decl::Import(imp) if imp.alias.name == alias))
+                {
+                    if let Some(t) = a.import_target(file, i) {
+                        for s in symbols(&a.parse(t).module) {
+                            if s.kind != SymbolKind::Import && s.name.starts_with(last) {
+                                out.push(name_completion(&s));
+                            }
+                        }
+                    }
+                }
+                return out;
+            }
+            let variants = ty.as_ref().map(enum_variants).unwrap_or_default();
+            let dot = prefix.strip_prefix('.');
+            for v in variants {
+                if dot.is_none_or(|p| v.starts_with(p)) {
+                    out.push(Completion {
+                        label: format!(".{v}"),
+                        kind: CompletionKind::EnumVariant,
+                        detail: ty.as_ref().map(|t| t.to_string()),
+                    });
+                }
+            }
+            if dot.is_some() {
+                return out;
+            }
+            // Names in scope: the enclosing template's or function's
+            // parameters, then the module's declarations.
+            for d in &m.decls {
+                let ps = match d {
+                    Decl::Env(e) if contains(e.span, offset) => e.params.as_deref(),
+                    Decl::Fn(f) if contains(f.span, offset) => Some(&f.params[..]),
+                    _ => None,
+                };
+                for p in ps.unwrap_or_default() {
+                    if p.name.name.starts_with(&prefix) {
+                        out.push(Completion {
+                            label: p.name.name.clone(),
+                            kind: CompletionKind::Name(SymbolKind::Parameter),
+                            detail: Some("parameter".into()),
+                        });
+                    }
+                }
+            }
+            for s in symbols(m) {
+                if s.name.starts_with(&prefix) && !s.name.is_empty() {
+                    out.push(name_completion(&s));
+                }
+            }
+        }
+        Ctx::ImportPath { typed } => {
+            for n in a.stdlib_modules() {
+                let label = format!("std/{n}");
+                if label.starts_with(&typed) {
+                    out.push(Completion {
+                        label,
+                        kind: CompletionKind::Module,
+                        detail: None,
+                    });
+                }
+            }
+            let here = a.path(file);
+            let dir_part = match typed.rfind('/') {
+                Some(i) => typed[..=i].to_string(),
+                None => "./".to_string(),
+            };
+            if dir_part.starts_with("std/") {
+                return out;
+            }
+            let Some(folder) = here.parent() else {
+                return out;
+            };
+            let folder = scl_db::normalize_path(&folder.join(&dir_part));
+            let root = a.root();
+            for e in a.listing(&folder).iter().flat_map(|es| es.iter()) {
+                let p = folder.join(&e.name);
+                if p == here || e.name.starts_with('.') || !p.starts_with(&root) {
+                    continue;
+                }
+                let (label, kind) = if e.is_dir {
+                    (format!("{dir_part}{}/", e.name), CompletionKind::Folder)
+                } else if e.name.ends_with(".env.scl") {
+                    (format!("{dir_part}{}", e.name), CompletionKind::File)
+                } else {
+                    continue;
+                };
+                if label.starts_with(&typed) {
+                    out.push(Completion {
+                        label,
+                        kind,
+                        detail: None,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn name_completion(s: &Symbol) -> Completion {
+    Completion {
+        label: s.name.clone(),
+        kind: CompletionKind::Name(s.kind),
+        detail: Some(s.kind.label().to_string()),
+    }
+}
+
+fn enum_variants(t: &Ty) -> Vec<String> {
+    match unwrap_opt(t) {
+        Ty::Enum(def) => def.variants.clone(),
+        Ty::List(x) => enum_variants(x),
+        _ => Vec::new(),
+    }
+}
