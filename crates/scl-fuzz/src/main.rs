@@ -206,7 +206,7 @@ fn self_test(case: &Case) -> Option<Result<oracle::Report, Failure>> {
                 })
             }),
         ),
-        "overflow" => Some(scl_db::with_compiler_stack(|| {
+        "overflow" => Some(scl_ide::with_compiler_stack(|| {
             std::hint::black_box(deep(u64::MAX));
             Ok(oracle::Report::default())
         })),

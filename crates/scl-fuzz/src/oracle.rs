@@ -1,7 +1,7 @@
 //! The oracle: runs one [`Case`] through the whole pipeline the way `sclc`
 //! does (parse, imports, static checks, evaluation, normalization, the IR,
-//! the Docker backend) on a thread of [`scl_db::COMPILER_STACK_SIZE`]
-//! (through [`scl_db::with_compiler_stack`], as every front end must) and
+//! the Docker backend) on a thread of [`scl_ide::COMPILER_STACK_SIZE`]
+//! (through [`scl_ide::with_compiler_stack`], as every front end must) and
 //! checks what must hold on any input:
 //!
 //! - no panic (caught here) — stack overflows, aborts and the memory limit
@@ -18,14 +18,15 @@
 
 use crate::case::Case;
 use crate::{alloc, dockerfile};
-use scl_db::Database;
+use scl_ide::{Analysis, AnalysisHost, OsSystem};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The diagnostics cap of every front end (100, then one "and N more"; an
 /// E0011, where the lexer stopped reading the file, comes on top).
-pub const MAX_DIAGNOSTICS_PER_FILE: usize = scl_db::MAX_DIAGNOSTICS_PER_FILE + 1;
+pub const MAX_DIAGNOSTICS_PER_FILE: usize = scl_ide::MAX_DIAGNOSTICS_PER_FILE + 1;
 
 /// How a case failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -146,16 +147,16 @@ pub struct Report {
 /// Runs the pipeline once on the workspace `root` (main file `main`):
 /// diagnostics, then IR and artifacts when there are no errors, and the
 /// artifact problems found (with their specs).
-fn pipeline(db: &Database, main: &Path) -> (Snapshot, Vec<String>) {
-    let f = db.open(main);
-    let diags = db.check(f);
+fn pipeline(a: &Analysis, main: &Path) -> (Snapshot, Vec<String>) {
+    let f = a.file(main);
+    let diags = a.check(&[f]);
     let mut snap = Snapshot {
         diagnostics: diags.iter().map(|d| format!("{d:?}")).collect(),
         ..Snapshot::default()
     };
     let mut problems = Vec::new();
     // Codes and spans.
-    let sources = db.sources();
+    let sources = a.texts();
     let mut per_file: BTreeMap<&str, usize> = BTreeMap::new();
     let mut stops: BTreeMap<&str, usize> = BTreeMap::new();
     for d in &diags {
@@ -211,10 +212,9 @@ fn pipeline(db: &Database, main: &Path) -> (Snapshot, Vec<String>) {
     if diags.iter().any(|d| d.is_error()) {
         return (snap, problems);
     }
-    let values = scl_db::module_values(db, f).clone();
     let mut specs = BTreeMap::new();
-    for name in &values.envs {
-        let Some(spec) = values.final_env(name).and_then(|f| f.spec.clone()) else {
+    for name in &a.envs(f) {
+        let Some(spec) = a.ir(f, name) else {
             problems.push(format!("env {name} has no IR and no error"));
             continue;
         };
@@ -223,8 +223,11 @@ fn pipeline(db: &Database, main: &Path) -> (Snapshot, Vec<String>) {
     let versioned: BTreeMap<&String, scl_ir::EnvSpec> =
         specs.iter().map(|(k, v)| (k, v.versioned())).collect();
     snap.ir = serde_json::to_string_pretty(&versioned).expect("the IR serializes");
-    for (name, spec) in &specs {
-        let lowered = scl_backends::docker::lower(spec, name);
+    // Lowered as `sclc build` lowers them (findings located in the source).
+    let names: Vec<String> = specs.keys().cloned().collect();
+    let lowering = a.lower(f, &names, scl_ide::Target::Docker);
+    for (name, lowered) in &lowering.outputs {
+        let spec = &specs[name];
         for a in &lowered.artifacts {
             // `svc/Dockerfile` belongs to the service `svc`.
             let mut s: &scl_ir::EnvSpec = spec;
@@ -277,8 +280,8 @@ fn run_inner(case: &Case, dir: &Path, limits: Limits) -> Result<Report, Failure>
     alloc::reset_peak();
     let base = alloc::current();
     let start = Instant::now();
-    let mut db = Database::new(dir, None);
-    let (first, problems) = pipeline(&db, &main);
+    let mut host = AnalysisHost::new(Arc::new(OsSystem), dir, None);
+    let (first, problems) = pipeline(&host.analysis(), &main);
     let time = start.elapsed();
     let peak = alloc::peak().saturating_sub(base);
     if time > limits.time {
@@ -310,16 +313,18 @@ fn run_inner(case: &Case, dir: &Path, limits: Limits) -> Result<Report, Failure>
         return Err(Failure::new(Kind::BadArtifact, p.clone()));
     }
     // Determinism: a fresh database, then an edit and its undo.
-    let (second, _) = pipeline(&Database::new(dir, None), &main);
+    let fresh = AnalysisHost::new(Arc::new(OsSystem), dir, None);
+    let (second, _) = pipeline(&fresh.analysis(), &main);
     if let Some(f) = differ(&first, &second, "between two fresh databases") {
         return Err(f);
     }
     if let Ok(text) = std::str::from_utf8(case.main_text()) {
-        let f = db.open(&main);
-        db.set_text(f, "env edited_away { }\n");
-        let _ = db.check(f);
-        db.set_text(f, text);
-        let (third, _) = pipeline(&db, &main);
+        // A snapshot is dropped before each edit (salsa waits for them).
+        let f = host.file(&main);
+        host.set_text(f, "env edited_away { }\n");
+        let _ = host.analysis().check(&[f]);
+        host.set_text(f, text);
+        let (third, _) = pipeline(&host.analysis(), &main);
         if let Some(f) = differ(&first, &third, "after an edit and its undo") {
             return Err(f);
         }
@@ -341,7 +346,7 @@ fn run_inner(case: &Case, dir: &Path, limits: Limits) -> Result<Report, Failure>
         .filter(|a| a.1.ends_with("Dockerfile"))
         .map(|(env, path, text)| (format!("{env}/{path}"), text))
         .collect();
-    std::mem::forget(db);
+    std::mem::forget(host);
     Ok(Report {
         time,
         peak,
@@ -360,7 +365,7 @@ pub fn run(case: &Case, limits: Limits) -> Result<Report, Failure> {
         .tempdir()
         .map_err(|e| Failure::new(Kind::Crash, format!("no temporary folder: {e}")))?;
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        scl_db::with_compiler_stack(|| run_inner(case, dir.path(), limits))
+        scl_ide::with_compiler_stack(|| run_inner(case, dir.path(), limits))
     }));
     match r {
         Ok(r) => r,

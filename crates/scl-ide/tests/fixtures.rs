@@ -111,9 +111,8 @@ fn annotations(path: &Path, text: &str) -> Vec<Ann> {
             out.push((path.to_path_buf(), None, rest.trim().to_string()));
             continue;
         }
-        let is_ann = t.starts_with("//")
-            && t[2..].trim_start().starts_with('^')
-            && target.is_some();
+        let is_ann =
+            t.starts_with("//") && t[2..].trim_start().starts_with('^') && target.is_some();
         if is_ann {
             let chars: Vec<char> = line.chars().collect();
             let col = chars.iter().position(|c| *c == '^').unwrap();
@@ -250,7 +249,10 @@ fn run_fixture(src: &str) -> Result<(), String> {
                 continue;
             }
             let Some(f) = a.file_of_key(&d.at.file) else {
-                errors.push(format!("a diagnostic in an unknown file {}: {what}", d.at.file));
+                errors.push(format!(
+                    "a diagnostic in an unknown file {}: {what}",
+                    d.at.file
+                ));
                 continue;
             };
             let p = a.path(f);
@@ -268,7 +270,13 @@ fn run_fixture(src: &str) -> Result<(), String> {
 
     let target_ann = |t: &scl_ide::NavTarget, what: &str| {
         let p = a.path(t.file);
-        draw(&p, &a.text(t.file), t.span.start, t.span.end, what.to_string())
+        draw(
+            &p,
+            &a.text(t.file),
+            t.span.start,
+            t.span.end,
+            what.to_string(),
+        )
     };
     // Definition.
     let want: BTreeSet<Ann> = expected.iter().filter(|x| x.2 == "def").cloned().collect();

@@ -1,0 +1,81 @@
+//! Diagnostics name their file by the path a user can open from where
+//! `sclc` runs: relative to the current folder when the file is below it,
+//! else absolute; the stdlib as `std/NAME.env.scl` (see messages.rs). The
+//! path is chosen when rendering, for the JSON `file` and labels and for the
+//! human form alike.
+
+mod common;
+use common::sclc;
+use std::path::Path;
+
+const BAD: &str =
+    "env app {\n  base = image(\"debian:12.5\")\n  resources.requests { memroy = 4Gi }\n}\n";
+
+fn files_of(out: &std::process::Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(|l| {
+            let d: serde_json::Value = serde_json::from_str(l).unwrap();
+            d["file"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+fn write(p: &Path, text: &str) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+#[test]
+fn a_tree_is_reported_with_the_folders_of_its_files() {
+    // No scl.toml: each file is the root of its own workspace, so its
+    // workspace-relative name is bare; the user needs `team/a/…`.
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("team/a/main.env.scl"), BAD);
+    write(&dir.path().join("team/b/main.env.scl"), BAD);
+    let out = sclc(dir.path(), &["check", ".", "--message-format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        files_of(&out),
+        ["team/a/main.env.scl", "team/b/main.env.scl"]
+    );
+    let out = sclc(dir.path(), &["check", "."]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("team/a/main.env.scl:3:24"), "{err}");
+    assert!(err.contains("team/b/main.env.scl:3:24"), "{err}");
+}
+
+#[test]
+fn a_file_outside_the_current_folder_is_shown_absolute() {
+    // The workspace is `ws` (scl.toml); sclc runs in `ws/app`; the error is
+    // in `ws/lib/base.env.scl`, which `app/main.env.scl` imports.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    write(&ws.join("scl.toml"), "");
+    write(
+        &ws.join("app/main.env.scl"),
+        "import \"../lib/base.env.scl\" as base\nlet x = nope\nenv app extends base.app {}\n",
+    );
+    write(&ws.join("lib/base.env.scl"), BAD);
+    let out = sclc(
+        &ws.join("app"),
+        &["check", "main.env.scl", "--message-format", "json"],
+    );
+    let lib = ws.join("lib/base.env.scl").display().to_string();
+    assert_eq!(files_of(&out), ["main.env.scl", lib.as_str()]);
+    // From the workspace root both are relative, with their folders.
+    let out = sclc(
+        &ws,
+        &["check", "app/main.env.scl", "--message-format", "json"],
+    );
+    assert_eq!(files_of(&out), ["app/main.env.scl", "lib/base.env.scl"]);
+    // From above the workspace: through `ws/`.
+    let out = sclc(
+        dir.path(),
+        &["check", "ws/app/main.env.scl", "--message-format", "json"],
+    );
+    assert_eq!(
+        files_of(&out),
+        ["ws/app/main.env.scl", "ws/lib/base.env.scl"]
+    );
+}
