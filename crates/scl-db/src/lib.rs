@@ -128,6 +128,8 @@ struct Registry {
     infos: HashMap<PathBuf, PathInfo>,
     listings: HashMap<PathBuf, DirListing>,
     overlays: HashMap<PathBuf, Arc<[u8]>>,
+    /// Files by display path (the file key of their diagnostics).
+    by_key: HashMap<Arc<str>, SourceFile>,
 }
 
 /// The concrete database.
@@ -162,6 +164,7 @@ impl Db for Database {
             .durability(salsa::Durability::HIGH)
             .new(self);
         reg.by_path.insert(path.to_path_buf(), f);
+        reg.by_key.entry(display_path(self, f)).or_insert(f);
         let id = ModuleId(reg.ids.len() as u32);
         reg.ids.push(f);
         reg.id_of.insert(f, id);
@@ -500,9 +503,7 @@ impl Database {
     /// The file whose display path (the file key of its diagnostics) is
     /// `key`, among the files read so far.
     pub fn file_of_key(&self, key: &str) -> Option<SourceFile> {
-        self.files()
-            .into_iter()
-            .find(|f| &*display_path(self, *f) == key)
+        self.registry.lock().unwrap().by_key.get(key).copied()
     }
 
     /// The file of a module id.

@@ -145,3 +145,22 @@ fn host_paths_must_exist_through_the_system() {
         assert_eq!(codes(&db), Vec::<String>::new());
     })
 }
+
+#[test]
+fn a_copied_folder_must_exist_on_the_system() {
+    with_compiler_stack(|| {
+        let sys = MemorySystem::new();
+        sys.write(
+            "/ws/main.env.scl",
+            "env app {\n  base = image(\"debian:12.5\")\n  files = [{ from = \"./data\", to = \"/data\" }]\n}\n",
+        );
+        let mut db = Database::with_system(Arc::new(sys.clone()), Path::new("/ws"), None);
+        let d = diags(&db);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].2.contains("data"), "{d:?}");
+        // A folder (not a file): `files[].from` may name either.
+        sys.mkdir("/ws/data");
+        db.did_change_files(&[PathBuf::from("/ws/data")]);
+        assert_eq!(codes(&db), Vec::<String>::new());
+    })
+}

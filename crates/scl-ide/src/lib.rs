@@ -300,7 +300,11 @@ impl Analysis {
     /// env that is not a template. An env that exists but failed gives no
     /// env (its errors are reported already); a template is E0314; an
     /// unknown name E0315 with a did-you-mean or the list of envs.
-    pub fn select_envs(&self, file: FileId, env: Option<&str>) -> Result<Vec<String>, Diagnostic> {
+    pub fn select_envs(
+        &self,
+        file: FileId,
+        env: Option<&str>,
+    ) -> Result<Vec<String>, Box<Diagnostic>> {
         let values = self.values(file);
         let Some(name) = env else {
             return Ok(values.envs.clone());
@@ -331,7 +335,7 @@ impl Analysis {
             Some(s) => d.with_help(format!("did you mean `{s}`?")),
             None => d.with_help(format!("envs: {}", values.envs.join(", "))),
         };
-        Err(d)
+        Err(Box::new(d))
     }
 
     /// The canonical IR of env `name` of `file` (`None` when it is not an

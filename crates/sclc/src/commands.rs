@@ -354,7 +354,7 @@ fn load_envs(
 ) -> Result<Loaded, i32> {
     let (host, a, f, mut diags) = load(file, set, stdlib)?;
     let envs = a.select_envs(f, env).unwrap_or_else(|d| {
-        diags.push(d);
+        diags.push(*d);
         Vec::new()
     });
     Ok(Loaded {

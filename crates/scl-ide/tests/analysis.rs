@@ -1,0 +1,124 @@
+//! `AnalysisHost` and `Analysis` on an in-memory file system: the answers a
+//! front end renders, and that they follow changes told to the host.
+
+use scl_ide::{AnalysisHost, MemorySystem, Target};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn host(sys: &MemorySystem) -> AnalysisHost {
+    sys.set_current_dir("/ws");
+    AnalysisHost::new(Arc::new(sys.clone()), Path::new("/ws"), None)
+}
+
+#[test]
+fn workspace_files_follow_the_folder_listings() {
+    scl_ide::with_compiler_stack(|| {
+        let sys = MemorySystem::new();
+        sys.write("/ws/a.env.scl", "let a = 1\n");
+        sys.write("/ws/sub/b.env.scl", "let b = 1\n");
+        sys.write("/ws/.git/c.env.scl", "let c = 1\n");
+        sys.write("/ws/target/d.env.scl", "let d = 1\n");
+        sys.write("/ws/notes.txt", "x\n");
+        let mut h = host(&sys);
+        let names = |h: &AnalysisHost| -> Vec<PathBuf> {
+            let a = h.analysis();
+            a.workspace_files().into_iter().map(|f| a.path(f)).collect()
+        };
+        assert_eq!(
+            names(&h),
+            [
+                PathBuf::from("/ws/a.env.scl"),
+                PathBuf::from("/ws/sub/b.env.scl")
+            ]
+        );
+        // A new file: the listing is an input, read again when told.
+        sys.write("/ws/sub/new.env.scl", "let n = 1\n");
+        assert_eq!(names(&h).len(), 2);
+        h.did_change_files(&[PathBuf::from("/ws/sub/new.env.scl")]);
+        assert_eq!(names(&h).len(), 3);
+        // A removed folder.
+        sys.remove("/ws/sub/b.env.scl");
+        sys.remove("/ws/sub/new.env.scl");
+        h.did_change_files(&[PathBuf::from("/ws/sub")]);
+        assert_eq!(names(&h), [PathBuf::from("/ws/a.env.scl")]);
+    })
+}
+
+#[test]
+fn envs_ir_provenance_and_lowering() {
+    scl_ide::with_compiler_stack(|| {
+        let sys = MemorySystem::new();
+        sys.write(
+            "/ws/main.env.scl",
+            "env py(v: String) {\n  base = image(\"python:${v}-slim\")\n}\nenv app extends py(\"3.12\") {\n  workdir = \"/app\"\n}\n",
+        );
+        let h = host(&sys);
+        let a = h.analysis();
+        let f = a.file(Path::new("main.env.scl"));
+        assert_eq!(a.path(f), Path::new("/ws/main.env.scl"));
+        assert_eq!(a.check(&[f]), vec![]);
+        assert_eq!(a.envs(f), ["app"]);
+        assert_eq!(a.select_envs(f, None).unwrap(), ["app"]);
+        let e = a.select_envs(f, Some("py")).unwrap_err();
+        assert_eq!(e.code, "E0314");
+        let e = a.select_envs(f, Some("ap")).unwrap_err();
+        assert_eq!(
+            (e.code, e.help.as_deref()),
+            ("E0315", Some("did you mean `app`?"))
+        );
+        let spec = a.ir(f, "app").unwrap();
+        assert_eq!(spec.workdir.as_deref(), Some("/app"));
+        let prov = a.provenance(f, "app").unwrap();
+        let w = &prov["workdir"];
+        assert_eq!(
+            (w.env.as_str(), w.file.as_str(), w.line, w.column),
+            ("app", "main.env.scl", 5, 3)
+        );
+        let l = a.lower(f, &a.envs(f), Target::Docker);
+        assert!(!l.incomplete);
+        assert_eq!(l.outputs.len(), 1);
+        let paths: Vec<&str> = l.outputs[0]
+            .1
+            .artifacts
+            .iter()
+            .map(|x| x.path.as_str())
+            .collect();
+        assert!(paths.contains(&"Dockerfile"), "{paths:?}");
+    })
+}
+
+#[test]
+fn line_index_positions_for_lsp() {
+    scl_ide::with_compiler_stack(|| {
+        let sys = MemorySystem::new();
+        sys.write("/ws/m.env.scl", "let s = \"😀\"\nlet t = 1\n");
+        let h = host(&sys);
+        let a = h.analysis();
+        let f = a.file(Path::new("/ws/m.env.scl"));
+        let text = a.text(f);
+        let ix = a.line_index(f);
+        let t = text.find("t =").unwrap();
+        assert_eq!(ix.utf16_position(&text, t), (1, 4));
+        let quote = text.rfind('"').unwrap();
+        // `let s = "` is 9 units, the emoji 2.
+        assert_eq!(ix.utf16_position(&text, quote), (0, 11));
+        assert_eq!(a.line_col(f, quote as u32), (1, 11));
+    })
+}
+
+#[test]
+fn a_snapshot_answers_from_its_own_time() {
+    scl_ide::with_compiler_stack(|| {
+        let sys = MemorySystem::new();
+        sys.write("/ws/m.env.scl", "let x = nope\n");
+        let mut h = host(&sys);
+        let f = h.file(Path::new("/ws/m.env.scl"));
+        assert_eq!(h.analysis().check(&[f]).len(), 1);
+        h.set_overlay(Path::new("/ws/m.env.scl"), "let x = 1\n");
+        assert_eq!(h.analysis().check(&[f]), vec![]);
+        h.remove_overlay(Path::new("/ws/m.env.scl"));
+        assert_eq!(h.analysis().check(&[f]).len(), 1);
+        let d = &h.analysis().check(&[f])[0];
+        assert_eq!(h.analysis().file_of_key(&d.at.file), Some(f));
+    })
+}
