@@ -319,6 +319,30 @@ impl Database {
             .to(Arc::new(overrides));
     }
 
+    /// Moves the workspace root (made absolute): imports and `file()` paths
+    /// are checked against it, and display paths are relative to it.
+    pub fn set_root(&mut self, root: &Path) {
+        let root = self.absolute(root);
+        if *self.workspace().root(self) == root {
+            return;
+        }
+        let ws = self.workspace();
+        ws.set_root(self)
+            .with_durability(salsa::Durability::HIGH)
+            .to(root);
+        // Every display path changed: index the files by the new ones.
+        let keys: Vec<(Arc<str>, SourceFile)> = self
+            .files()
+            .into_iter()
+            .map(|f| (display_path(self, f), f))
+            .collect();
+        let mut reg = self.registry.lock().unwrap();
+        reg.by_key.clear();
+        for (k, f) in keys {
+            reg.by_key.entry(k).or_insert(f);
+        }
+    }
+
     /// The workspace root.
     pub fn root(&self) -> PathBuf {
         self.workspace().root(self).clone()
@@ -497,7 +521,12 @@ impl Database {
 
     /// The file of an id given out by [`Database::file_id`].
     pub fn file_of_id(&self, id: scl_diag::FileId) -> Option<SourceFile> {
-        self.registry.lock().unwrap().ids.get(id.0 as usize).copied()
+        self.registry
+            .lock()
+            .unwrap()
+            .ids
+            .get(id.0 as usize)
+            .copied()
     }
 
     /// The file whose display path (the file key of its diagnostics) is
@@ -730,7 +759,10 @@ fn display_path(db: &dyn Db, file: SourceFile) -> Arc<str> {
 /// byte offsets ↔ lines and character or UTF-16 columns.
 #[salsa::tracked(returns(ref))]
 pub fn line_index(db: &dyn Db, file: SourceFile) -> Arc<scl_diag::LineIndex> {
-    let bytes = file.contents(db).clone().unwrap_or_else(|| Arc::from(&b""[..]));
+    let bytes = file
+        .contents(db)
+        .clone()
+        .unwrap_or_else(|| Arc::from(&b""[..]));
     Arc::new(scl_diag::LineIndex::new(&String::from_utf8_lossy(&bytes)))
 }
 

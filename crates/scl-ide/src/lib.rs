@@ -131,6 +131,13 @@ impl AnalysisHost {
         self.db.did_change_all_files();
     }
 
+    /// Moves the workspace root (an editor opened another folder, or an
+    /// `scl.toml` appeared): imports are checked against the new root and
+    /// file keys are relative to it.
+    pub fn set_workspace_root(&mut self, root: &Path) {
+        self.db.set_root(root);
+    }
+
     /// Applies `--set` flags (`NAME=VALUE` for the parameters of `root`,
     /// `ALIAS.NAME=VALUE` for a module `root` imports as ALIAS) and returns
     /// the problems with them: a malformed flag or an unknown alias (E0312),

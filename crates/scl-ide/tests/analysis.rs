@@ -122,3 +122,25 @@ fn a_snapshot_answers_from_its_own_time() {
         assert_eq!(h.analysis().file_of_key(&d.at.file), Some(f));
     })
 }
+
+#[test]
+fn moving_the_workspace_root_changes_keys_and_what_is_inside() {
+    scl_ide::with_compiler_stack(|| {
+        let sys = MemorySystem::new();
+        sys.write("/ws/lib.env.scl", "let img = \"debian:12.5\"\n");
+        sys.write(
+            "/ws/app/m.env.scl",
+            "import \"../lib.env.scl\" as lib\nenv app {\n  base = image(lib.img)\n}\n",
+        );
+        let mut h = host(&sys);
+        let f = h.file(Path::new("/ws/app/m.env.scl"));
+        assert_eq!(&*h.analysis().key(f), "app/m.env.scl");
+        assert_eq!(h.analysis().check(&[f]), vec![]);
+        h.set_workspace_root(Path::new("/ws/app"));
+        let a = h.analysis();
+        assert_eq!(&*a.key(f), "m.env.scl");
+        assert_eq!(a.file_of_key("m.env.scl"), Some(f));
+        let d = a.check(&[f]);
+        assert_eq!(d[0].code, "E0105", "{d:?}");
+    })
+}
