@@ -51,6 +51,19 @@ pub struct AnalysisHost {
     cmdline: Arc<str>,
 }
 
+/// Where a field of an env's IR was set ([`Analysis::origins`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldOrigin {
+    /// The IR path (`resources.requests.cpu`, `assets[1]`).
+    pub path: String,
+    /// The env (layer) whose item set it.
+    pub env: String,
+    /// The item.
+    pub at: NavTarget,
+    /// The layer whose value it replaced, if any.
+    pub replaced: Option<String>,
+}
+
 /// Why a file named as the root of `ir`/`build` cannot be opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OpenError {
@@ -379,6 +392,26 @@ impl Analysis {
             );
         }
         Some(out)
+    }
+
+    /// Where each field of env `name` was set, in file ids and byte spans
+    /// (for an editor: go to the item that set a field), sorted by IR path.
+    pub fn origins(&self, file: FileId, name: &str) -> Option<Vec<FieldOrigin>> {
+        let fin = self.values(file).final_env(name)?;
+        Some(
+            fin.origins
+                .iter()
+                .map(|(path, o)| FieldOrigin {
+                    path: path.replace(scl_sema::value::TYPE_KEY, ""),
+                    env: o.layer.to_string(),
+                    at: NavTarget {
+                        file: FileId(o.module.0),
+                        span: o.span,
+                    },
+                    replaced: o.replaced.as_deref().map(String::from),
+                })
+                .collect(),
+        )
     }
 
     /// The lowered artifacts of envs `envs` of `file` for `target`, with the

@@ -74,6 +74,10 @@ fn envs_ir_provenance_and_lowering() {
             (w.env.as_str(), w.file.as_str(), w.line, w.column),
             ("app", "main.env.scl", 5, 3)
         );
+        let o = a.origins(f, "app").unwrap();
+        let w = o.iter().find(|o| o.path == "workdir").unwrap();
+        assert_eq!(w.at.file, f);
+        assert_eq!(&a.text(f)[w.at.span.range()], "workdir = \"/app\"");
         let l = a.lower(f, &a.envs(f), Target::Docker);
         assert!(!l.incomplete);
         assert_eq!(l.outputs.len(), 1);
