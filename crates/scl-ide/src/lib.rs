@@ -31,7 +31,7 @@ pub use scl_db::{
     with_compiler_stack, DirEntry, MemorySystem, OsSystem, PathKind, System, COMPILER_STACK_SIZE,
     MAX_DIAGNOSTICS_PER_FILE, MAX_FILE_BYTES,
 };
-pub use scl_diag::{Diagnostic, FileId, LineIndex};
+pub use scl_diag::{Diagnostic, FileId, LineIndex, Span};
 /// The IR types front ends serialize (`EnvSpec`, `ProvenanceEntry`,
 /// `canonical_json`).
 pub use scl_ir as ir;
@@ -241,6 +241,25 @@ impl Analysis {
     pub fn line_col(&self, file: FileId, offset: u32) -> (usize, usize) {
         let text = self.text(file);
         self.line_index(file).line_col(&text, offset as usize)
+    }
+
+    /// A byte span as an LSP range: `((line, character), (line, character))`,
+    /// 0-based, characters in UTF-16 code units (LSP 3.17 `Range`).
+    pub fn lsp_range(&self, file: FileId, span: scl_diag::Span) -> ((u32, u32), (u32, u32)) {
+        let text = self.text(file);
+        let ix = self.line_index(file);
+        (
+            ix.utf16_position(&text, span.start as usize),
+            ix.utf16_position(&text, span.end as usize),
+        )
+    }
+
+    /// The byte offset of an LSP position (0-based line, UTF-16 character),
+    /// clamped to the line's end and the text's end.
+    pub fn offset_of_lsp(&self, file: FileId, line: u32, character: u32) -> u32 {
+        let text = self.text(file);
+        self.line_index(file)
+            .offset_of_utf16(&text, line, character) as u32
     }
 
     /// The `--set` flags as one line: the text of [`CMDLINE`] locations.

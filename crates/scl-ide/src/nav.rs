@@ -784,6 +784,19 @@ pub(crate) fn completions(a: &Analysis, file: FileId, offset: u32) -> Vec<Comple
                 }
                 return out;
             }
+            // An argument name of a template or function call: its
+            // parameters first (a positional value may follow them).
+            if let Some(callee) = call_before(&text, offset as usize) {
+                for p in callee_params(a, file, m, &callee) {
+                    if p.starts_with(&prefix) {
+                        out.push(Completion {
+                            label: p,
+                            kind: CompletionKind::Name(SymbolKind::Parameter),
+                            detail: Some(format!("parameter of {callee}")),
+                        });
+                    }
+                }
+            }
             let variants = ty.as_ref().map(enum_variants).unwrap_or_default();
             let dot = prefix.strip_prefix('.');
             for v in variants {
@@ -869,6 +882,64 @@ pub(crate) fn completions(a: &Analysis, file: FileId, offset: u32) -> Vec<Comple
         }
     }
     out
+}
+
+/// The callee (`py`, `torch.runtime`) when `offset` is where an argument's
+/// name is written: directly inside a call's parentheses, after `(` or `,`,
+/// with at most a word typed.
+fn call_before(text: &str, offset: usize) -> Option<String> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = offset.min(b.len());
+    let mut arg_start = None;
+    while i > 0 {
+        i -= 1;
+        match b[i] {
+            b')' | b']' | b'}' => depth += 1,
+            b'(' if depth == 0 => break,
+            b'(' | b'[' | b'{' if depth > 0 => depth -= 1,
+            b'[' | b'{' => return None,
+            b',' if depth == 0 && arg_start.is_none() => arg_start = Some(i + 1),
+            _ => {}
+        }
+        if i == 0 {
+            return None;
+        }
+    }
+    if b.get(i) != Some(&b'(') {
+        return None;
+    }
+    let typed = text[arg_start.unwrap_or(i + 1)..offset].trim();
+    if !typed.bytes().all(is_word) {
+        return None;
+    }
+    let callee = prefix_before(text, i);
+    (!callee.is_empty() && !callee.starts_with('.')).then_some(callee)
+}
+
+/// The parameter names of the template or function `callee` names.
+fn callee_params(a: &Analysis, file: FileId, m: &Module, callee: &str) -> Vec<String> {
+    let res = match callee.split_once('.') {
+        Some((alias, name)) => Res::Qualified(alias.to_string(), name.to_string()),
+        None => Res::Decl(callee.to_string()),
+    };
+    let Some(def) = resolve(a, file, &res) else {
+        return Vec::new();
+    };
+    let tm = if def.site.file == file {
+        m
+    } else {
+        &a.parse(def.site.file).module
+    };
+    let ps = tm.decls.iter().find_map(|d| match d {
+        Decl::Env(e) if e.name.span == def.site.span => e.params.as_deref(),
+        Decl::Fn(f) if f.name.span == def.site.span => Some(&f.params[..]),
+        _ => None,
+    });
+    ps.unwrap_or_default()
+        .iter()
+        .map(|p| p.name.name.clone())
+        .collect()
 }
 
 fn name_completion(s: &Symbol) -> Completion {

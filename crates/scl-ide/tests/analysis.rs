@@ -107,6 +107,10 @@ fn line_index_positions_for_lsp() {
         // `let s = "` is 9 units, the emoji 2.
         assert_eq!(ix.utf16_position(&text, quote), (0, 11));
         assert_eq!(a.line_col(f, quote as u32), (1, 11));
+        let span = scl_ide::Span::new(quote, t + 1);
+        assert_eq!(a.lsp_range(f, span), ((0, 11), (1, 5)));
+        assert_eq!(a.offset_of_lsp(f, 0, 11), quote as u32);
+        assert_eq!(a.offset_of_lsp(f, 1, 99), (text.len() - 1) as u32);
     })
 }
 
