@@ -541,6 +541,7 @@ pub(crate) fn hover(a: &Analysis, file: FileId, offset: u32) -> Option<Hover> {
     }
     // A schema field in an env body.
     let text = a.text(file);
+    let offset = on_char(&text, offset);
     let m = &a.parse(file).module;
     let Some(Ctx::Field { rec, .. }) = context(m, &text, offset) else {
         return None;
@@ -736,8 +737,18 @@ fn assignment_before(text: &str, offset: usize) -> Option<(&str, &str)> {
     (!path.is_empty() && word(path) && word(value)).then_some((path, value))
 }
 
+/// `offset` moved back to a character boundary of `text` (and into it).
+fn on_char(text: &str, offset: u32) -> u32 {
+    let mut o = (offset as usize).min(text.len());
+    while !text.is_char_boundary(o) {
+        o -= 1;
+    }
+    o as u32
+}
+
 pub(crate) fn completions(a: &Analysis, file: FileId, offset: u32) -> Vec<Completion> {
     let text = a.text(file);
+    let offset = on_char(&text, offset);
     let m = &a.parse(file).module;
     let Some(ctx) = context(m, &text, offset) else {
         return Vec::new();
