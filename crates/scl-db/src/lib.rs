@@ -616,19 +616,31 @@ impl Database {
                 continue;
             };
             if let Some(&pos) = on_path.get(&t) {
-                let mut chain: Vec<String> = path[pos..]
+                // One cycle, one diagnostic, whichever module the walk
+                // started from: the chain starts at the module with the
+                // smallest display path and is reported at the import that
+                // leads back to it. Member i imports member i + 1 through
+                // the import the walk followed (`next - 1`); the last one,
+                // `f`, through `decl`.
+                let members: Vec<(Arc<str>, SourceFile, scl_diag::Span)> = path[pos..]
                     .iter()
-                    .map(|(m, _, _)| display_path(self, *m).to_string())
+                    .map(|(m, imps, next)| {
+                        let via = if *m == f { span } else { imps.spans[*next - 1] };
+                        (display_path(self, *m), *m, via)
+                    })
                     .collect();
-                chain.push(display_path(self, t).to_string());
+                let n = members.len();
+                let j = (0..n).min_by_key(|&i| &members[i].0).unwrap_or(0);
+                let mut chain: Vec<String> =
+                    (0..n).map(|i| members[(j + i) % n].0.to_string()).collect();
+                chain.push(members[j].0.to_string());
+                let (from, _, at) = &members[(j + n - 1) % n];
                 walk.cycles.push(
-                    Diagnostic::error(
-                        "E0103",
-                        span,
-                        format!("import cycle: {}", chain.join(" → ")),
-                    )
-                    .in_file(&display_path(self, f))
-                    .with_help("move what both modules need into a third module that both import"),
+                    Diagnostic::error("E0103", *at, format!("import cycle: {}", chain.join(" → ")))
+                        .in_file(from)
+                        .with_help(
+                            "move what both modules need into a third module that both import",
+                        ),
                 );
                 continue;
             }

@@ -164,3 +164,37 @@ fn a_copied_folder_must_exist_on_the_system() {
         assert_eq!(codes(&db), Vec::<String>::new());
     })
 }
+
+#[test]
+fn an_import_cycle_is_one_diagnostic_whichever_file_is_checked() {
+    with_compiler_stack(|| {
+        let sys = MemorySystem::new();
+        sys.write("/ws/a.env.scl", "import \"./b.env.scl\" as b\nlet x = 1\n");
+        sys.write("/ws/b.env.scl", "import \"./c.env.scl\" as c\nlet y = 2\n");
+        sys.write("/ws/c.env.scl", "import \"./a.env.scl\" as a\nlet z = 3\n");
+        let db = Database::with_system(Arc::new(sys), Path::new("/ws"), None);
+        let mut all = Vec::new();
+        for name in ["c", "a", "b"] {
+            let f = db.open(Path::new(&format!("/ws/{name}.env.scl")));
+            let d = db.check(f);
+            assert_eq!(d.len(), 1, "{d:?}");
+            assert_eq!(
+                (
+                    d[0].code,
+                    &*d[0].at.file,
+                    d[0].at.span.start,
+                    d[0].message.as_str()
+                ),
+                (
+                    "E0103",
+                    "c.env.scl",
+                    7,
+                    "import cycle: a.env.scl → b.env.scl → c.env.scl → a.env.scl"
+                )
+            );
+            all.extend(d);
+        }
+        all.dedup();
+        assert_eq!(all.len(), 1);
+    })
+}
