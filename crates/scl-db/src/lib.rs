@@ -2,11 +2,12 @@
 //! tests and the benchmark all ask it the same questions; an edit recomputes
 //! only what depends on it.
 //!
-//! Inputs: [`SourceFile`] (a path and its bytes, read lazily from disk or
-//! from the embedded stdlib) and [`Workspace`] (the root folder and the
-//! `--set` values). Queries: [`parse`], [`imports`], [`static_diagnostics`],
-//! [`module_values`] (evaluation, through `scl_sema::Host`) and
-//! [`module_diagnostics`]. [`Database::check`] gathers the diagnostics of a
+//! Inputs: [`SourceFile`] (a path and its bytes, from the [`System`], an
+//! editor overlay or the embedded stdlib), [`PathInfo`] (what a path is),
+//! [`DirListing`] (a folder's entries) and [`Workspace`] (the root folder and
+//! the `--set` values). Queries: [`parse`], [`line_index`], [`imports`],
+//! [`static_diagnostics`], [`module_values`] (evaluation, through
+//! `scl_sema::Host`) and [`module_diagnostics`]. [`Database::check`] gathers the diagnostics of a
 //! file and of every module it reaches, including import cycles.
 //!
 //! Boundary rule: tracked queries do no I/O. Every file-system fact comes

@@ -28,7 +28,7 @@ pub enum PathKind {
 /// One entry of a folder's listing.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DirEntry {
-    /// The file name (lossy UTF-8).
+    /// The file name (names that are not UTF-8 are not listed).
     pub name: String,
     /// Whether it is a folder (links are not followed: a link is neither).
     pub is_dir: bool,
@@ -47,7 +47,8 @@ pub trait System: Send + Sync + std::fmt::Debug {
     fn kind(&self, path: &Path) -> PathKind;
     /// Whether `path` itself is a symbolic link.
     fn is_link(&self, path: &Path) -> bool;
-    /// The entries of a folder, sorted by name; `None` when it is not a folder.
+    /// The entries of a folder whose names are UTF-8, sorted by name; `None`
+    /// when it is not a folder.
     fn read_dir(&self, path: &Path) -> Option<Vec<DirEntry>>;
     /// The canonical form of `path` (every link resolved), if it exists.
     fn canonicalize(&self, path: &Path) -> Option<PathBuf>;
@@ -88,15 +89,17 @@ impl System for OsSystem {
     }
     fn read_dir(&self, path: &Path) -> Option<Vec<DirEntry>> {
         let rd = std::fs::read_dir(path).ok()?;
+        // A name that is not UTF-8 is left out: no import path or `.env.scl`
+        // name can say it.
         let mut out: Vec<DirEntry> = rd
             .flatten()
-            .map(|e| {
+            .filter_map(|e| {
                 let t = e.file_type().ok();
-                DirEntry {
-                    name: e.file_name().to_string_lossy().into_owned(),
+                Some(DirEntry {
+                    name: e.file_name().into_string().ok()?,
                     is_dir: t.is_some_and(|t| t.is_dir()),
                     is_link: t.is_some_and(|t| t.is_symlink()),
-                }
+                })
             })
             .collect();
         out.sort();
