@@ -1,11 +1,12 @@
 //! `xtask bench`: the benchmark described in `bench/README.md`.
 //!
 //! Per N: generate the SCL workload, check `sclc ir top.env.scl` against the
-//! expected JSON, time it as a whole process (hyperfine if installed) and
-//! measure its peak RSS (`/usr/bin/time -f %M` if installed); time a cold
-//! in-process `Database::check` and the re-check after a one-line edit of the
-//! last module; and, when `jrsonnet` is on PATH, the same for the peer's
-//! Jsonnet version of the workload written by `gen_peers.py`.
+//! expected JSON, time it as a whole process and measure its peak RSS
+//! (`/usr/bin/time -f %M` if installed); time a cold in-process
+//! `Database::check`, the re-check after a one-line edit of the last module
+//! and the re-check after a comment-only edit of the base module; and, when
+//! `jrsonnet` is on PATH, time the peer's Jsonnet version of the workload
+//! (written by `gen_peers.py`) alternately with `sclc`, run by run.
 
 use crate::workload::{self, Topology};
 use scl_db::Database;
@@ -147,59 +148,41 @@ impl Cmd<'_> {
 }
 
 struct Tools {
-    hyperfine: Option<PathBuf>,
     time: Option<PathBuf>,
 }
 
-/// Median wall time in ms of whole-process runs (output discarded).
-fn wall_ms(tools: &Tools, cmd: &Cmd, runs: usize) -> Result<f64, String> {
-    if let Some(hf) = &tools.hyperfine {
-        let json = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
-        let status = Command::new(hf)
-            .args([
-                "-N",
-                "--style",
-                "none",
-                "--warmup",
-                "2",
-                "--runs",
-                &runs.to_string(),
-                "--export-json",
-            ])
-            .arg(json.path())
-            .arg(cmd.line())
-            .current_dir(cmd.dir)
-            .stdout(Stdio::null())
-            .status()
-            .map_err(|e| format!("hyperfine: {e}"))?;
-        if !status.success() {
-            return Err(format!("hyperfine failed on {}", cmd.line()));
-        }
-        let v: Value =
-            serde_json::from_slice(&std::fs::read(json.path()).map_err(|e| e.to_string())?)
-                .map_err(|e| e.to_string())?;
-        return v
-            .pointer("/results/0/median")
-            .and_then(Value::as_f64)
-            .map(|s| s * 1e3)
-            .ok_or("no median in hyperfine JSON".into());
-    }
-    let _ = cmd.command().stdout(Stdio::null()).status(); // warm-up
-    let mut xs = Vec::new();
-    for _ in 0..runs {
+/// Median wall times in ms of whole-process runs (output discarded), one per
+/// command, measured alternately: after two warm-up runs of each, every round
+/// runs each command once (ABAB…; the first command of a round rotates), so
+/// a slow phase of a shared machine falls on all commands alike instead of on
+/// whichever block ran during it.
+fn alternate_ms(cmds: &[&Cmd], runs: usize) -> Result<Vec<f64>, String> {
+    let once = |cmd: &Cmd| -> Result<f64, String> {
         let t = Instant::now();
         let st = cmd
             .command()
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
-            .map_err(|e| e.to_string())?;
-        xs.push(t.elapsed().as_secs_f64() * 1e3);
+            .map_err(|e| format!("{}: {e}", cmd.line()))?;
+        let ms = t.elapsed().as_secs_f64() * 1e3;
         if !st.success() {
-            return Err(format!("{} failed", cmd.line()));
+            return Err(format!("{} failed ({st})", cmd.line()));
+        }
+        Ok(ms)
+    };
+    for cmd in cmds {
+        once(cmd)?;
+        once(cmd)?;
+    }
+    let mut times = vec![Vec::with_capacity(runs); cmds.len()];
+    for r in 0..runs {
+        for k in 0..cmds.len() {
+            let c = (r + k) % cmds.len();
+            times[c].push(once(cmds[c])?);
         }
     }
-    Ok(median(xs))
+    Ok(times.into_iter().map(median).collect())
 }
 
 /// Median peak RSS in MiB over 3 runs.
@@ -290,6 +273,7 @@ struct Row {
     jr_rss: Option<f64>,
     cold_ms: Option<f64>,
     recheck_ms: Option<f64>,
+    comment_ms: Option<f64>,
     phases: Option<Phases>,
     ok: bool,
 }
@@ -332,8 +316,20 @@ fn services_json(
         .ok_or("no services".into())
 }
 
+/// What [`inprocess`] measured (medians, ms).
+struct InProcess {
+    cold: f64,
+    /// Re-check after a one-line edit of the last module (a leaf).
+    leaf: f64,
+    /// Re-check after a comment-only edit of the base module (every
+    /// service module imports it): nothing's meaning changes.
+    comment: f64,
+    phases: Phases,
+}
+
 /// Cold in-process checks (fresh database each), then re-checks after
-/// one-line edits of the last module. Returns (cold ms, re-check ms, phases).
+/// one-line edits of the last module and after comment-only edits of the
+/// base module; every re-check's output is verified.
 fn inprocess(
     dir: &Path,
     n: usize,
@@ -341,7 +337,7 @@ fn inprocess(
     cold_runs: usize,
     edits: usize,
     expected: &Value,
-) -> Result<(f64, f64, Phases), String> {
+) -> Result<InProcess, String> {
     let top_path = dir.join("top.env.scl");
     let mut cold = Vec::new();
     let mut kept = None;
@@ -386,6 +382,37 @@ fn inprocess(
             ));
         }
     }
+    // Comment-only edits of the base module: the text changes (a comment
+    // at its end, alternately present and absent), its meaning does not.
+    let base = db.open(&dir.join("base.env.scl"));
+    let base_src = workload::base_source();
+    let mut comment = Vec::new();
+    for k in 0..edits {
+        let text = if k % 2 == 0 {
+            format!("{base_src}// edit {k}\n")
+        } else {
+            base_src.clone()
+        };
+        db.set_text(base, &text);
+        let t = Instant::now();
+        let diags = db.check(top);
+        comment.push(t.elapsed().as_secs_f64() * 1e3);
+        no_errors(&diags)?;
+    }
+    workload::verify_services(&services_json(&db, top)?, &{
+        // The last edit of the leaf loop left the last service's description as written.
+        let mut e = expected.clone();
+        if edits % 2 == 1 {
+            if let Some(d) = e
+                .get_mut(format!("e{last_i}"))
+                .and_then(|s| s.get_mut("description"))
+            {
+                *d = Value::String(format!("env-{last_i}-edit{}", edits - 1));
+            }
+        }
+        e
+    })
+    .map_err(|e| format!("in-process IR after comment edits: {e}"))?;
     drop(db);
 
     // Phase split on a fresh database.
@@ -417,7 +444,12 @@ fn inprocess(
     let diags = db.check(top);
     ph.rest = t.elapsed().as_secs_f64() * 1e3;
     no_errors(&diags)?;
-    Ok((median(cold), median(re), ph))
+    Ok(InProcess {
+        cold: median(cold),
+        leaf: median(re),
+        comment: median(comment),
+        phases: ph,
+    })
 }
 
 fn repo_root() -> PathBuf {
@@ -558,19 +590,13 @@ fn run(o: &Opts) -> Result<bool, String> {
     }
     let sclc = target_dir(&root).join("release/sclc");
     let tools = Tools {
-        hyperfine: on_path("hyperfine"),
         time: Some(PathBuf::from("/usr/bin/time")).filter(|p| p.is_file()),
     };
     let jrsonnet = if o.peer { on_path("jrsonnet") } else { None };
     let shared = find_shared(o, &root);
     let python = on_path("python3");
     println!(
-        "tools: wall time by {}; peak RSS by {}",
-        if tools.hyperfine.is_some() {
-            "hyperfine (median)"
-        } else {
-            "std::process + Instant (median)"
-        },
+        "tools: wall time by std::process + Instant (median; sclc and jrsonnet alternate run by run); peak RSS by {}",
         if tools.time.is_some() {
             "/usr/bin/time -f %M (median of 3)"
         } else {
@@ -680,43 +706,57 @@ fn run(o: &Opts) -> Result<bool, String> {
                 row.ok = false;
             }
         }
-        row.sclc_ms = wall_ms(&tools, &sc, runs)?;
-        row.sclc_rss = peak_rss_mib(&tools, &sc)?;
-        eprintln!("  sclc: {:.1} ms, {:.1} MiB", row.sclc_ms, row.sclc_rss);
-
-        if peer_ok {
-            let jdir = peers_dir.join(format!("jsonnet/N{n}"));
-            let jc = Cmd {
-                prog: jrsonnet.as_ref().unwrap(),
-                args: vec!["top.jsonnet".into()],
-                dir: &jdir,
-            };
+        // The peer takes part in the timing only when its output is right.
+        let jdir = peers_dir.join(format!("jsonnet/N{n}"));
+        let jc = jrsonnet.as_ref().filter(|_| peer_ok).map(|prog| Cmd {
+            prog,
+            args: vec!["top.jsonnet".into()],
+            dir: &jdir,
+        });
+        let jc = jc.filter(|jc| {
             match jc
                 .output()
                 .and_then(|b| serde_json::from_slice::<Value>(&b).map_err(|e| e.to_string()))
             {
-                Ok(v) if v == expected => {
-                    row.jr_ms = Some(wall_ms(&tools, &jc, runs)?);
-                    row.jr_rss = Some(peak_rss_mib(&tools, &jc)?);
-                    eprintln!(
-                        "  jrsonnet: {:.1} ms, {:.1} MiB",
-                        row.jr_ms.unwrap(),
-                        row.jr_rss.unwrap()
-                    );
+                Ok(v) if v == expected => true,
+                Ok(_) => {
+                    println!("N={n}: jrsonnet output differs from {}", exp_file.display());
+                    false
                 }
-                Ok(_) => println!("N={n}: jrsonnet output differs from {}", exp_file.display()),
-                Err(e) => println!("N={n}: jrsonnet failed: {e}"),
+                Err(e) => {
+                    println!("N={n}: jrsonnet failed: {e}");
+                    false
+                }
             }
+        });
+        let mut cmds = vec![&sc];
+        cmds.extend(jc.as_ref());
+        let times = alternate_ms(&cmds, runs)?;
+        row.sclc_ms = times[0];
+        row.sclc_rss = peak_rss_mib(&tools, &sc)?;
+        eprintln!("  sclc: {:.1} ms, {:.1} MiB", row.sclc_ms, row.sclc_rss);
+        if let Some(jc) = &jc {
+            row.jr_ms = Some(times[1]);
+            row.jr_rss = Some(peak_rss_mib(&tools, jc)?);
+            eprintln!(
+                "  jrsonnet: {:.1} ms, {:.1} MiB",
+                times[1],
+                row.jr_rss.unwrap()
+            );
         }
 
         if o.inprocess {
             let cold_runs = if n >= 5000 { 3 } else { 5 };
             match inprocess(&dir, n, o.topo, cold_runs, o.edits, &expected) {
-                Ok((c, r, ph)) => {
-                    row.cold_ms = Some(c);
-                    row.recheck_ms = Some(r);
-                    row.phases = Some(ph);
-                    eprintln!("  in-process: cold {c:.2} ms, re-check {r:.3} ms");
+                Ok(m) => {
+                    row.cold_ms = Some(m.cold);
+                    row.recheck_ms = Some(m.leaf);
+                    row.comment_ms = Some(m.comment);
+                    row.phases = Some(m.phases);
+                    eprintln!(
+                        "  in-process: cold {:.2} ms, re-check {:.3} ms after a leaf edit, {:.3} ms after a comment edit of the base",
+                        m.cold, m.leaf, m.comment
+                    );
                 }
                 Err(e) => {
                     println!("N={n}: in-process check FAILED: {e}");
@@ -739,8 +779,8 @@ fn run(o: &Opts) -> Result<bool, String> {
             .unwrap_or(1)
     );
     println!();
-    println!("| N | SCL KiB | sclc cold ms | sclc RSS MiB | jrsonnet ms | jrsonnet RSS MiB | jrsonnet/sclc time | sclc/jrsonnet RSS | in-proc cold ms | re-check ms | cold/re-check | output |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    println!("| N | SCL KiB | sclc cold ms | sclc RSS MiB | jrsonnet ms | jrsonnet RSS MiB | jrsonnet/sclc time | sclc/jrsonnet RSS | in-proc cold ms | re-check ms | cold/re-check | comment re-check ms | cold/comment | output |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for r in &rows {
         let speed = r.jr_ms.map(|j| j / r.sclc_ms);
         let rss = r.jr_rss.map(|j| r.sclc_rss / j);
@@ -748,8 +788,12 @@ fn run(o: &Opts) -> Result<bool, String> {
             (Some(c), Some(x)) => Some(c / x),
             _ => None,
         };
+        let com = match (r.cold_ms, r.comment_ms) {
+            (Some(c), Some(x)) => Some(c / x),
+            _ => None,
+        };
         println!(
-            "| {} | {:.0} | {:.1} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {:.0} | {:.1} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.n,
             r.src_kib,
             r.sclc_ms,
@@ -761,6 +805,8 @@ fn run(o: &Opts) -> Result<bool, String> {
             fmt_opt(r.cold_ms, 1),
             fmt_opt(r.recheck_ms, 2),
             inc.map(|s| format!("{s:.0}x")).unwrap_or("–".into()),
+            fmt_opt(r.comment_ms, 3),
+            com.map(|s| format!("{s:.0}x")).unwrap_or("–".into()),
             if r.ok { "verified" } else { "WRONG" }
         );
     }
@@ -847,6 +893,16 @@ fn run(o: &Opts) -> Result<bool, String> {
                 Some(c >= 50.0 * x),
             );
         }
+        if let (Some(c), Some(x)) = (r.cold_ms, r.comment_ms) {
+            verdict(
+                format!(
+                    "N={}: re-check after a comment-only edit of the base module at least 200x faster than cold ({:.0}x)",
+                    r.n,
+                    c / x
+                ),
+                Some(c >= 200.0 * x),
+            );
+        }
     }
     for r in &rows {
         if !r.ok {
@@ -907,7 +963,7 @@ fn deep_chains(
             args: vec!["check".into(), "chain.env.scl".into()],
             dir: &dir,
         };
-        let ms = wall_ms(tools, &check, runs)?;
+        let ms = alternate_ms(&[&check], runs)?[0];
         let rss = peak_rss_mib(tools, &check)?;
         if n == 5000 {
             five_k = Some((ms, rss));
@@ -946,7 +1002,7 @@ fn deep_chains(
             args: vec!["check".into(), top],
             dir: &dir,
         };
-        let ms = wall_ms(tools, &check, runs)?;
+        let ms = alternate_ms(&[&check], runs)?[0];
         let rss = peak_rss_mib(tools, &check)?;
         ok &= verified.is_ok();
         println!(
