@@ -486,7 +486,12 @@ impl<'a> Printer<'a> {
                 rest.last().map_or(e.span.end, |(_, x)| self.outer(x).1),
             ),
             ExprKind::Postfix { base, ops } => (
-                self.outer(base).0,
+                self.chain_parens(base, ops)
+                    .iter()
+                    .flatten()
+                    .map(|&(o, _)| o)
+                    .min()
+                    .unwrap_or(self.outer(base).0),
                 ops.last().map_or(e.span.end, |o| o.span.end),
             ),
             ExprKind::Unary { ops, operand } => (
@@ -495,6 +500,24 @@ impl<'a> Printer<'a> {
             ),
             _ => (e.span.start, e.span.end),
         }
+    }
+
+    /// For each operation of a postfix chain but the last, the parentheses
+    /// that close right after it (outermost first): the parser merges
+    /// `(a[0]).b` into one chain `a [0] .b`, so the parentheses around the
+    /// base and its first operations are only in the text. (Those around the
+    /// whole chain are the chain's own, see [`Printer::outer`].)
+    fn chain_parens(&self, base: &Expr, ops: &[PostOp]) -> Vec<Vec<(u32, u32)>> {
+        let mut start = self.outer(base).0;
+        let mut out = Vec::with_capacity(ops.len().saturating_sub(1));
+        for o in ops.iter().take(ops.len().saturating_sub(1)) {
+            let ps = self.parens_around(start, o.span.end);
+            if let Some(&(open, _)) = ps.first() {
+                start = open;
+            }
+            out.push(ps);
+        }
+        out
     }
 
     /// The text of `e` with its parentheses.
@@ -981,8 +1004,30 @@ impl<'a> Printer<'a> {
             }
             ExprKind::Record(b) => self.record(b, true),
             ExprKind::Postfix { base, ops } => {
-                let mut v = vec![self.expr(base)];
-                for op in ops {
+                // The parser merges a parenthesized chain into the chain
+                // after it (`(a[0]).b` is one chain `a [0] .b`): the
+                // parentheses written around the base and its first k
+                // operations are found again here and kept (those around
+                // the whole chain are `expr`'s).
+                let inner = self.chain_parens(base, ops);
+                let mut opens: Vec<u32> = inner.iter().flatten().map(|&(o, _)| o).collect();
+                opens.sort_unstable();
+                // As in `expr`: a comment before the first `(` stays
+                // before it, and a line break inside the parentheses
+                // indents what follows.
+                let mut pre = Doc::Nil;
+                let mut v = Vec::new();
+                for (k, &o) in opens.iter().enumerate() {
+                    if k == 0 {
+                        pre = self.inline_here(o);
+                    } else {
+                        v.push(self.inline_here(o));
+                    }
+                    v.push(text("("));
+                }
+                let nested = !opens.is_empty();
+                v.push(self.expr(base));
+                for (k, op) in ops.iter().enumerate() {
                     match &op.kind {
                         PostOpKind::Call(args) => {
                             v.push(self.inline(op.span.start));
@@ -1034,8 +1079,16 @@ impl<'a> Printer<'a> {
                             v.push(self.record(b, false));
                         }
                     }
+                    for &(_, c) in inner.get(k).into_iter().flatten().rev() {
+                        v.push(self.inline_here(c));
+                        v.push(text(")"));
+                    }
                 }
-                concat(v)
+                if nested {
+                    concat(vec![pre, nest(concat(v))])
+                } else {
+                    concat(v)
+                }
             }
             ExprKind::Unary { ops, operand } => {
                 let mut v = Vec::new();
