@@ -15,9 +15,11 @@
 mod host;
 mod paths;
 mod stack;
+mod types;
 
 pub use paths::{find_workspace_root, normalize_path};
 pub use stack::{with_compiler_stack, COMPILER_STACK_SIZE};
+pub use types::{known_modules, module_types, typed_module};
 
 use salsa::Setter;
 use scl_diag::Diagnostic;
@@ -544,16 +546,11 @@ pub fn imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
     host::resolve_imports(db, file)
 }
 
-/// The static diagnostics of a module (names, duplicates, types, recursion).
+/// The static diagnostics of a module (names, duplicates, types, recursion,
+/// the type checker: see [`typed_module`]).
 #[salsa::tracked(returns(ref))]
 pub fn static_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
-    let path = display_path(db, file);
-    Arc::new(
-        scl_sema::check_module(&parse(db, file).module)
-            .into_iter()
-            .map(|d| d.in_file(&path))
-            .collect(),
-    )
+    Arc::new(typed_module(db, file).diagnostics.clone())
 }
 
 /// Evaluates a module: its values (envs with their final IR) and evaluation
