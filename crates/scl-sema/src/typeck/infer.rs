@@ -732,7 +732,7 @@ impl<'a> Checker<'a> {
         );
         d = match (op, a, b) {
             (BinaryOp::Add, Str(_), _) | (BinaryOp::Add, _, Str(_)) => {
-                d.with_help("to join text and a value, interpolate it: `\"${a}${b}\"`")
+                d.with_help("to join text and a value, interpolate the value: `\"text ${value}\"`")
             }
             (BinaryOp::Eq | BinaryOp::Ne, _, _) => {
                 d.with_help("values of different types are never equal; compare values of one type")

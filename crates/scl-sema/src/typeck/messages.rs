@@ -41,9 +41,11 @@ pub(super) fn mismatch(text: &str, span: Span, found: &Type, expected: &Type) ->
                 span,
                 format!("memory needs a unit: `{src}` alone is not a Memory"),
             )
-            .with_help(format!(
-                "write `{src}Gi` (binary, ×2^30 bytes) or `{src}Mi`"
-            ))
+            .with_help(if is_number(&src) {
+                format!("write `{src}Gi` (binary, ×2^30 bytes) or `{src}Mi`")
+            } else {
+                format!("multiply it by a unit: `{src} * 1Gi`")
+            })
         }
         (Type::Memory, Type::Cpu) => {
             return Diagnostic::error(
@@ -130,7 +132,11 @@ fn hint(found: &Type, expected: &Type, src: &str) -> Option<String> {
             Type::Str(Ty::String) | Type::StrOrSecret,
             Type::Int | Type::Float | Type::Bool | Type::Memory | Type::Cpu,
         ) => {
-            format!("to use it as text, interpolate it: `\"${{{src}}}\"`")
+            if is_number(src) {
+                format!("write text in quotes: `\"{src}\"`")
+            } else {
+                format!("to use it as text, interpolate it: `\"${{{src}}}\"`")
+            }
         }
         (Type::Enum(d), Type::Str(_)) => format!(
             "an enum value is written with a dot: one of {}",
@@ -142,6 +148,11 @@ fn hint(found: &Type, expected: &Type, src: &str) -> Option<String> {
         ),
         _ => return None,
     })
+}
+
+/// True when `src` is a number literal (`42`, `2.5`).
+fn is_number(src: &str) -> bool {
+    !src.is_empty() && src.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '_')
 }
 
 /// The text of a string literal written without escapes or interpolation.

@@ -202,6 +202,9 @@ pub fn fits(found: &Type, expected: &Type) -> bool {
     use Type::*;
     match (found, expected) {
         (Error | Nothing, _) | (_, Error | Nothing) => true,
+        // Shared parts (a `let` used twice) are compared once.
+        (List(a), List(b)) | (Map(a), Map(b)) if Arc::ptr_eq(a, b) => true,
+        (Record(a), Record(b)) if Arc::ptr_eq(a, b) => true,
         (Optional(f), _) => fits(f, expected),
         (_, Optional(e)) => fits(found, e),
         (Bool, Bool) | (Int, Int) | (Float, Float) | (Int, Float) => true,
@@ -246,6 +249,8 @@ pub fn join(a: &Type, b: &Type) -> Option<Type> {
     use Type::*;
     Some(match (a, b) {
         (Error, _) | (_, Error) => Error,
+        (List(x), List(y)) | (Map(x), Map(y)) if Arc::ptr_eq(x, y) => a.clone(),
+        (Record(x), Record(y)) if Arc::ptr_eq(x, y) => a.clone(),
         (Nothing, t) | (t, Nothing) => t.clone(),
         // Two string-like values are strings.
         (Str(x), Str(y)) => {
