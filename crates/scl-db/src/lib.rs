@@ -272,6 +272,7 @@ impl Database {
             out.extend(module_diagnostics(self, *f).iter().cloned());
         }
         out.extend(walk.cycles);
+        let mut out = types::merge_static_duplicates(self, &walk.order, out);
         let root = display_path(self, file);
         let mut seen = HashSet::new();
         out.retain(|d| seen.insert((d.code, d.at.clone(), d.message.clone())));

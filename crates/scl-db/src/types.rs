@@ -107,3 +107,61 @@ pub fn known_modules() -> &'static [KnownModule] {
         out
     })
 }
+
+/// One problem, one diagnostic, across modules: evaluation meets an error
+/// in an imported module's function or template body that the static pass
+/// of that module already reported (same code, file and start). The static
+/// diagnostic is kept (it quotes what was written) and takes the
+/// evaluation's labels (the call site in the importer); the other is
+/// dropped. `files` are the modules whose diagnostics `diags` holds.
+pub(crate) fn merge_static_duplicates(
+    db: &dyn Db,
+    files: &[SourceFile],
+    diags: Vec<scl_diag::Diagnostic>,
+) -> Vec<scl_diag::Diagnostic> {
+    use std::collections::HashMap;
+    let mut statics: HashMap<(&str, Arc<str>, u32), &str> = HashMap::new();
+    let lists: Vec<&Arc<Vec<scl_diag::Diagnostic>>> = files
+        .iter()
+        .map(|f| crate::static_diagnostics(db, *f))
+        .collect();
+    for d in lists.iter().flat_map(|l| l.iter()) {
+        statics
+            .entry((d.code, d.at.file.clone(), d.at.span.start))
+            .or_insert(d.message.as_str());
+    }
+    // Where each static diagnostic is in `diags`, and the labels to add.
+    let mut kept: HashMap<(&str, Arc<str>, u32), usize> = HashMap::new();
+    let mut extra: Vec<(usize, Vec<scl_diag::Label>)> = Vec::new();
+    let mut drop = vec![false; diags.len()];
+    for (i, d) in diags.iter().enumerate() {
+        let key = (d.code, d.at.file.clone(), d.at.span.start);
+        if statics.get(&key) == Some(&d.message.as_str()) {
+            kept.entry(key).or_insert(i);
+        }
+    }
+    for (i, d) in diags.iter().enumerate() {
+        let key = (d.code, d.at.file.clone(), d.at.span.start);
+        match (statics.get(&key), kept.get(&key)) {
+            (Some(m), Some(&k)) if *m != d.message.as_str() && k != i => {
+                extra.push((k, d.labels.clone()));
+                drop[i] = true;
+            }
+            _ => {}
+        }
+    }
+    let mut diags = diags;
+    for (k, labels) in extra {
+        for l in labels {
+            if !diags[k].labels.contains(&l) {
+                diags[k].labels.push(l);
+            }
+        }
+    }
+    diags
+        .into_iter()
+        .zip(drop)
+        .filter(|(_, d)| !d)
+        .map(|(d, _)| d)
+        .collect()
+}

@@ -171,10 +171,68 @@ impl<'a> Checker<'a> {
             _ => self.infer(e),
         };
         if !fits(&t, expected) {
-            let d = mismatch(self.text(), e.span, &t, expected);
-            self.out.push(d);
+            match (t.strip_optional(), want) {
+                (Type::Record(fs), Type::Schema(rt)) => {
+                    let fs = fs.clone();
+                    self.record_mismatch(e.span, &fs, *rt);
+                }
+                _ => {
+                    let d = mismatch(self.text(), e.span, &t, expected);
+                    self.out.push(d);
+                }
+            }
         }
         t
+    }
+
+    /// A plain record (a `let`, a parameter) where schema record `rt` is
+    /// expected: what does not fit, field by field, with evaluation's codes.
+    fn record_mismatch(
+        &mut self,
+        span: Span,
+        fs: &std::collections::BTreeMap<String, Type>,
+        rt: crate::ty::RecordTy,
+    ) {
+        let names = || rt.fields().iter().map(|(n, _, _)| *n);
+        for (k, v) in fs {
+            match rt.field_ref(k) {
+                Some(ft) => {
+                    let ft = Type::from_ty(ft);
+                    if !fits(v, &ft) {
+                        let msg = format!(
+                            "field `{k}` of {}: expected {ft}, found {v}{}",
+                            rt.name(),
+                            quoted(self.text(), span)
+                        );
+                        self.error("E0201", span, msg);
+                    }
+                }
+                None => {
+                    let mut d = Diagnostic::error(
+                        "E0202",
+                        span,
+                        format!("unknown field `{k}` in {}", rt.name()),
+                    );
+                    d = match did_you_mean(k, names()) {
+                        Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                        None => d.with_help(format!(
+                            "fields: {}",
+                            names().collect::<Vec<_>>().join(", ")
+                        )),
+                    };
+                    self.out.push(d);
+                }
+            }
+        }
+        for &(n, _, req) in rt.fields() {
+            if req && !fs.contains_key(n) {
+                self.error(
+                    "E0209",
+                    span,
+                    format!("{} needs the field `{n}`", rt.name()),
+                );
+            }
+        }
     }
 
     pub fn unknown_variant(&mut self, span: Span, v: &str, def: &EnumDef) {

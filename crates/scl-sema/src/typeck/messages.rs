@@ -152,7 +152,10 @@ fn hint(found: &Type, expected: &Type, src: &str) -> Option<String> {
 
 /// True when `src` is a number literal (`42`, `2.5`).
 fn is_number(src: &str) -> bool {
-    !src.is_empty() && src.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '_')
+    !src.is_empty()
+        && src
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == '_')
 }
 
 /// The text of a string literal written without escapes or interpolation.
