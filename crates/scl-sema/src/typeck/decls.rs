@@ -27,6 +27,8 @@ pub(super) fn check(module: &Module, cx: &Context) -> Typed {
             continue;
         }
         let t = c.decl(i);
+        // The declared name has the declaration's type (hover on a name).
+        c.table.push((module.decls[i].name().span, t.clone()));
         c.decl_types[i] = Some(t);
     }
     let mut decls = BTreeMap::new();

@@ -44,8 +44,9 @@ fn type_at_gives_the_innermost_expression() {
     assert_eq!(type_of(&t, src, "4Gi"), "Memory");
     assert_eq!(type_of(&t, src, "n\n"), "Int");
     assert_eq!(type_of(&t, src, "\"a"), "String");
-    // Between declarations: nothing.
+    // The `let` keyword is no expression; the declared name has its type.
     assert_eq!(t.type_at(src.find("let m").unwrap() as u32), None);
+    assert_eq!(type_of(&t, src, "m ="), "Memory");
     // The declarations' types, for importers.
     assert_eq!(t.signatures.decls["m"], Type::Memory);
     assert_eq!(t.signatures.decls["xs"].to_string(), "[Float]");
