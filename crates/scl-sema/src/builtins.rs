@@ -1438,3 +1438,22 @@ mod table_tests {
         assert_eq!(lookup("nope"), None);
     }
 }
+
+#[cfg(test)]
+mod book_tests {
+    use super::*;
+
+    /// The book's table of signatures lists every builtin of the table.
+    #[test]
+    fn the_book_lists_every_builtin_signature() {
+        let page = include_str!("../../../book/src/reference/builtins.md");
+        let sigs = &page[page.find("## Signatures").expect("a Signatures section")..];
+        for d in TABLE {
+            assert!(sigs.contains(&format!("`{}`", d.name)), "{}", d.name);
+            for p in d.params {
+                assert!(sigs.contains(p.name), "{}: {}", d.name, p.name);
+            }
+            assert!(!d.doc.is_empty());
+        }
+    }
+}
