@@ -26,6 +26,10 @@ pub(super) struct Checker<'a> {
     pub out: Vec<Diagnostic>,
     pub table: Vec<(Span, Type)>,
     pub suggestions: Suggestions,
+    /// A record read as a map, by its fields' address: computed once per
+    /// record type, however often it is indexed (the record is kept, so
+    /// the address is not reused).
+    as_map: HashMap<usize, (Arc<std::collections::BTreeMap<String, Type>>, Option<Type>)>,
 }
 
 impl<'a> Checker<'a> {
@@ -44,6 +48,7 @@ impl<'a> Checker<'a> {
             out: Vec::new(),
             table: Vec::new(),
             suggestions: Suggestions::default(),
+            as_map: HashMap::new(),
         }
     }
 
@@ -620,7 +625,16 @@ impl<'a> Checker<'a> {
                     };
                 }
                 self.check(idx, &Type::string());
-                match Type::record_as_map(fs) {
+                let key = Arc::as_ptr(fs) as usize;
+                let as_map = match self.as_map.get(&key) {
+                    Some((_, t)) => t.clone(),
+                    None => {
+                        let t = Type::record_as_map(fs);
+                        self.as_map.insert(key, (fs.clone(), t.clone()));
+                        t
+                    }
+                };
+                match as_map {
                     Some(v) => v,
                     None => {
                         let d = Diagnostic::error(
