@@ -173,6 +173,8 @@ impl Checker<'_> {
                 }
             };
             prefix.push(seg.name.clone());
+            // A field name in a path has the field's type (hover).
+            self.table.push((seg.span, next.clone()));
             t = next;
         }
         t

@@ -60,6 +60,9 @@ fn type_at_in_templates_functions_and_env_bodies() {
     assert_eq!(type_of(&t, src, "f(n)"), "fn(x: Int) -> String");
     assert_eq!(type_of(&t, src, "(n)"), "String");
     assert_eq!(type_of(&t, src, "[n]"), "[Int]");
+    // A field name in an env body has the schema field's type.
+    assert_eq!(type_of(&t, src, "workdir"), "Path");
+    assert_eq!(type_of(&t, src, "ports"), "[Int]");
     assert_eq!(t.signatures.decls["t"].to_string(), "template(n: Int = …)");
 }
 
