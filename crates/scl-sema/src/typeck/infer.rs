@@ -11,6 +11,9 @@ use scl_syntax::ast::*;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// The fields of a plain record type.
+type Fields = Arc<std::collections::BTreeMap<String, Type>>;
+
 /// The state of one module's check.
 pub(super) struct Checker<'a> {
     pub cx: &'a Context<'a>,
@@ -29,7 +32,7 @@ pub(super) struct Checker<'a> {
     /// A record read as a map, by its fields' address: computed once per
     /// record type, however often it is indexed (the record is kept, so
     /// the address is not reused).
-    as_map: HashMap<usize, (Arc<std::collections::BTreeMap<String, Type>>, Option<Type>)>,
+    as_map: HashMap<usize, (Fields, Option<Type>)>,
 }
 
 impl<'a> Checker<'a> {
