@@ -22,10 +22,12 @@ mod host;
 mod paths;
 mod stack;
 pub mod system;
+mod types;
 
 pub use paths::{find_workspace_root, find_workspace_root_in, normalize_path};
 pub use stack::{with_compiler_stack, COMPILER_STACK_SIZE};
 pub use system::{DirEntry, MemorySystem, OsSystem, PathKind, System};
+pub use types::{known_modules, module_types, typed_module};
 
 use salsa::Setter;
 use scl_diag::Diagnostic;
@@ -556,6 +558,7 @@ impl Database {
             out.extend(module_diagnostics(self, *f).iter().cloned());
         }
         out.extend(walk.cycles);
+        let mut out = types::merge_static_duplicates(self, &walk.order, out);
         let root = display_path(self, file);
         let mut seen = HashSet::new();
         out.retain(|d| seen.insert((d.code, d.at.clone(), d.message.clone())));
@@ -853,16 +856,11 @@ pub fn imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
     host::resolve_imports(db, file)
 }
 
-/// The static diagnostics of a module (names, duplicates, types, recursion).
+/// The static diagnostics of a module (names, duplicates, types, recursion,
+/// the type checker: see [`typed_module`]).
 #[salsa::tracked(returns(ref))]
 pub fn static_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
-    let path = display_path(db, file);
-    Arc::new(
-        scl_sema::check_module(&parse(db, file).module)
-            .into_iter()
-            .map(|d| d.in_file(&path))
-            .collect(),
-    )
+    Arc::new(typed_module(db, file).diagnostics.clone())
 }
 
 /// Evaluates a module: its values (envs with their final IR) and evaluation

@@ -52,7 +52,7 @@ fn long_index_chains() {
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(
         (d[0].0.as_str(), d[0].3.as_str()),
-        ("E0211", "cannot index a Int with a Int")
+        ("E0211", "cannot index an Int with an Int")
     );
 }
 
@@ -63,7 +63,7 @@ fn long_call_chains() {
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(
         (d[0].0.as_str(), d[0].3.as_str()),
-        ("E0211", "an Int cannot be called")
+        ("E0211", "an Int cannot be called `len(\"ab\")`")
     );
 }
 

@@ -500,6 +500,15 @@ Example:
 
 Fix: add the channel to `conda.channels` (where it is checked), or remove it from the match spec; publish a package given by URL in a channel.";
 
+"E0337", "no one type",
+"A construct whose parts must have one type has parts of different types: the elements of a list, the two branches of an `if`, the values of a record with quoted keys (a map), or the fields of a record read with a computed key (`table[k]` reads it as a map). The static type checker reports it wherever it is written, in a branch that does not run and in a template nobody calls yet.
+
+Example:
+    let ports = [8080, \"8081\"]
+    let level = if debug then 1 else \"info\"
+
+Fix: give every part the same type; to make text of a number, interpolate it (`\"${n}\"`).";
+
 "W0001", "decimal memory suffix",
 "A memory quantity uses a decimal suffix (`G` = 10^9 bytes). Kubernetes and most tools use binary sizes (`Gi` = 2^30 bytes), and `32G` is about 7% less than `32Gi`.
 

@@ -10,52 +10,231 @@ use scl_syntax::ast::{self, QuantitySuffix};
 use std::str::FromStr;
 use std::sync::Arc;
 
-/// The names of the builtins.
-pub const NAMES: &[&str] = &[
-    "image",
-    "file",
-    "secret",
-    "huggingface",
-    "url",
-    "len",
-    "join",
-    "split",
-    "replace",
-    "lower",
-    "upper",
-    "contains",
-    "keys",
+/// A builtin function. Every builtin has one row in [`TABLE`] (name,
+/// parameters, result, doc); evaluation ([`call`]) and the static type
+/// checker (`typeck`) both read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Builtin {
+    Image,
+    File,
+    Secret,
+    Huggingface,
+    Url,
+    Len,
+    Join,
+    Split,
+    Replace,
+    Lower,
+    Upper,
+    Contains,
+    Keys,
+}
+
+/// The static type of a builtin's parameter: a schema type, or one of the
+/// few shapes a builtin accepts that a single type does not name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamTy {
+    /// A `String` (or any string-like value).
+    Str,
+    /// A container path (`Path`: absolute, checked on the value).
+    Path,
+    /// A list of strings.
+    StrList,
+    /// A list whose elements can be interpolated (`join`).
+    InterpList,
+    /// A string, a list or a map (`len`).
+    Sized,
+    /// A string, a list or a map; the next argument is what is looked for (`contains`).
+    Container,
+    /// What `contains` looks for: a string in a string or a map, an element in a list.
+    Item,
+    /// A map or a record (`keys`).
+    Map,
+}
+
+/// The static type of a builtin's result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetTy {
+    Image,
+    File,
+    Secret,
+    Asset,
+    Int,
+    Bool,
+    Str,
+    StrList,
+}
+
+/// One parameter of a builtin: its name (for `name = value` arguments),
+/// its type, and whether it must be given.
+#[derive(Clone, Copy, Debug)]
+pub struct BuiltinParam {
+    pub name: &'static str,
+    pub ty: ParamTy,
+    pub required: bool,
+}
+
+/// One row of [`TABLE`].
+#[derive(Clone, Copy, Debug)]
+pub struct BuiltinDef {
+    pub builtin: Builtin,
+    /// The name programs call it by.
+    pub name: &'static str,
+    pub params: &'static [BuiltinParam],
+    pub ret: RetTy,
+    /// One line for hover and completion (the book's `reference/builtins.md`
+    /// has the full text).
+    pub doc: &'static str,
+}
+
+const fn p(name: &'static str, ty: ParamTy, required: bool) -> BuiltinParam {
+    BuiltinParam { name, ty, required }
+}
+
+/// Every builtin function, in the order of the book's Builtins chapter.
+pub const TABLE: &[BuiltinDef] = &[
+    BuiltinDef {
+        builtin: Builtin::Image,
+        name: "image",
+        params: &[p("ref", ParamTy::Str, true), p("digest", ParamTy::Str, false)],
+        ret: RetTy::Image,
+        doc: "An OCI image reference (`image(\"debian:12.5\")`), optionally pinned by `digest = \"sha256:…\"`.",
+    },
+    BuiltinDef {
+        builtin: Builtin::File,
+        name: "file",
+        params: &[p("path", ParamTy::Str, true)],
+        ret: RetTy::File,
+        doc: "A file of the workspace, read and hashed at compile time; the path is relative to the calling module.",
+    },
+    BuiltinDef {
+        builtin: Builtin::Secret,
+        name: "secret",
+        params: &[p("name", ParamTy::Str, true), p("key", ParamTy::Str, true)],
+        ret: RetTy::Secret,
+        doc: "A reference to key `key` of the runner's secret `name`; only a whole `vars` value, never text.",
+    },
+    BuiltinDef {
+        builtin: Builtin::Huggingface,
+        name: "huggingface",
+        params: &[
+            p("repo", ParamTy::Str, true),
+            p("files", ParamTy::StrList, false),
+            p("revision", ParamTy::Str, false),
+            p("to", ParamTy::Path, true),
+        ],
+        ret: RetTy::Asset,
+        doc: "An asset: files of a Hugging Face Hub repository (all without `files`), fetched at build time into `to`.",
+    },
+    BuiltinDef {
+        builtin: Builtin::Url,
+        name: "url",
+        params: &[
+            p("url", ParamTy::Str, true),
+            p("sha256", ParamTy::Str, false),
+            p("to", ParamTy::Path, true),
+        ],
+        ret: RetTy::Asset,
+        doc: "An asset: one file downloaded at build time into `to`, verified by `sha256` when given.",
+    },
+    BuiltinDef {
+        builtin: Builtin::Len,
+        name: "len",
+        params: &[p("value", ParamTy::Sized, true)],
+        ret: RetTy::Int,
+        doc: "The number of characters of a string, elements of a list or keys of a map.",
+    },
+    BuiltinDef {
+        builtin: Builtin::Join,
+        name: "join",
+        params: &[p("list", ParamTy::InterpList, true), p("sep", ParamTy::Str, true)],
+        ret: RetTy::Str,
+        doc: "The elements of `list` as text, with `sep` between them.",
+    },
+    BuiltinDef {
+        builtin: Builtin::Split,
+        name: "split",
+        params: &[p("string", ParamTy::Str, true), p("sep", ParamTy::Str, true)],
+        ret: RetTy::StrList,
+        doc: "The parts of `string` between occurrences of the non-empty `sep`.",
+    },
+    BuiltinDef {
+        builtin: Builtin::Replace,
+        name: "replace",
+        params: &[
+            p("string", ParamTy::Str, true),
+            p("from", ParamTy::Str, true),
+            p("to", ParamTy::Str, true),
+        ],
+        ret: RetTy::Str,
+        doc: "`string` with every occurrence of the non-empty `from` replaced by `to`.",
+    },
+    BuiltinDef {
+        builtin: Builtin::Lower,
+        name: "lower",
+        params: &[p("value", ParamTy::Str, true)],
+        ret: RetTy::Str,
+        doc: "The string in lower case (Unicode).",
+    },
+    BuiltinDef {
+        builtin: Builtin::Upper,
+        name: "upper",
+        params: &[p("value", ParamTy::Str, true)],
+        ret: RetTy::Str,
+        doc: "The string in upper case (Unicode).",
+    },
+    BuiltinDef {
+        builtin: Builtin::Contains,
+        name: "contains",
+        params: &[p("container", ParamTy::Container, true), p("item", ParamTy::Item, true)],
+        ret: RetTy::Bool,
+        doc: "Whether a string holds a substring, a list an element, or a map a key.",
+    },
+    BuiltinDef {
+        builtin: Builtin::Keys,
+        name: "keys",
+        params: &[p("value", ParamTy::Map, true)],
+        ret: RetTy::StrList,
+        doc: "The keys of a map, in order.",
+    },
 ];
 
-/// The builtin called `name`, if any.
+const fn names() -> [&'static str; TABLE.len()] {
+    let mut out = [""; TABLE.len()];
+    let mut i = 0;
+    while i < TABLE.len() {
+        out[i] = TABLE[i].name;
+        i += 1;
+    }
+    out
+}
+
+const NAME_ARRAY: [&str; TABLE.len()] = names();
+
+/// The names of the builtins (from [`TABLE`]).
+pub const NAMES: &[&str] = &NAME_ARRAY;
+
+impl Builtin {
+    /// The builtin called `name`, if any.
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        TABLE.iter().find(|d| d.name == name).map(|d| d.builtin)
+    }
+
+    /// Its row of [`TABLE`].
+    pub fn def(self) -> &'static BuiltinDef {
+        // The table lists the builtins in the enum's order (a test checks it).
+        &TABLE[self as usize]
+    }
+
+    /// The name programs call it by.
+    pub fn name(self) -> &'static str {
+        self.def().name
+    }
+}
+
+/// The name of the builtin called `name`, if any (what `Value::Builtin` holds).
 pub fn lookup(name: &str) -> Option<&'static str> {
-    NAMES.iter().find(|n| **n == name).copied()
-}
-
-struct Sig {
-    params: &'static [(&'static str, bool)], // name, required
-}
-
-fn sig(name: &str) -> Sig {
-    let params: &'static [(&'static str, bool)] = match name {
-        "image" => &[("ref", true), ("digest", false)],
-        "file" => &[("path", true)],
-        "secret" => &[("name", true), ("key", true)],
-        "huggingface" => &[
-            ("repo", true),
-            ("files", false),
-            ("revision", false),
-            ("to", true),
-        ],
-        "url" => &[("url", true), ("sha256", false), ("to", true)],
-        "len" | "lower" | "upper" | "keys" => &[("value", true)],
-        "join" => &[("list", true), ("sep", true)],
-        "split" => &[("string", true), ("sep", true)],
-        "replace" => &[("string", true), ("from", true), ("to", true)],
-        "contains" => &[("container", true), ("item", true)],
-        _ => &[],
-    };
-    Sig { params }
+    Builtin::from_name(name).map(Builtin::name)
 }
 
 /// Calls builtin `name` with `args` (evaluated in `cx`).
@@ -68,7 +247,10 @@ pub(crate) fn call(
     _ty: &Ty,
 ) -> R<Value> {
     let m = cx.module;
-    let s = sig(name);
+    let Some(builtin) = Builtin::from_name(name) else {
+        return Err(Reported);
+    };
+    let s = builtin.def();
     let mut vals: Vec<Option<(Value, Span)>> = vec![None; s.params.len()];
     let mut given: Vec<Option<Span>> = vec![None; s.params.len()];
     let mut pos = 0;
@@ -86,7 +268,7 @@ pub(crate) fn call(
                 }
                 pos - 1
             }
-            Some(n) => match s.params.iter().position(|(p, _)| *p == n.name) {
+            Some(n) => match s.params.iter().position(|p| p.name == n.name) {
                 Some(i) => i,
                 None => {
                     let mut d = Diagnostic::error(
@@ -94,13 +276,13 @@ pub(crate) fn call(
                         n.span,
                         format!("`{name}` has no argument `{}`", n.name),
                     );
-                    d = match did_you_mean(&n.name, s.params.iter().map(|(p, _)| *p)) {
+                    d = match did_you_mean(&n.name, s.params.iter().map(|p| p.name)) {
                         Some(x) => d.with_help(format!("did you mean `{x}`?")),
                         None => d.with_help(format!(
                             "arguments: {}",
                             s.params
                                 .iter()
-                                .map(|(p, _)| *p)
+                                .map(|p| p.name)
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         )),
@@ -118,7 +300,7 @@ pub(crate) fn call(
                 Diagnostic::error(
                     "E0305",
                     at,
-                    format!("argument `{}` of `{name}` is given twice", s.params[i].0),
+                    format!("argument `{}` of `{name}` is given twice", s.params[i].name),
                 )
                 .with_label(Arc::from(""), first, "first given here")
                 .with_help("remove one of the two arguments"),
@@ -131,7 +313,15 @@ pub(crate) fn call(
         }
         vals[i] = Some((v, a.value.span));
     }
-    for (i, (p, req)) in s.params.iter().enumerate() {
+    for (
+        i,
+        BuiltinParam {
+            name: p,
+            required: req,
+            ..
+        },
+    ) in s.params.iter().enumerate()
+    {
         if *req && vals[i].is_none() {
             return Err(ev.report(
                 m,
@@ -150,7 +340,7 @@ pub(crate) fn call(
                 *sp,
                 format!(
                     "`{name}` expects a String for `{}`, found {}",
-                    s.params[i].0,
+                    s.params[i].name,
                     v.type_name()
                 ),
             ),
@@ -182,8 +372,8 @@ pub(crate) fn call(
             ),
         }
     };
-    match name {
-        "image" => {
+    match builtin {
+        Builtin::Image => {
             let (r, sp) = str_arg(0)?.unwrap();
             let parts = check_image_ref(ev, m, &r, sp)?;
             let digest = str_arg(1)?;
@@ -219,7 +409,7 @@ pub(crate) fn call(
                 digest: digest.map(|d| d.0),
             })
         }
-        "file" => {
+        Builtin::File => {
             let (p, sp) = str_arg(0)?.unwrap();
             match ev.host.read_file(m, &p) {
                 Ok(f) => {
@@ -233,12 +423,12 @@ pub(crate) fn call(
                 Err(e) => Err(file_error(ev, m, e, sp, &p)),
             }
         }
-        "secret" => {
+        Builtin::Secret => {
             let (n, _) = str_arg(0)?.unwrap();
             let (k, _) = str_arg(1)?.unwrap();
             Ok(Value::Secret { name: n, key: k })
         }
-        "huggingface" => {
+        Builtin::Huggingface => {
             let (repo, rsp) = str_arg(0)?.unwrap();
             validate::hf_repo_id(&repo).map_err(|e| invalid(ev, m, "E0322", rsp, e))?;
             let files = list_of_str(1)?;
@@ -267,7 +457,7 @@ pub(crate) fn call(
             r.insert("to".into(), to);
             Ok(Value::Record(Arc::new(r)))
         }
-        "url" => {
+        Builtin::Url => {
             let (u, usp) = str_arg(0)?.unwrap();
             let parsed = validate::http_url(&u).map_err(|e| invalid(ev, m, "E0325", usp, e))?;
             if validate::is_git_url(&parsed) {
@@ -306,7 +496,7 @@ pub(crate) fn call(
             r.insert("to".into(), to);
             Ok(Value::Record(Arc::new(r)))
         }
-        "len" => match &vals[0].as_ref().unwrap().0 {
+        Builtin::Len => match &vals[0].as_ref().unwrap().0 {
             Value::Str(s) => {
                 // Counting characters walks the string: work, like a loop.
                 ev.work(m, span, 1 + (s.len() / 64) as u64)?;
@@ -323,7 +513,7 @@ pub(crate) fn call(
         },
         // Every string and list a builtin makes is sized before it is built
         // and charged to the evaluation budget (`E0316`).
-        "join" => {
+        Builtin::Join => {
             let (sep, _) = str_arg(1)?.unwrap();
             let mut parts = Vec::new();
             if let Some((Value::List(l), sp)) = &vals[0] {
@@ -347,7 +537,7 @@ pub(crate) fn call(
             }
             Ok(Value::str(parts.join(&sep)))
         }
-        "split" => {
+        Builtin::Split => {
             let (s, _) = str_arg(0)?.unwrap();
             let (sep, sp) = str_arg(1)?.unwrap();
             if sep.is_empty() {
@@ -359,7 +549,7 @@ pub(crate) fn call(
                 s.split(&*sep).map(Value::str).collect(),
             )))
         }
-        "replace" => {
+        Builtin::Replace => {
             let (s, _) = str_arg(0)?.unwrap();
             let (from, sp) = str_arg(1)?.unwrap();
             let (to, _) = str_arg(2)?.unwrap();
@@ -394,11 +584,11 @@ pub(crate) fn call(
                 None => s.replace(&*from, &to),
             }))
         }
-        "lower" | "upper" => {
+        Builtin::Lower | Builtin::Upper => {
             let (s, _) = str_arg(0)?.unwrap();
             // Case mapping can lengthen a string (`ß` → `SS`, at most 3x):
             // sized once made.
-            let out = if name == "lower" {
+            let out = if builtin == Builtin::Lower {
                 s.to_lowercase()
             } else {
                 s.to_uppercase()
@@ -406,7 +596,7 @@ pub(crate) fn call(
             ev.new_string(m, span, out.len())?;
             Ok(Value::str(out))
         }
-        "contains" => {
+        Builtin::Contains => {
             let item = &vals[1].as_ref().unwrap().0;
             match (&vals[0].as_ref().unwrap().0, item) {
                 (Value::Str(s), Value::Str(x)) => {
@@ -432,7 +622,7 @@ pub(crate) fn call(
                 ),
             }
         }
-        "keys" => match &vals[0].as_ref().unwrap().0 {
+        Builtin::Keys => match &vals[0].as_ref().unwrap().0 {
             Value::Record(r) => ev.new_list(m, span, r.len()).map(|()| {
                 Value::List(Arc::new(
                     r.keys()
@@ -448,7 +638,6 @@ pub(crate) fn call(
                 format!("`keys` needs a map, found {}", v.type_name()),
             ),
         },
-        _ => Err(Reported),
     }
 }
 
@@ -1230,4 +1419,41 @@ fn check_requirements_file(
         ev.report(m, d);
     }
     Err(Reported)
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    /// `Builtin::def` indexes the table by the enum's discriminant.
+    #[test]
+    fn the_table_lists_the_builtins_in_the_enums_order() {
+        for (i, d) in TABLE.iter().enumerate() {
+            assert_eq!(d.builtin as usize, i, "{}", d.name);
+            assert_eq!(Builtin::from_name(d.name), Some(d.builtin));
+            assert_eq!(d.builtin.name(), d.name);
+        }
+        assert_eq!(NAMES.len(), TABLE.len());
+        assert_eq!(lookup("join"), Some("join"));
+        assert_eq!(lookup("nope"), None);
+    }
+}
+
+#[cfg(test)]
+mod book_tests {
+    use super::*;
+
+    /// The book's table of signatures lists every builtin of the table.
+    #[test]
+    fn the_book_lists_every_builtin_signature() {
+        let page = include_str!("../../../book/src/reference/builtins.md");
+        let sigs = &page[page.find("## Signatures").expect("a Signatures section")..];
+        for d in TABLE {
+            assert!(sigs.contains(&format!("`{}`", d.name)), "{}", d.name);
+            for p in d.params {
+                assert!(sigs.contains(p.name), "{}: {}", d.name, p.name);
+            }
+            assert!(!d.doc.is_empty());
+        }
+    }
 }

@@ -8,16 +8,17 @@
 //! through the [`Host`] trait, which the database crate implements with
 //! memoized queries. Diagnostics are returned as values.
 
-mod builtins;
+pub mod builtins;
 mod eval;
 mod normalize;
 mod resolve;
 pub mod ty;
+pub mod typeck;
 mod validate;
 pub mod value;
 
 pub use eval::{evaluate_module, MAX_SELF_ROUNDS};
-pub use resolve::check_module;
+pub use resolve::{check_module, check_module_with, KnownModule, StaticInputs};
 pub use value::{EnvValue, FinalEnv, Origin, Value};
 
 use scl_diag::{Diagnostic, Span};

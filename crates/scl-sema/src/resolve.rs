@@ -5,13 +5,64 @@
 
 use crate::builtins;
 use crate::ty::Ty;
+use crate::typeck;
 use scl_diag::{Diagnostic, Suggestions};
 use scl_syntax::ast::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// Checks one module's syntax tree; the diagnostics' files are left empty.
+/// Without the module's text and its imports' types: names from imports
+/// are not type-checked (see [`check_module_with`]).
 pub fn check_module(module: &Module) -> Vec<Diagnostic> {
+    check_module_with(
+        module,
+        &StaticInputs {
+            text: "",
+            imports: &typeck::NoImports,
+            known_modules: &[],
+        },
+    )
+    .diagnostics
+}
+
+/// A module an unknown alias may mean: `import "PATH" as ALIAS`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnownModule {
+    pub alias: String,
+    /// As written in an `import` (`std/s3-data`).
+    pub path: String,
+}
+
+/// What the static pass needs besides the syntax tree.
+pub struct StaticInputs<'a> {
+    /// The module's text (for quoting it in messages; may be empty).
+    pub text: &'a str,
+    /// The declaration types of the modules it imports.
+    pub imports: &'a dyn typeck::ImportTypes,
+    /// Modules an unknown alias may mean (the stdlib's, by their names and
+    /// documented aliases), for "add this import".
+    pub known_modules: &'a [KnownModule],
+}
+
+/// The whole static pass: names, duplicates, types in signatures, recursion
+/// and the type checker ([`typeck::type_module`]). The result's
+/// diagnostics hold both; its files are left empty.
+pub fn check_module_with(module: &Module, inputs: &StaticInputs) -> typeck::Typed {
+    let mut typed = typeck::type_module(
+        module,
+        &typeck::Context {
+            text: inputs.text,
+            imports: inputs.imports,
+        },
+    );
+    let mut out = names(module, inputs.known_modules);
+    out.append(&mut typed.diagnostics);
+    typed.diagnostics = out;
+    typed
+}
+
+fn names(module: &Module, known_modules: &[KnownModule]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut first: HashMap<&str, &Ident> = HashMap::new();
     for d in &module.decls {
@@ -65,6 +116,7 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
         suggestions: Suggestions::default(),
         out: &mut out,
         refs: Vec::new(),
+        known_modules,
     };
     let mut calls: BTreeMap<usize, Vec<(String, scl_diag::Span)>> = BTreeMap::new();
     for (i, d) in module.decls.iter().enumerate() {
@@ -209,6 +261,7 @@ struct Walker<'a> {
     out: &'a mut Vec<Diagnostic>,
     /// Names referenced (for the call graph of the current fn).
     refs: Vec<(String, scl_diag::Span)>,
+    known_modules: &'a [KnownModule],
 }
 
 impl Walker<'_> {
@@ -302,10 +355,7 @@ impl Walker<'_> {
             }
             ExprKind::Name(n) => {
                 self.refs.push((n.clone(), e.span));
-                if scope.iter().any(|s| s == n)
-                    || self.global_set.contains(n.as_str())
-                    || builtins::lookup(n).is_some()
-                {
+                if self.known(n, scope) {
                     return;
                 }
                 let mut d = Diagnostic::error("E0101", e.span, format!("unknown name `{n}`"));
@@ -339,7 +389,12 @@ impl Walker<'_> {
             }
             ExprKind::Record(b) => self.block(b, scope),
             ExprKind::Postfix { base, ops } => {
-                self.expr(base, scope);
+                match (&base.kind, ops.first().map(|o| &o.kind)) {
+                    (ExprKind::Name(n), Some(PostOpKind::Field(_))) if !self.known(n, scope) => {
+                        self.unknown_alias(n, base.span, scope)
+                    }
+                    _ => self.expr(base, scope),
+                }
                 for op in ops {
                     match &op.kind {
                         PostOpKind::Field(_) => {}
@@ -366,6 +421,35 @@ impl Walker<'_> {
                 self.expr(b, scope);
             }
         }
+    }
+}
+
+impl Walker<'_> {
+    fn known(&self, n: &str, scope: &[String]) -> bool {
+        scope.iter().any(|s| s == n) || self.global_set.contains(n) || builtins::lookup(n).is_some()
+    }
+
+    /// `n.member` where `n` is not a name: when a module of the stdlib has
+    /// that name (or documents it as its alias), say which import to add.
+    fn unknown_alias(&mut self, n: &str, span: scl_diag::Span, scope: &mut Vec<String>) {
+        let Some(m) = self.known_modules.iter().find(|m| m.alias == n) else {
+            let e = Expr {
+                kind: ExprKind::Name(n.to_string()),
+                span,
+            };
+            return self.expr(&e, scope);
+        };
+        self.out.push(
+            Diagnostic::error(
+                "E0101",
+                span,
+                format!("unknown name `{n}`: no module is imported as `{n}`"),
+            )
+            .with_help(format!(
+                "add `import \"{}\" as {n}` at the top of the file",
+                m.path
+            )),
+        );
     }
 }
 

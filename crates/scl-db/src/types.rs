@@ -1,0 +1,167 @@
+//! The static type checker as queries: [`typed_module`] checks one module
+//! (the static pass: names and types) and [`module_types`] keeps only the
+//! types of its declarations, which is what the modules importing it read.
+//! `module_types` compares by value, so an edit that changes no
+//! declaration's type (a comment, a body) re-checks no importer.
+
+use crate::{display_path, imports, parse, Db, SourceFile, STDLIB, STD_PREFIX};
+use scl_sema::typeck::{ImportTypes, ModuleTypes, Typed};
+use scl_sema::{KnownModule, StaticInputs};
+use std::sync::{Arc, OnceLock};
+
+/// The static pass over one module, with its imports' declaration types:
+/// diagnostics (files set), the type of every expression, and the
+/// declarations' types.
+#[salsa::tracked(returns(ref), cycle_result = typed_cycle)]
+pub fn typed_module(db: &dyn Db, file: SourceFile) -> Arc<Typed> {
+    let parsed = parse(db, file);
+    let text = db_text(db, file);
+    let path = display_path(db, file);
+    let mut typed = scl_sema::check_module_with(
+        &parsed.module,
+        &StaticInputs {
+            text: &text,
+            imports: &DbImports { db, file },
+            known_modules: known_modules(),
+        },
+    );
+    typed.diagnostics = std::mem::take(&mut typed.diagnostics)
+        .into_iter()
+        .map(|d| d.in_file(&path))
+        .collect();
+    typed.signatures.path = path.to_string();
+    Arc::new(typed)
+}
+
+fn typed_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<Typed> {
+    Arc::new(Typed::default())
+}
+
+/// The types of a module's declarations (what an importer sees).
+#[salsa::tracked(returns(ref), cycle_result = types_cycle)]
+pub fn module_types(db: &dyn Db, file: SourceFile) -> Arc<ModuleTypes> {
+    Arc::new(typed_module(db, file).signatures.clone())
+}
+
+fn types_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<ModuleTypes> {
+    Arc::new(ModuleTypes::default())
+}
+
+fn db_text(db: &dyn Db, file: SourceFile) -> String {
+    let bytes = file
+        .contents(db)
+        .clone()
+        .unwrap_or_else(|| Arc::from(&b""[..]));
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if text.starts_with('\u{feff}') {
+        text.replace_range(0..3, "   ");
+    }
+    text
+}
+
+struct DbImports<'a> {
+    db: &'a dyn Db,
+    file: SourceFile,
+}
+
+impl ImportTypes for DbImports<'_> {
+    fn import_types(&self, decl: usize) -> Option<Arc<ModuleTypes>> {
+        let target = (*imports(self.db, self.file).targets.get(decl)?)?;
+        Some(module_types(self.db, target).clone())
+    }
+}
+
+/// The stdlib modules an unknown alias may mean: each module by its name,
+/// by each `-`-separated part of it (`s3` for `s3-data`), and by the alias
+/// its header documents (`import "std/pytorch-cuda" as torch`).
+/// Workspace files are not listed yet: that needs the folder listing as a
+/// salsa input.
+pub fn known_modules() -> &'static [KnownModule] {
+    static KNOWN: OnceLock<Vec<KnownModule>> = OnceLock::new();
+    KNOWN.get_or_init(|| {
+        let mut out: Vec<KnownModule> = Vec::new();
+        let mut add = |alias: &str, name: &str| {
+            if !alias.is_empty() && !out.iter().any(|m| m.alias == alias) {
+                out.push(KnownModule {
+                    alias: alias.to_string(),
+                    path: format!("{STD_PREFIX}{name}"),
+                });
+            }
+        };
+        for (name, src) in STDLIB {
+            let written = format!("import \"{STD_PREFIX}{name}\" as ");
+            for line in src.lines() {
+                if let Some(rest) = line.find(&written).map(|i| &line[i + written.len()..]) {
+                    let alias: String = rest
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    add(&alias, name);
+                }
+            }
+            add(&name.replace('-', "_"), name);
+            for part in name.split('-') {
+                add(part, name);
+            }
+        }
+        out
+    })
+}
+
+/// One problem, one diagnostic, across modules: evaluation meets an error
+/// in an imported module's function or template body that the static pass
+/// of that module already reported (same code, file and start). The static
+/// diagnostic is kept (it quotes what was written) and takes the
+/// evaluation's labels (the call site in the importer); the other is
+/// dropped. `files` are the modules whose diagnostics `diags` holds.
+pub(crate) fn merge_static_duplicates(
+    db: &dyn Db,
+    files: &[SourceFile],
+    diags: Vec<scl_diag::Diagnostic>,
+) -> Vec<scl_diag::Diagnostic> {
+    use std::collections::HashMap;
+    let mut statics: HashMap<(&str, Arc<str>, u32), &str> = HashMap::new();
+    let lists: Vec<&Arc<Vec<scl_diag::Diagnostic>>> = files
+        .iter()
+        .map(|f| crate::static_diagnostics(db, *f))
+        .collect();
+    for d in lists.iter().flat_map(|l| l.iter()) {
+        statics
+            .entry((d.code, d.at.file.clone(), d.at.span.start))
+            .or_insert(d.message.as_str());
+    }
+    // Where each static diagnostic is in `diags`, and the labels to add.
+    let mut kept: HashMap<(&str, Arc<str>, u32), usize> = HashMap::new();
+    let mut extra: Vec<(usize, Vec<scl_diag::Label>)> = Vec::new();
+    let mut drop = vec![false; diags.len()];
+    for (i, d) in diags.iter().enumerate() {
+        let key = (d.code, d.at.file.clone(), d.at.span.start);
+        if statics.get(&key) == Some(&d.message.as_str()) {
+            kept.entry(key).or_insert(i);
+        }
+    }
+    for (i, d) in diags.iter().enumerate() {
+        let key = (d.code, d.at.file.clone(), d.at.span.start);
+        match (statics.get(&key), kept.get(&key)) {
+            (Some(m), Some(&k)) if *m != d.message.as_str() && k != i => {
+                extra.push((k, d.labels.clone()));
+                drop[i] = true;
+            }
+            _ => {}
+        }
+    }
+    let mut diags = diags;
+    for (k, labels) in extra {
+        for l in labels {
+            if !diags[k].labels.contains(&l) {
+                diags[k].labels.push(l);
+            }
+        }
+    }
+    diags
+        .into_iter()
+        .zip(drop)
+        .filter(|(_, d)| !d)
+        .map(|(d, _)| d)
+        .collect()
+}
