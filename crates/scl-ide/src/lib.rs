@@ -477,16 +477,19 @@ impl Analysis {
         nav::completions(self, file, offset)
     }
 
-    /// The kind, doc comment and (later) type of what is at `offset`.
+    /// The kind, doc comment and type of what is at `offset`.
     pub fn hover(&self, file: FileId, offset: u32) -> Option<Hover> {
         nav::hover(self, file, offset)
     }
 
-    /// The type of the expression at `offset`, as the static checker infers
-    /// it. A seam: `None` until `scl_sema`'s checker exposes its types by
-    /// offset (`type_at`); [`Analysis::hover`] shows it when it is there.
-    pub fn type_at(&self, _file: FileId, _offset: u32) -> Option<String> {
-        None
+    /// The type of the innermost expression at `offset` (a byte offset), as
+    /// the static checker infers it without evaluating anything (the rules:
+    /// the book's "Typing rules"), written as users write types (`Int`,
+    /// `[String]`, `{String: Int}`, `Env`…); `None` where no expression is.
+    pub fn type_at(&self, file: FileId, offset: u32) -> Option<String> {
+        scl_db::typed_module(&self.db, self.sf(file))
+            .type_at(offset)
+            .map(|t| t.to_string())
     }
 
     pub(crate) fn db(&self) -> &Database {

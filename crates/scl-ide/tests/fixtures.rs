@@ -6,10 +6,12 @@
 //! //@ root: /ws                       the workspace root (default /ws)
 //! //@ set: a.gpus=2                   a `--set` flag for the first file
 //! //@ diagnostics                     check diagnostics (also without annotations: none expected)
+//! //@ allow-errors                    without `diagnostics`, errors are allowed (else they fail the fixture)
 //! //@ check: /ws/main.env.scl         the files checked (default: every file)
 //! //@ completions: memory gpu         the completion labels at the cursor, in order
 //! //@ hover: let image_name           the hover kind and name at the cursor
 //! //@ hover-doc: The image.           …and its doc comment
+//! //@ type: [String]                  the static type of the expression at the cursor
 //! //@ definition: none                no definition at the cursor
 //! //@ expect <command-line>:1:9 E0312: message    a diagnostic about a `--set` flag
 //! //- /ws/main.env.scl                a file, written to an in-memory file system
@@ -266,6 +268,17 @@ fn run_fixture(src: &str) -> Result<(), String> {
                 "command-line diagnostics: want {want_cmdline:#?}, got {got_cmdline:#?}"
             ));
         }
+    } else if directive("allow-errors").next().is_none() {
+        // A fixture that checks something else must still be a valid
+        // program, or it may pass for the wrong reason (a typo that makes a
+        // declaration an error node): errors fail it unless it says
+        // `//@ allow-errors` (code being typed, for completion).
+        for d in a.check(&ids).iter().filter(|d| d.is_error()) {
+            errors.push(format!(
+                "an error the fixture does not expect (annotate it with `//@ diagnostics`, or say `//@ allow-errors`): {} {}: {}",
+                d.at.file, d.code, d.message
+            ));
+        }
     }
 
     let target_ann = |t: &scl_ide::NavTarget, what: &str| {
@@ -351,6 +364,14 @@ fn run_fixture(src: &str) -> Result<(), String> {
             }
         }
     }
+    // The static type of the expression at the cursor.
+    if let Some(want) = directive("type").next() {
+        let (f, off) = cursor.ok_or("`type` needs a cursor `$0`")?;
+        let got = a.type_at(f, off);
+        if got.as_deref() != Some(want) {
+            errors.push(format!("type: want {want:?}, got {got:?}"));
+        }
+    }
     if errors.is_empty() {
         Ok(())
     } else {
@@ -398,11 +419,15 @@ fn a_wrong_annotation_fails() {
     scl_ide::with_compiler_stack(|| {
         for p in &all {
             let src = std::fs::read_to_string(p).unwrap();
-            assert!(
-                run_fixture(&src).is_err(),
-                "{} passed, but its annotation is wrong",
-                p.display()
-            );
+            match run_fixture(&src) {
+                Ok(()) => panic!("{} passed, but its annotation is wrong", p.display()),
+                // It must fail for its annotation, not for an error in its code.
+                Err(e) => assert!(
+                    !e.contains("an error the fixture does not expect"),
+                    "{} fails for an error in its code, not its annotation: {e}",
+                    p.display()
+                ),
+            }
         }
     });
 }
