@@ -160,11 +160,20 @@ impl Db for Database {
             Some(text) => Some(text.clone()),
             None => read_source(&*self.system, path),
         };
-        // Files read from disk (and the stdlib) change rarely: HIGH
-        // durability lets salsa skip re-verifying what depends only on them
-        // after an edit; `set_text` marks an edited file LOW.
+        // The stdlib does not change while the compiler runs: HIGH
+        // durability lets salsa skip re-verifying what depends only on it
+        // after an edit. Workspace files are LOW from the start, the
+        // durability every edit gives them: salsa does not backdate a
+        // result whose input's durability dropped, so a file created HIGH
+        // and edited LOW would re-run everything that depends on it on its
+        // first edit, even when the edit changes nothing it depends on.
+        let durability = if self.is_stdlib_path(path) {
+            salsa::Durability::HIGH
+        } else {
+            salsa::Durability::LOW
+        };
         let f = SourceFile::builder(path.to_path_buf(), contents)
-            .durability(salsa::Durability::HIGH)
+            .durability(durability)
             .new(self);
         reg.by_path.insert(path.to_path_buf(), f);
         reg.by_key.entry(display_path(self, f)).or_insert(f);
@@ -359,6 +368,13 @@ impl Database {
     /// `path` made absolute (from the system's current folder) and normalized.
     pub fn absolute(&self, path: &Path) -> PathBuf {
         absolute(&self.system.current_dir(), path)
+    }
+
+    /// Whether `path` is a stdlib module: embedded (`std/NAME.env.scl`) or
+    /// inside the `--stdlib` folder.
+    fn is_stdlib_path(&self, path: &Path) -> bool {
+        path.starts_with(STD_PREFIX.trim_end_matches('/'))
+            || self.stdlib_dir.as_deref().is_some_and(|d| path.starts_with(d))
     }
 
     /// The file system this database reads.

@@ -40,9 +40,9 @@ fn an_edit_that_keeps_the_declaration_types_rechecks_no_importer() {
         let mut db = Database::new(dir.path(), None);
         let lib = db.open(&dir.path().join("lib.env.scl"));
         let main = db.open(&dir.path().join("main.env.scl"));
-        // The first edit of a file read from disk lowers its durability,
-        // which salsa does not backdate over: edit once, as an editor would.
-        db.set_text(lib, LIB);
+        // No edit first: the first edit of a file read from disk must cut
+        // off too (workspace files are LOW durability from the start; a
+        // file created HIGH and edited LOW is not backdated by salsa).
         let first = typed_module(&db, main).clone();
         // A comment and a new body: the same declaration types.
         db.set_text(lib, &format!("// a comment\n{}", LIB.replace("4Gi", "2Gi")));
