@@ -102,6 +102,12 @@ impl scl_sema::Host for DbHost<'_> {
         let f = self.db.module_file(m);
         let p = resolve_local(self.db, f, rel)?;
         let input = self.db.input(&p);
+        if let Some(why) = input.unreadable(self.db) {
+            return Err(FileError::Unreadable(
+                p.display().to_string(),
+                why.to_string(),
+            ));
+        }
         match input.contents(self.db) {
             Some(bytes) if crate::too_large(bytes) => Err(FileError::TooLarge(
                 p.display().to_string(),
@@ -196,10 +202,26 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
                     );
                     None
                 }
-                Err(FileError::NotFound(_) | FileError::TooLarge(..)) => None,
+                Err(
+                    FileError::NotFound(_) | FileError::TooLarge(..) | FileError::Unreadable(..),
+                ) => None,
                 Ok(p) => {
                     let f = db.input(&p);
-                    if !file_exists(db, f) {
+                    if let Some(why) = f.unreadable(db) {
+                        // Reported here, at the import; the import counts
+                        // as failed, so its uses say nothing more.
+                        out.diagnostics.push(
+                            Diagnostic::error(
+                                "E0107",
+                                imp.path_span,
+                                format!("module {:?} cannot be read: {why}", imp.path),
+                            )
+                            .with_note(format!("it resolves to {}", p.display()))
+                            .with_help("check that the file is readable by this user")
+                            .in_file(&here),
+                        );
+                        None
+                    } else if !file_exists(db, f) {
                         let mut d = Diagnostic::error(
                             "E0102",
                             imp.path_span,

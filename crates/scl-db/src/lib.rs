@@ -49,13 +49,18 @@ pub const STD_PREFIX: &str = "std/";
 pub const MAX_FILE_BYTES: usize = 16 << 20;
 
 /// A source file: an absolute path (or `std/NAME.env.scl` for an embedded
-/// stdlib module) and its bytes (`None` when it does not exist).
+/// stdlib module) and its bytes (`None` when it does not exist). A file that
+/// exists but cannot be read has empty contents and the system's message in
+/// `unreadable` (reported as E0107 where it is used, never taken for an
+/// empty file).
 #[salsa::input(debug)]
 pub struct SourceFile {
     #[returns(ref)]
     pub path: PathBuf,
     #[returns(ref)]
     pub contents: Option<Arc<[u8]>>,
+    #[returns(ref)]
+    pub unreadable: Option<Arc<str>>,
 }
 
 /// What a path is (following links), whether it is itself a link, and its
@@ -156,8 +161,8 @@ impl Db for Database {
         if let Some(f) = reg.by_path.get(path) {
             return *f;
         }
-        let contents = match reg.overlays.get(path) {
-            Some(text) => Some(text.clone()),
+        let (contents, unreadable) = match reg.overlays.get(path) {
+            Some(text) => (Some(text.clone()), None),
             None => read_source(&*self.system, path),
         };
         // The stdlib does not change while the compiler runs: HIGH
@@ -172,7 +177,7 @@ impl Db for Database {
         } else {
             salsa::Durability::LOW
         };
-        let f = SourceFile::builder(path.to_path_buf(), contents)
+        let f = SourceFile::builder(path.to_path_buf(), contents, unreadable)
             .durability(durability)
             .new(self);
         reg.by_path.insert(path.to_path_buf(), f);
@@ -272,18 +277,24 @@ fn list(
     entries.map(Arc::from)
 }
 
-fn read_source(system: &dyn System, path: &Path) -> Option<Arc<[u8]>> {
+/// The bytes of `path` and, for a file that exists but cannot be read,
+/// the system's message (the bytes are then empty).
+fn read_source(system: &dyn System, path: &Path) -> (Option<Arc<[u8]>>, Option<Arc<str>>) {
     let s = path.to_str().unwrap_or("");
     if let Some(name) = s.strip_prefix(STD_PREFIX) {
         let name = name.strip_suffix(".env.scl").unwrap_or(name);
-        return STDLIB
+        let text = STDLIB
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(_, src)| Arc::from(src.as_bytes()));
+        return (text, None);
     }
     // At most MAX_FILE_BYTES + 1 bytes: one byte more than the limit tells
     // a file that is too large from one that fits exactly.
-    system.read(path, MAX_FILE_BYTES + 1).map(Arc::from)
+    match system.read(path, MAX_FILE_BYTES + 1) {
+        Ok(bytes) => (bytes.map(Arc::from), None),
+        Err(why) => (Some(Arc::from(&b""[..])), Some(Arc::from(why))),
+    }
 }
 
 /// Whether file contents exceed [`MAX_FILE_BYTES`].
@@ -374,7 +385,10 @@ impl Database {
     /// inside the `--stdlib` folder.
     fn is_stdlib_path(&self, path: &Path) -> bool {
         path.starts_with(STD_PREFIX.trim_end_matches('/'))
-            || self.stdlib_dir.as_deref().is_some_and(|d| path.starts_with(d))
+            || self
+                .stdlib_dir
+                .as_deref()
+                .is_some_and(|d| path.starts_with(d))
     }
 
     /// The file system this database reads.
@@ -388,6 +402,9 @@ impl Database {
         file.set_contents(self)
             .with_durability(salsa::Durability::LOW)
             .to(Some(Arc::from(text.as_bytes())));
+        if file.unreadable(self).is_some() {
+            file.set_unreadable(self).to(None);
+        }
     }
 
     /// Opens an editor buffer over `path`: until [`Database::remove_overlay`],
@@ -405,6 +422,9 @@ impl Database {
             file.set_contents(self)
                 .with_durability(salsa::Durability::LOW)
                 .to(Some(Arc::from(text.as_bytes())));
+        }
+        if file.unreadable(self).is_some() {
+            file.set_unreadable(self).to(None);
         }
         self.refresh(&path);
     }
@@ -459,7 +479,7 @@ impl Database {
             let file = reg.by_path.get(path).copied();
             let info = reg.infos.get(path).copied();
             let contents = file.map(|_| match reg.overlays.get(path) {
-                Some(t) => Some(t.clone()),
+                Some(t) => (Some(t.clone()), None),
                 None => read_source(&*self.system, path),
             });
             let facts = info.map(|_| stat(&*self.system, &reg.overlays, path));
@@ -474,11 +494,14 @@ impl Database {
                 .collect();
             (file, info, listings, contents, facts, lists)
         };
-        if let (Some(f), Some(new)) = (file, contents) {
+        if let (Some(f), Some((new, unreadable))) = (file, contents) {
             if *f.contents(self) != new {
                 f.set_contents(self)
                     .with_durability(salsa::Durability::LOW)
                     .to(new);
+            }
+            if *f.unreadable(self) != unreadable {
+                f.set_unreadable(self).to(unreadable);
             }
         }
         if let (Some(i), Some((kind, is_link, canonical))) = (info, facts) {
@@ -805,6 +828,20 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
         .contents(db)
         .clone()
         .unwrap_or_else(|| Arc::from(&b""[..]));
+    if let Some(why) = file.unreadable(db) {
+        let path = display_path(db, file);
+        let mut p = scl_syntax::parse("");
+        p.errors.push(
+            Diagnostic::error(
+                "E0107",
+                scl_diag::Span::new(0, 0),
+                format!("the file cannot be read: {why}"),
+            )
+            .with_help("check that the file is readable by this user, or remove it")
+            .in_file(&path),
+        );
+        return Arc::new(p);
+    }
     if too_large(&bytes) {
         let path = display_path(db, file);
         let mut p = scl_syntax::parse("");

@@ -40,9 +40,11 @@ pub struct DirEntry {
 /// lexically normalized (no `.`/`..`). Implementations never panic.
 pub trait System: Send + Sync + std::fmt::Debug {
     /// At most `limit` bytes of the file at `path` (a caller passes one byte
-    /// more than it accepts, to tell "too large" from "fits exactly"); `None`
-    /// when it is not a readable file.
-    fn read(&self, path: &Path, limit: usize) -> Option<Vec<u8>>;
+    /// more than it accepts, to tell "too large" from "fits exactly");
+    /// `Ok(None)` when there is no regular file there; `Err` (the system's
+    /// message) when there is one but it cannot be read (permissions, an
+    /// I/O error).
+    fn read(&self, path: &Path, limit: usize) -> Result<Option<Vec<u8>>, String>;
     /// What `path` is, following links.
     fn kind(&self, path: &Path) -> PathKind;
     /// Whether `path` itself is a symbolic link.
@@ -62,19 +64,17 @@ pub trait System: Send + Sync + std::fmt::Debug {
 pub struct OsSystem;
 
 impl System for OsSystem {
-    fn read(&self, path: &Path, limit: usize) -> Option<Vec<u8>> {
+    fn read(&self, path: &Path, limit: usize) -> Result<Option<Vec<u8>>, String> {
         use std::io::Read;
         match std::fs::metadata(path) {
             Ok(m) if m.is_file() => {}
-            _ => return None,
+            _ => return Ok(None),
         }
         let mut out = Vec::new();
         std::fs::File::open(path)
-            .ok()?
-            .take(limit as u64)
-            .read_to_end(&mut out)
-            .ok()?;
-        Some(out)
+            .and_then(|f| f.take(limit as u64).read_to_end(&mut out))
+            .map_err(|e| e.to_string())?;
+        Ok(Some(out))
     }
     fn kind(&self, path: &Path) -> PathKind {
         match std::fs::metadata(path) {
@@ -126,6 +126,8 @@ pub struct MemorySystem {
 struct Memory {
     files: BTreeMap<PathBuf, Arc<[u8]>>,
     dirs: std::collections::BTreeSet<PathBuf>,
+    /// Files that exist but whose reading fails (as without permission).
+    unreadable: std::collections::BTreeSet<PathBuf>,
     cwd: Option<PathBuf>,
 }
 
@@ -144,6 +146,16 @@ impl MemorySystem {
     pub fn remove(&self, path: impl AsRef<Path>) {
         let mut m = self.inner.write().unwrap_or_else(|e| e.into_inner());
         m.files.remove(path.as_ref());
+    }
+    /// Makes the file at `path` unreadable (it stays listed and is a file,
+    /// but reading it fails as without permission), or readable again.
+    pub fn set_unreadable(&self, path: impl AsRef<Path>, unreadable: bool) {
+        let mut m = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        if unreadable {
+            m.unreadable.insert(path.as_ref().to_path_buf());
+        } else {
+            m.unreadable.remove(path.as_ref());
+        }
     }
     /// Makes an (empty) folder.
     pub fn mkdir(&self, path: impl AsRef<Path>) {
@@ -173,8 +185,13 @@ impl Memory {
 }
 
 impl System for MemorySystem {
-    fn read(&self, path: &Path, limit: usize) -> Option<Vec<u8>> {
-        self.with(|m| m.files.get(path).map(|b| b[..b.len().min(limit)].to_vec()))
+    fn read(&self, path: &Path, limit: usize) -> Result<Option<Vec<u8>>, String> {
+        self.with(|m| {
+            if m.unreadable.contains(path) {
+                return Err("Permission denied (os error 13)".to_string());
+            }
+            Ok(m.files.get(path).map(|b| b[..b.len().min(limit)].to_vec()))
+        })
     }
     fn kind(&self, path: &Path) -> PathKind {
         self.with(|m| {

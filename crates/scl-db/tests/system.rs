@@ -198,3 +198,50 @@ fn an_import_cycle_is_one_diagnostic_whichever_file_is_checked() {
         assert_eq!(all.len(), 1);
     })
 }
+
+/// A file that exists but cannot be read is an error where it is used
+/// (E0107, with the system's reason), never taken for an empty file: the
+/// root module, an imported module, and a file read by `file()`.
+#[test]
+fn a_file_that_cannot_be_read_is_an_error_not_an_empty_file() {
+    with_compiler_stack(|| {
+        // An imported module.
+        let (sys, mut db) = setup();
+        sys.set_unreadable("/ws/lib.env.scl", true);
+        db.did_change_files(&[PathBuf::from("/ws/lib.env.scl")]);
+        let d = diags(&db);
+        assert_eq!(
+            d,
+            [(
+                "E0107".to_string(),
+                "main.env.scl".to_string(),
+                "module \"./lib.env.scl\" cannot be read: Permission denied (os error 13)"
+                    .to_string()
+            )],
+        );
+        // Readable again: the error goes.
+        sys.set_unreadable("/ws/lib.env.scl", false);
+        db.did_change_files(&[PathBuf::from("/ws/lib.env.scl")]);
+        assert_eq!(codes(&db), Vec::<String>::new());
+
+        // The root module.
+        sys.set_unreadable("/ws/main.env.scl", true);
+        db.did_change_files(&[PathBuf::from("/ws/main.env.scl")]);
+        assert_eq!(codes(&db), ["E0107"]);
+        sys.set_unreadable("/ws/main.env.scl", false);
+        db.did_change_files(&[PathBuf::from("/ws/main.env.scl")]);
+
+        // A file read by `file()`.
+        sys.write("/ws/req.txt", "numpy==2.0.0\n");
+        sys.set_unreadable("/ws/req.txt", true);
+        sys.write(
+            "/ws/main.env.scl",
+            "env app {\n  base = image(\"python:3.11-slim\")\n  python.requirements = [file(\"req.txt\")]\n}\n",
+        );
+        db.did_change_files(&[PathBuf::from("/ws/main.env.scl")]);
+        let d = diags(&db);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].0, "E0107", "{d:?}");
+        assert!(d[0].2.starts_with("\"req.txt\" cannot be read"), "{d:?}");
+    })
+}

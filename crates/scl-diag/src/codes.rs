@@ -150,6 +150,11 @@ Example:
 
 Fix: use the suggested name; `let`, `param`, `fn`, `enum` and `env` declarations are visible to importers.";
 
+"E0107", "file cannot be read",
+"A file exists but the system refuses to read it: a module named on the command line or by an `import`, or a file named by `file(...)`. The message gives the system's reason (no permission, an I/O error). The file is never taken for an empty one.
+
+Fix: make the file readable by the user who runs `sclc` (`chmod u+r FILE`), or remove it.";
+
 "E0201", "type mismatch",
 "A value does not have the type the field, argument or parameter expects.
 

@@ -665,6 +665,16 @@ fn file_error(ev: &Evaluator, m: ModuleId, e: FileError, span: Span, written: &s
             .with_note(format!("it resolves to {p}"))
             .with_help("keep large data out of the build description: copy it with a volume or an asset"),
         ),
+        FileError::Unreadable(p, why) => ev.report(
+            m,
+            Diagnostic::error(
+                "E0107",
+                span,
+                format!("{} cannot be read: {why}", validate::quoted(written)),
+            )
+            .with_note(format!("it resolves to {p}"))
+            .with_help("check that the file is readable by this user"),
+        ),
     }
 }
 

@@ -49,6 +49,8 @@ pub enum FileError {
     OutsideWorkspace(String),
     /// Larger than the host's limit (the resolved path and the limit in bytes).
     TooLarge(String, usize),
+    /// It exists but cannot be read (the resolved path and the system's message).
+    Unreadable(String, String),
 }
 
 /// A `--set NAME=VALUE` for one module.

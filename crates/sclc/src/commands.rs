@@ -107,6 +107,16 @@ pub fn main() -> i32 {
         }
     };
     let fmt = cli.message_format;
+    // Relative paths, the default `.` and the paths shown all start from
+    // the current folder: without one (it was removed, or cannot be read)
+    // nothing can be found, so say so instead of guessing one.
+    if !matches!(cli.command, Command::Explain { .. }) {
+        if let Err(e) = std::env::current_dir() {
+            return usage_error(&format!(
+                "the current folder cannot be read ({e}): run sclc from an existing folder"
+            ));
+        }
+    }
     match cli.command {
         Command::Explain { code, list } => explain(code, list),
         Command::Fmt {
@@ -318,13 +328,16 @@ fn check(paths: &[PathBuf], set: &[String], fmt: MessageFormat, stdlib: Option<P
     }
     // With `--set`, every file is a root of its own (the values apply to
     // it); a diagnostic reached from several of them is still printed once.
-    let mut printed: std::collections::HashSet<Diagnostic> = std::collections::HashSet::new();
+    // Each root may be its own workspace, whose file names are relative to
+    // it: the same problem is the same diagnostic in the same file on disk.
+    let mut printed: std::collections::HashSet<(Option<PathBuf>, Diagnostic)> =
+        std::collections::HashSet::new();
     for f in files {
         match load(&f, set, stdlib.clone()) {
             Ok((_host, a, _, diags)) => {
                 let diags: Vec<Diagnostic> = diags
                     .into_iter()
-                    .filter(|d| printed.insert(d.clone()))
+                    .filter(|d| printed.insert((a.path_of_key(&d.at.file), d.clone())))
                     .collect();
                 errors |= diags.iter().any(Diagnostic::is_error);
                 print_diagnostics(&a, &diags, fmt);

@@ -79,3 +79,46 @@ fn a_file_outside_the_current_folder_is_shown_absolute() {
         ["ws/app/main.env.scl", "ws/lib/base.env.scl"]
     );
 }
+
+#[test]
+fn the_same_error_in_two_workspaces_is_printed_for_each() {
+    // With `--set` every file is a root of its own; two files with the same
+    // workspace-relative name (`main.env.scl`) in two workspaces are two
+    // files, and each keeps its error.
+    let dir = tempfile::tempdir().unwrap();
+    let text = "param gpus: Int = 1\nlet x = nope\nenv app {\n  base = image(\"debian:12.5\")\n}\n";
+    write(&dir.path().join("a/main.env.scl"), text);
+    write(&dir.path().join("b/main.env.scl"), text);
+    let out = sclc(
+        dir.path(),
+        &["check", ".", "--set", "gpus=2", "--message-format", "json"],
+    );
+    assert_eq!(files_of(&out), ["a/main.env.scl", "b/main.env.scl"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_removed_current_folder_is_a_usage_error() {
+    // Without a current folder, `sclc check` must not guess one (it once
+    // fell back to `/` and checked the whole disk).
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    // A shell enters the folder, removes it, then runs sclc there.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "cd '{}' && rmdir '{}' && exec '{}' check",
+            gone.display(),
+            gone.display(),
+            env!("CARGO_BIN_EXE_sclc")
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: the current folder cannot be read"),
+        "{err}"
+    );
+}

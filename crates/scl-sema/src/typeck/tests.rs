@@ -126,3 +126,34 @@ fn rules_of_the_book() {
         ["E0204 `.c` is not a variant of T"]
     );
 }
+
+/// Two records of one shape built apart, each field holding the previous
+/// record twice: as trees they double at every step (2^40 leaves here), as
+/// DAGs they grow by one node. Comparing them (a list of both) and writing
+/// one in a message cost the size of the DAG: this finishes at once (it did
+/// not before: 2.9 GB at 22 steps), and the message stays short.
+#[test]
+fn types_shared_as_dags_are_compared_and_shown_in_linear_size() {
+    let n = 40;
+    let mut src = String::from("let r0 = { a = 1 }\nlet s0 = { a = 1 }\n");
+    for i in 1..n {
+        src.push_str(&format!(
+            "let r{i} = {{ a = r{p}, b = r{p} }}\nlet s{i} = {{ a = s{p}, b = s{p} }}\n",
+            p = i - 1
+        ));
+    }
+    src.push_str(&format!(
+        "let x = [r{m}, s{m}]\nlet y = \"${{r{m}}}\"\n",
+        m = n - 1
+    ));
+    let t = typed(&src);
+    let msgs: Vec<String> = t.diagnostics.iter().map(|d| d.message.clone()).collect();
+    // The list is fine; interpolating a record is the one error.
+    assert_eq!(t.diagnostics.len(), 1, "{msgs:?}");
+    assert!(
+        msgs[0].len() < 1000,
+        "{} bytes: {}",
+        msgs[0].len(),
+        &msgs[0][..200]
+    );
+}

@@ -198,15 +198,80 @@ impl Type {
 
 /// Whether a value of type `found` is accepted where `expected` is
 /// expected (the book's table "Fitting a value to an expected type").
+///
+/// Types are DAGs: a `let` used twice shares its type, and two records of
+/// the same shape built apart are two DAGs whose trees can be exponentially
+/// larger than they are (`r1 = {a = r0, b = r0}` …). Every comparison of two
+/// lists, maps or records is therefore done once per pair of nodes
+/// ([`Memo`]): linear in the sizes of the DAGs, not of the trees.
 pub fn fits(found: &Type, expected: &Type) -> bool {
+    fits_in(found, expected, &mut Memo::default())
+}
+
+/// The one type of two values that must have one type (the branches of an
+/// `if`, two list elements, two map values): the larger of the two when
+/// one fits the other (`Int` and `Float` give `Float`), else `None`. Memoized
+/// per pair of nodes like [`fits`].
+pub fn join(a: &Type, b: &Type) -> Option<Type> {
+    join_in(a, b, &mut Memo::default())
+}
+
+/// The results of comparisons of shared nodes, by the addresses of the two
+/// nodes. Every node used as a key is kept alive in `keep` (a `join` makes
+/// new types while it runs), so no address is reused while the memo lives.
+#[derive(Default)]
+struct Memo {
+    fits: std::collections::HashMap<(usize, usize), bool>,
+    join: std::collections::HashMap<(usize, usize), Option<Type>>,
+    keep: Vec<Type>,
+}
+
+/// The address of a list's, map's or record's node, or `None` for a type
+/// without one.
+fn node(t: &Type) -> Option<usize> {
+    match t {
+        Type::List(x) | Type::Map(x) | Type::Optional(x) => Some(Arc::as_ptr(x) as usize),
+        Type::Record(x) => Some(Arc::as_ptr(x) as *const u8 as usize),
+        _ => None,
+    }
+}
+
+fn fits_in(found: &Type, expected: &Type, m: &mut Memo) -> bool {
+    let (Some(a), Some(b)) = (node(found), node(expected)) else {
+        return fits_raw(found, expected, m);
+    };
+    if let Some(r) = m.fits.get(&(a, b)) {
+        return *r;
+    }
+    let r = fits_raw(found, expected, m);
+    m.fits.insert((a, b), r);
+    m.keep.extend([found.clone(), expected.clone()]);
+    r
+}
+
+fn join_in(a: &Type, b: &Type, m: &mut Memo) -> Option<Type> {
+    let (Some(x), Some(y)) = (node(a), node(b)) else {
+        return join_raw(a, b, m);
+    };
+    if let Some(r) = m.join.get(&(x, y)) {
+        return r.clone();
+    }
+    let r = join_raw(a, b, m);
+    m.join.insert((x, y), r.clone());
+    m.keep.extend([a.clone(), b.clone()]);
+    r
+}
+
+/// [`fits`] of one pair, its parts through the memo.
+fn fits_raw(found: &Type, expected: &Type, m: &mut Memo) -> bool {
     use Type::*;
     match (found, expected) {
         (Error | Nothing, _) | (_, Error | Nothing) => true,
         // Shared parts (a `let` used twice) are compared once.
         (List(a), List(b)) | (Map(a), Map(b)) if Arc::ptr_eq(a, b) => true,
         (Record(a), Record(b)) if Arc::ptr_eq(a, b) => true,
-        (Optional(f), _) => fits(f, expected),
-        (_, Optional(e)) => fits(found, e),
+        (Optional(f), _) => fits_in(f, expected, m),
+        (_, Optional(e)) => fits_in(found, e, m),
         (Bool, Bool) | (Int, Int) | (Float, Float) | (Int, Float) => true,
         (Memory, Memory) | (Cpu, Cpu) | (Int | Float, Cpu) => true,
         (Str(_), Str(_) | Image) | (Image, Image) => true,
@@ -215,11 +280,11 @@ pub fn fits(found: &Type, expected: &Type) -> bool {
         (Enum(a), Enum(b)) => a.name == b.name,
         (EnumLit(v), Enum(d)) => d.variants.iter().any(|x| **x == **v),
         (EnumLit(a), EnumLit(b)) => a == b,
-        (List(a), List(b)) | (Map(a), Map(b)) => fits(a, b),
-        (Record(fs), Map(e)) => fs.values().all(|v| fits(v, e)),
+        (List(a), List(b)) | (Map(a), Map(b)) => fits_in(a, b, m),
+        (Record(fs), Map(e)) => fs.values().all(|v| fits_in(v, e, m)),
         (Record(fs), Schema(rt)) => {
             fs.iter().all(|(k, v)| match rt.field_ref(k) {
-                Some(t) => fits(v, &Type::from_ty(t)),
+                Some(t) => fits_in(v, &Type::from_ty(t), m),
                 None => false,
             }) && rt
                 .fields()
@@ -232,7 +297,7 @@ pub fn fits(found: &Type, expected: &Type) -> bool {
             a.len() == b.len()
                 && a.iter()
                     .zip(b.iter())
-                    .all(|((k1, v1), (k2, v2))| k1 == k2 && fits(v1, v2))
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && fits_in(v1, v2, m))
         }
         (Env, Env) => true,
         (Fn(a), Fn(b)) | (Template(a), Template(b)) => a == b,
@@ -242,10 +307,8 @@ pub fn fits(found: &Type, expected: &Type) -> bool {
     }
 }
 
-/// The one type of two values that must have one type (the branches of an
-/// `if`, two list elements, two map values): the larger of the two when
-/// one fits the other (`Int` and `Float` give `Float`), else `None`.
-pub fn join(a: &Type, b: &Type) -> Option<Type> {
+/// [`join`] of one pair, its parts through the memo.
+fn join_raw(a: &Type, b: &Type, m: &mut Memo) -> Option<Type> {
     use Type::*;
     Some(match (a, b) {
         (Error, _) | (_, Error) => Error,
@@ -260,12 +323,12 @@ pub fn join(a: &Type, b: &Type) -> Option<Type> {
                 Type::string()
             }
         }
-        (List(x), List(y)) => List(Arc::new(join(x, y)?)),
-        (Map(x), Map(y)) => Map(Arc::new(join(x, y)?)),
+        (List(x), List(y)) => List(Arc::new(join_in(x, y, m)?)),
+        (Map(x), Map(y)) => Map(Arc::new(join_in(x, y, m)?)),
         (Record(x), Map(y)) | (Map(y), Record(x)) => {
             let mut t = (**y).clone();
             for v in x.values() {
-                t = join(&t, v)?;
+                t = join_in(&t, v, m)?;
             }
             Map(Arc::new(t))
         }
@@ -275,18 +338,43 @@ pub fn join(a: &Type, b: &Type) -> Option<Type> {
         (Record(x), Record(y)) if x.keys().eq(y.keys()) => {
             let mut out = BTreeMap::new();
             for ((k, v1), v2) in x.iter().zip(y.values()) {
-                out.insert(k.clone(), join(v1, v2)?);
+                out.insert(k.clone(), join_in(v1, v2, m)?);
             }
             Record(Arc::new(out))
         }
-        _ if fits(b, a) => a.clone(),
-        _ if fits(a, b) => b.clone(),
+        _ if fits_in(b, a, m) => a.clone(),
+        _ if fits_in(a, b, m) => b.clone(),
         _ => return None,
     })
 }
 
+/// How deep a type is written in messages and hovers: below it a record is
+/// `{…}` (a type is a DAG whose tree may be exponentially large).
+const SHOWN_DEPTH: usize = 4;
+
 impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.show(f, 0)
+    }
+}
+
+/// A type written at a depth (see [`SHOWN_DEPTH`]).
+struct Shown<'a>(&'a Type, usize);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.show(f, self.1)
+    }
+}
+
+impl Type {
+    fn show(&self, f: &mut fmt::Formatter<'_>, depth: usize) -> fmt::Result {
+        let sub = |t| Shown(t, depth + 1);
+        if depth >= SHOWN_DEPTH {
+            if let Type::Record(_) | Type::Map(_) | Type::List(_) = self {
+                return write!(f, "…");
+            }
+        }
         match self {
             Type::Error => write!(f, "an unknown type"),
             Type::Nothing => write!(f, "nothing"),
@@ -300,9 +388,9 @@ impl fmt::Display for Type {
             Type::File(_) => write!(f, "File"),
             Type::Secret => write!(f, "Secret"),
             Type::StrOrSecret => write!(f, "String or Secret"),
-            Type::List(t) => write!(f, "[{t}]"),
-            Type::Map(t) => write!(f, "{{String: {t}}}"),
-            Type::Optional(t) => write!(f, "{t}?"),
+            Type::List(t) => write!(f, "[{}]", sub(t)),
+            Type::Map(t) => write!(f, "{{String: {}}}", sub(t)),
+            Type::Optional(t) => write!(f, "{}?", sub(t)),
             Type::Enum(d) => write!(f, "{}", d.name),
             Type::EnumLit(v) => write!(f, "enum literal .{v}"),
             Type::Schema(r) => write!(f, "{}", r.name()),
@@ -313,7 +401,7 @@ impl fmt::Display for Type {
                         write!(f, ", …")?;
                         break;
                     }
-                    write!(f, "{}{k}: {v}", if i == 0 { "" } else { ", " })?;
+                    write!(f, "{}{k}: {}", if i == 0 { "" } else { ", " }, sub(v))?;
                 }
                 write!(f, "}}")
             }
