@@ -12,6 +12,7 @@ mod builtins;
 mod eval;
 mod normalize;
 mod resolve;
+pub mod schema;
 pub mod ty;
 mod validate;
 pub mod value;

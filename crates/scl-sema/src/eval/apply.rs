@@ -52,42 +52,6 @@ pub(super) fn removes_by_hash(v: &Value) -> bool {
     matches!(v, Value::List(l) if l.iter().all(|x| matches!(x, Value::Str(_))))
 }
 
-/// Names users bring from other tools (compose, Kubernetes, cog, conda) for
-/// fields of the Env schema, for "did you mean" when edit distance finds nothing.
-pub(super) fn field_alias(rt: RecordTy, name: &str) -> Option<&'static str> {
-    let n = name.to_ascii_lowercase();
-    Some(match (rt, n.as_str()) {
-        (
-            RecordTy::Env,
-            "env"
-            | "envs"
-            | "env_vars"
-            | "envvars"
-            | "environment"
-            | "variables"
-            | "environment_variables",
-        ) => "vars",
-        (RecordTy::Env, "image" | "from" | "base_image") => "base",
-        (RecordTy::Env, "cmd" | "args") => "command",
-        (RecordTy::Env, "working_dir" | "work_dir" | "cwd" | "workingdir") => "workdir",
-        (RecordTy::Env, "expose" | "port") => "ports",
-        (RecordTy::Env, "volume" | "mounts") => "volumes",
-        (RecordTy::Env, "label" | "annotations") => "labels",
-        (RecordTy::Env, "packages" | "apt" | "apt_packages" | "system_packages") => {
-            "system.packages"
-        }
-        (RecordTy::Env, "requirements" | "pip" | "python_packages") => "python",
-        (RecordTy::Env, "run" | "steps" | "build_steps") => "setup",
-        (RecordTy::Env, "copy" | "add") => "files",
-        (RecordTy::Env, "dockerignore" | "exclude") => "ignore",
-        (RecordTy::Env, "resource" | "gpu" | "gpus" | "cpu" | "memory") => "resources",
-        (RecordTy::ResourceList, "gpus" | "nvidia.com/gpu") => "gpu",
-        (RecordTy::ResourceList, "mem" | "ram") => "memory",
-        (RecordTy::Python, "requirement" | "requirements_file") => "requirements",
-        (RecordTy::Python, "pip" | "package") => "packages",
-        _ => return None,
-    })
-}
 
 impl Evaluator<'_> {
     /// A record literal as a value of type `ty` (a schema record, a map, or untyped).
@@ -328,7 +292,8 @@ impl Evaluator<'_> {
                             format!("unknown field `{}` in {where_}", seg.name),
                         );
                         d = match did_you_mean(&seg.name, fields.iter().copied())
-                            .or_else(|| field_alias(*rt, &seg.name))
+                            .map(str::to_string)
+                            .or_else(|| crate::schema::alias(*rt, &seg.name))
                         {
                             Some(s) => d.with_help(format!("did you mean `{s}`?")),
                             None => d.with_help(format!("fields: {}", fields.join(", "))),
