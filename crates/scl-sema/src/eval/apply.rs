@@ -7,32 +7,26 @@ use super::*;
 /// with a path below it. Lookups cost the path's depth, not the body's size.
 #[derive(Default)]
 pub(crate) struct Seen {
-    pub(super) set: HashMap<String, Span>,
+    pub(super) set: HashMap<FieldPath, Span>,
     /// Every proper prefix of a set path → where the first such path was set.
-    pub(super) under: HashMap<String, Span>,
+    pub(super) under: HashMap<FieldPath, Span>,
 }
 
 impl Seen {
-    pub(super) fn prefixes(key: &str) -> impl Iterator<Item = &str> {
-        key_dots(key).into_iter().map(move |i| &key[..i])
-    }
-
     /// Where a path overlapping `key` was set, if any.
-    pub(super) fn overlapping(&self, key: &str) -> Option<Span> {
+    pub(super) fn overlapping(&self, key: &FieldPath) -> Option<Span> {
         self.set
             .get(key)
-            .or_else(|| Seen::prefixes(key).find_map(|p| self.set.get(p)))
+            .or_else(|| key.prefixes().find_map(|p| self.set.get(&p)))
             .or_else(|| self.under.get(key))
             .copied()
     }
 
-    pub(super) fn insert(&mut self, key: &str, span: Span) {
-        for p in Seen::prefixes(key) {
-            if !self.under.contains_key(p) {
-                self.under.insert(p.to_string(), span);
-            }
+    pub(super) fn insert(&mut self, key: &FieldPath, span: Span) {
+        for p in key.prefixes() {
+            self.under.entry(p).or_insert(span);
         }
-        self.set.insert(key.to_string(), span);
+        self.set.insert(key.clone(), span);
     }
 }
 
@@ -52,12 +46,11 @@ pub(super) fn removes_by_hash(v: &Value) -> bool {
     matches!(v, Value::List(l) if l.iter().all(|x| matches!(x, Value::Str(_))))
 }
 
-
 impl Evaluator<'_> {
     /// A record literal as a value of type `ty` (a schema record, a map, or untyped).
     pub(super) fn record_value(&self, cx: Cx, block: &ast::Block, ty: &Ty) -> R<Value> {
         let mut b = Builder::new(false);
-        self.apply_block(&mut b, cx, block, &[], ty, "")?;
+        self.apply_block(&mut b, cx, block, &FieldPath::root(), ty, "")?;
         if let Ty::Record(rt) = ty {
             let mut failed = false;
             for &(n, _, req) in rt.fields() {
@@ -88,7 +81,7 @@ impl Evaluator<'_> {
         b: &mut Builder,
         cx: Cx,
         block: &ast::Block,
-        prefix: &[String],
+        prefix: &FieldPath,
         ty: &Ty,
         layer: &str,
     ) -> R<()> {
@@ -104,7 +97,7 @@ impl Evaluator<'_> {
         b: &mut Builder,
         cx: Cx,
         block: &ast::Block,
-        prefix: &[String],
+        prefix: &FieldPath,
         ty: &Ty,
         layer: &str,
         seen: &mut Seen,
@@ -131,7 +124,7 @@ impl Evaluator<'_> {
         b: &mut Builder,
         cx: Cx,
         item: &ast::Item,
-        prefix: &[String],
+        prefix: &FieldPath,
         ty: &Ty,
         layer: &str,
         seen: &mut Seen,
@@ -152,7 +145,6 @@ impl Evaluator<'_> {
             },
             ItemKind::Nested { path, body } => {
                 let (full, fty) = self.walk_path(cx.module, prefix, ty, path)?;
-                let key = path_key(&full);
                 match &fty {
                     Ty::Record(_) | Ty::Map(_) | Ty::Any => {}
                     other => {
@@ -161,7 +153,7 @@ impl Evaluator<'_> {
                             "E0201",
                             path.span,
                             format!(
-                                "`{key}` is a {other}, not a record: use `{} = …`",
+                                "`{full}` is a {other}, not a record: use `{} = …`",
                                 path.segments.last().map(|s| s.name.as_str()).unwrap_or("")
                             ),
                         )
@@ -177,21 +169,20 @@ impl Evaluator<'_> {
                 value,
             } => {
                 let (full, fty) = self.walk_path(cx.module, prefix, ty, path)?;
-                let key = path_key(&full);
                 if *op == AssignOp::Set {
-                    if let Some(prev) = seen.overlapping(&key) {
+                    if let Some(prev) = seen.overlapping(&full) {
                         return Err(self.report(
                             cx.module,
                             Diagnostic::error(
                                 "E0305",
                                 path.span,
-                                format!("`{key}` is set twice in this block"),
+                                format!("`{full}` is set twice in this block"),
                             )
                             .with_label(Arc::from(""), prev, "first set here")
                             .with_help("remove one of the two items"),
                         ));
                     }
-                    seen.insert(&key, path.span);
+                    seen.insert(&full, path.span);
                 }
                 let vty = match (op, &fty) {
                     (AssignOp::Set, t) => t.clone(),
@@ -205,7 +196,7 @@ impl Evaluator<'_> {
                             "E0211",
                             item.span,
                             format!(
-                                "`{}` works on lists and maps; `{key}` is a {other}",
+                                "`{}` works on lists and maps; `{full}` is a {other}",
                                 if *op == AssignOp::Append { "+=" } else { "-=" }
                             ),
                         )
@@ -218,7 +209,7 @@ impl Evaluator<'_> {
                 // second would silently win, as with two `=`.
                 if let (Value::Record(r), Ty::Map(_)) = (&v, &fty) {
                     for k in r.keys().filter(|k| k.as_str() != TYPE_KEY) {
-                        let kp = format!("{key}.{k}");
+                        let kp = full.key(k);
                         if *op == AssignOp::Append {
                             if let Some(prev) = seen.set.get(&kp) {
                                 return Err(self.report(
@@ -252,10 +243,9 @@ impl Evaluator<'_> {
                     AssignOp::Remove => have.saturating_mul(given.max(1)),
                 };
                 self.work(cx.module, item.span, units as u64)?;
-                b.assign(&full, key, *op, v, item.span, &fty)
-                    .map_err(|msg| {
-                        self.report(cx.module, Diagnostic::error("E0201", item.span, msg))
-                    })
+                b.assign(&full, *op, v, item.span, &fty).map_err(|msg| {
+                    self.report(cx.module, Diagnostic::error("E0201", item.span, msg))
+                })
             }
         }
     }
@@ -265,11 +255,11 @@ impl Evaluator<'_> {
     pub(super) fn walk_path(
         &self,
         m: ModuleId,
-        prefix: &[String],
+        prefix: &FieldPath,
         ty: &Ty,
         path: &ast::FieldPath,
-    ) -> R<(Vec<String>, Ty)> {
-        let mut full = prefix.to_vec();
+    ) -> R<(FieldPath, Ty)> {
+        let mut full = prefix.clone();
         let mut t = ty.clone();
         for seg in &path.segments {
             t = match t {
@@ -284,7 +274,7 @@ impl Evaluator<'_> {
                         let where_ = if full.is_empty() {
                             rt.name().to_string()
                         } else {
-                            format!("`{}` ({})", full.join("."), rt.name())
+                            format!("`{full}` ({})", rt.name())
                         };
                         let mut d = Diagnostic::error(
                             "E0202",
@@ -308,10 +298,7 @@ impl Evaluator<'_> {
                         m,
                         "E0211",
                         seg.span,
-                        format!(
-                            "`{}` is an env; change it with `… with {{ … }}`",
-                            full.join(".")
-                        ),
+                        format!("`{}` is an env; change it with `… with {{ … }}`", full),
                     )
                 }
                 other => {
@@ -319,15 +306,14 @@ impl Evaluator<'_> {
                         m,
                         "E0202",
                         seg.span,
-                        format!(
-                            "`{}` is a {other} and has no field `{}`",
-                            full.join("."),
-                            seg.name
-                        ),
+                        format!("`{}` is a {other} and has no field `{}`", full, seg.name),
                     )
                 }
             };
-            full.push(seg.name.clone());
+            full.push(match &t {
+                Ty::Record(rt) => crate::schema::seg(*rt, &seg.name),
+                _ => Seg::Key(seg.name.as_str().into()),
+            });
             t = next;
         }
         Ok((full, t))

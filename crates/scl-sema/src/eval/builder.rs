@@ -14,8 +14,8 @@ pub(crate) struct Builder {
     pub layer: usize,
     pub layer_name: Arc<str>,
     pub layer_module: ModuleId,
-    pub writes: BTreeMap<String, Vec<Write>>,
-    pub origins: BTreeMap<String, Written>,
+    pub writes: BTreeMap<FieldPath, Vec<Write>>,
+    pub origins: BTreeMap<FieldPath, Written>,
 }
 
 /// The last write of a path, for provenance.
@@ -43,8 +43,8 @@ pub(crate) struct Write {
 pub(crate) struct Applied {
     pub(super) record: Record,
     pub(super) track_writes: bool,
-    pub(super) writes: BTreeMap<String, Vec<Write>>,
-    pub(super) origins: BTreeMap<String, Written>,
+    pub(super) writes: BTreeMap<FieldPath, Vec<Write>>,
+    pub(super) origins: BTreeMap<FieldPath, Written>,
 }
 
 impl Builder {
@@ -83,41 +83,45 @@ impl Builder {
         }
     }
 
-    pub(super) fn slot<'a>(rec: &'a mut Record, path: &[String]) -> &'a mut Record {
+    /// The record at `path` of `rec`, made (replacing what is not a
+    /// record) where missing.
+    pub(super) fn slot<'a>(rec: &'a mut Record, path: &[Seg]) -> &'a mut Record {
         let mut cur = rec;
         for seg in path {
-            let e = cur
-                .entry(seg.clone())
-                .or_insert_with(|| Value::Record(Arc::new(Record::new())));
-            if !matches!(e, Value::Record(_)) {
-                *e = Value::Record(Arc::new(Record::new()));
+            if !matches!(cur.get(seg.as_str()), Some(Value::Record(_))) {
+                cur.insert(
+                    seg.as_str().to_string(),
+                    Value::Record(Arc::new(Record::new())),
+                );
             }
-            let Value::Record(r) = e else { unreachable!() };
+            let Some(Value::Record(r)) = cur.get_mut(seg.as_str()) else {
+                unreachable!("just made")
+            };
             cur = Arc::make_mut(r);
         }
         cur
     }
 
     /// The length of the list or map at `path` (0 if there is none).
-    pub(super) fn len_at(&self, path: &[String]) -> usize {
+    pub(super) fn len_at(&self, path: &FieldPath) -> usize {
         let mut cur = &self.record;
-        let Some((last, parent)) = path.split_last() else {
+        let Some((last, parent)) = path.segments().split_last() else {
             return 0;
         };
         for seg in parent {
-            match cur.get(seg) {
+            match cur.get(seg.as_str()) {
                 Some(Value::Record(r)) => cur = r,
                 _ => return 0,
             }
         }
-        cur.get(last).map_or(0, value_len)
+        cur.get(last.as_str()).map_or(0, value_len)
     }
 
-    pub(super) fn ensure_record(&mut self, path: &[String]) {
-        Builder::slot(&mut self.record, path);
+    pub(super) fn ensure_record(&mut self, path: &FieldPath) {
+        Builder::slot(&mut self.record, path.segments());
     }
 
-    pub(super) fn note_write(&mut self, key: String, value: &Value, span: Span) {
+    pub(super) fn note_write(&mut self, key: FieldPath, value: &Value, span: Span) {
         if !self.track {
             return;
         }
@@ -155,7 +159,7 @@ impl Builder {
     }
 
     /// Drops the provenance of `key` and of every path below it.
-    pub(super) fn forget(&mut self, key: &str) {
+    pub(super) fn forget(&mut self, key: &FieldPath) {
         if !self.track {
             return;
         }
@@ -164,12 +168,13 @@ impl Builder {
     }
 
     /// Drops the provenance of every path below `key`.
-    pub(super) fn forget_below(&mut self, key: &str) {
-        let below = format!("{key}.");
-        let stale: Vec<String> = self
+    pub(super) fn forget_below(&mut self, key: &FieldPath) {
+        use std::ops::Bound;
+        // The paths below `key` sort right after it ([`FieldPath`]'s order).
+        let stale: Vec<FieldPath> = self
             .origins
-            .range(below.clone()..)
-            .take_while(|(k, _)| k.starts_with(&below))
+            .range((Bound::Excluded(key), Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(key))
             .map(|(k, _)| k.clone())
             .collect();
         for k in stale {
@@ -178,7 +183,7 @@ impl Builder {
     }
 
     /// `+=`/`-=` on a list: the last env to change it, but nothing was replaced.
-    pub(super) fn note_touch(&mut self, key: String, span: Span) {
+    pub(super) fn note_touch(&mut self, key: FieldPath, span: Span) {
         if !self.track {
             return;
         }
@@ -197,19 +202,20 @@ impl Builder {
     /// Applies `=`, `+=` or `-=` of `v` at `path` (whose type is `ty`).
     pub(super) fn assign(
         &mut self,
-        path: &[String],
-        key: String,
+        path: &FieldPath,
         op: AssignOp,
         v: Value,
         span: Span,
         ty: &Ty,
     ) -> Result<(), String> {
-        let (last, parent) = path.split_last().expect("paths are never empty");
+        let key = path.clone();
+        let (last, parent) = path.segments().split_last().expect("paths are never empty");
+        let last = last.as_str();
         let is_map = matches!(ty, Ty::Map(_))
             || (matches!(ty, Ty::Any) && matches!(v, Value::Record(_)) && op == AssignOp::Append);
         match op {
             AssignOp::Set => {
-                Builder::slot(&mut self.record, parent).insert(last.clone(), v.clone());
+                Builder::slot(&mut self.record, parent).insert(last.to_string(), v.clone());
                 self.note_write(key, &v, span);
             }
             AssignOp::Append => {
@@ -222,7 +228,7 @@ impl Builder {
                             _ => Vec::new(),
                         };
                         items.extend(new.iter().cloned());
-                        rec.insert(last.clone(), Value::List(Arc::new(items)));
+                        rec.insert(last.to_string(), Value::List(Arc::new(items)));
                         self.note_touch(key, span);
                     }
                     (cur, Value::Record(new)) => {
@@ -233,9 +239,11 @@ impl Builder {
                         let mut writes = Vec::new();
                         for (k, x) in new.iter() {
                             merged.insert(k.clone(), x.clone());
-                            writes.push((format!("{key}.{}", quote_segment(k)), x.clone()));
+                            if k != TYPE_KEY {
+                                writes.push((key.key(k), x.clone()));
+                            }
                         }
-                        rec.insert(last.clone(), Value::Record(Arc::new(merged)));
+                        rec.insert(last.to_string(), Value::Record(Arc::new(merged)));
                         for (k, x) in writes {
                             self.note_write(k, &x, span);
                         }
@@ -259,11 +267,11 @@ impl Builder {
                         for k in keys.iter() {
                             if let Value::Str(s) = k {
                                 if m.remove(&**s).is_some() {
-                                    gone.push(format!("{key}.{}", quote_segment(s)));
+                                    gone.push(key.key(s));
                                 }
                             }
                         }
-                        rec.insert(last.clone(), Value::Record(Arc::new(m)));
+                        rec.insert(last.to_string(), Value::Record(Arc::new(m)));
                         // A removed key has no provenance any more.
                         for g in gone {
                             self.forget(&g);
@@ -290,7 +298,7 @@ impl Builder {
                                 .cloned()
                                 .collect()
                         };
-                        rec.insert(last.clone(), Value::List(Arc::new(kept)));
+                        rec.insert(last.to_string(), Value::List(Arc::new(kept)));
                     }
                     (None, Value::List(_)) => {}
                     (_, v) => {

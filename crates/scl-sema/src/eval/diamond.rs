@@ -76,11 +76,10 @@ impl Evaluator<'_> {
         let last = layers.len() - 1;
         for (path, writes) in &b.writes {
             // The writes of `path` and of every path above it.
-            let mut group: Vec<(&str, &Write)> =
-                writes.iter().map(|w| (path.as_str(), w)).collect();
-            for p in Seen::prefixes(path) {
-                if let Some((k, ws)) = b.writes.get_key_value(p) {
-                    group.extend(ws.iter().map(|w| (k.as_str(), w)));
+            let mut group: Vec<(&FieldPath, &Write)> = writes.iter().map(|w| (path, w)).collect();
+            for p in path.prefixes() {
+                if let Some((k, ws)) = b.writes.get_key_value(&p) {
+                    group.extend(ws.iter().map(|w| (k, w)));
                 }
             }
             let mut writers: Vec<usize> = group.iter().map(|(_, w)| w.layer).collect();
@@ -107,7 +106,8 @@ impl Evaluator<'_> {
                     let sub = if same {
                         Some(wp.value.clone())
                     } else {
-                        sub_value(&wp.value, &q[p.len() + 1..])
+                        q.strip_prefix(p)
+                            .and_then(|below| sub_value(&wp.value, below))
                     };
                     if sub.as_ref().is_some_and(|v| values_equal(v, &wq.value)) {
                         continue;
@@ -115,8 +115,7 @@ impl Evaluator<'_> {
                     // Resolved by a later write of `q` or an enclosing path in
                     // an env that has both as ancestors (or the env itself)?
                     let resolved = group.iter().any(|(pz, wz)| {
-                        (*q == *pz
-                            || (q.starts_with(*pz) && q.as_bytes().get(pz.len()) == Some(&b'.')))
+                        q.starts_with(pz)
                             && wz.layer != wp.layer
                             && wz.layer != wq.layer
                             && (wz.layer == last

@@ -165,7 +165,7 @@ impl Evaluator<'_> {
                         &mut b,
                         cx,
                         &layer.block,
-                        &[],
+                        &FieldPath::root(),
                         &Ty::Record(RecordTy::Env),
                         &layer.name,
                     )
@@ -252,7 +252,7 @@ impl Evaluator<'_> {
             .iter()
             .map(|(k, o)| {
                 (
-                    k.clone(),
+                    k.to_string(),
                     Origin {
                         layer: o.name.clone(),
                         module: o.module,

@@ -18,6 +18,7 @@ use crate::ty::{EnumDef, RecordTy, Ty};
 use crate::value::*;
 use crate::{Host, ModuleId, ModuleValues};
 use scl_diag::{did_you_mean, Diagnostic, Span};
+use scl_ir::{path::Seg, FieldPath};
 use scl_syntax::ast::{self, AssignOp, BinaryOp, Decl, ExprKind, ItemKind, UnaryOp};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap, HashSet};
