@@ -10,7 +10,9 @@
 
 mod builtins;
 mod eval;
+mod limits;
 mod normalize;
+mod outcome;
 mod resolve;
 pub mod schema;
 pub mod ty;

@@ -6,7 +6,8 @@
 //! per mount path, system packages valid for the manager, user names,
 //! channels, the workdir, and every integer in the range of its IR field).
 
-use crate::eval::{Evaluator, Reported, R};
+use crate::limits::{MAX_PRODUCED, VALUE_BYTES};
+use crate::outcome::{Reported, R};
 use crate::schema::{self, path, FieldDefault};
 use crate::ty::{RecordTy, Ty};
 use crate::validate;
@@ -56,13 +57,13 @@ fn dedup_list(l: &[Value]) -> Option<Vec<Value>> {
 
 /// What normalizing `v` copies into the IR: the bytes of every string (a
 /// value shared by many references is copied once per reference) and
-/// [`VALUE_BYTES`](crate::eval::VALUE_BYTES) per list element or map entry;
+/// [`VALUE_BYTES`] per list element or map entry;
 /// services are shared specs, not copied. Walks at most until `limit` is
 /// passed, so the walk itself is bounded by the budget.
 fn ir_bytes(v: &Value, limit: u64) -> u64 {
     let mut total: u64 = 0;
     let mut todo: Vec<&Value> = vec![v];
-    let entry = crate::eval::VALUE_BYTES as u64;
+    let entry = VALUE_BYTES as u64;
     while let Some(v) = todo.pop() {
         if total > limit {
             break;
@@ -306,8 +307,25 @@ pub fn infer_manager(image: &str) -> SystemManager {
     }
 }
 
+/// What normalization needs from the evaluator that runs it: a place for
+/// diagnostics, the evaluation budget, the final value of a service's env,
+/// and display paths for labels. (A trait, so that normalization does not
+/// depend on the evaluator.)
+pub(crate) trait Sink {
+    /// Records a diagnostic located in module `m`.
+    fn report(&self, m: crate::ModuleId, d: Diagnostic) -> Reported;
+    /// Records a warning with a help (none when empty).
+    fn warn(&self, m: crate::ModuleId, code: &'static str, span: Span, msg: String, help: &str);
+    /// Charges `bytes` copied into the IR to the evaluation budget.
+    fn charge_ir(&self, m: crate::ModuleId, span: Span, bytes: usize) -> R<()>;
+    /// The final, normalized value of an env (a service).
+    fn final_of(&self, env: &Arc<EnvValue>) -> R<Arc<FinalEnv>>;
+    /// The display path of a module, for a label in another file.
+    fn display_path(&self, m: crate::ModuleId) -> Arc<str>;
+}
+
 pub(crate) fn normalize(
-    ev: &Evaluator,
+    ev: &impl Sink,
     env: &Arc<EnvValue>,
     r: &Record,
     origins: &BTreeMap<String, Origin>,
@@ -401,7 +419,7 @@ pub(crate) fn normalize(
             continue;
         }
         let (m, span) = at(&FieldPath::root().key(k));
-        ev.charge_ir(m, span, ir_bytes(v, crate::eval::MAX_PRODUCED) as usize)?;
+        ev.charge_ir(m, span, ir_bytes(v, MAX_PRODUCED) as usize)?;
     }
     // Kept without `apiVersion` (it is added on output), so that an env used
     // as a service is shared, not copied.
@@ -660,7 +678,7 @@ pub(crate) fn normalize(
                                 span,
                                 format!("the limit of {field} ({}) is below its request ({})", fmt(l), fmt(q)),
                             )
-                            .with_label(ev.host.display_path(qm), qspan, format!("requested {}", fmt(q)))
+                            .with_label(ev.display_path(qm), qspan, format!("requested {}", fmt(q)))
                             .with_help("raise the limit or lower the request; Kubernetes rejects a pod whose limit is below its request"),
                         );
                         failed.set(true);

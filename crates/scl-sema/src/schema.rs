@@ -12,10 +12,46 @@
 //! same in prose; a test checks that every field has a doc, an IR key that
 //! a serialized `EnvSpec` has, and aliases that resolve.
 
-use crate::ty::{mode_ty, EnumDef, RecordTy, Ty};
+use crate::ty::{mode_ty, EnumDef, Field, RecordTy, Ty};
 use scl_ir::path::Seg;
 use scl_ir::FieldPath;
 use std::sync::{Arc, OnceLock};
+
+/// The record types' fields, as the type checks read them: views of the
+/// table (defined here so that `ty.rs` does not depend on the schema).
+impl RecordTy {
+    /// The fields: name, type, and whether a value must be given: a view of
+    /// the schema table ([`fields`], which also holds each field's default,
+    /// aliases, IR key and doc), built once.
+    pub fn fields(self) -> &'static [Field] {
+        static TABLE: std::sync::OnceLock<Vec<Vec<Field>>> = std::sync::OnceLock::new();
+        let table = TABLE.get_or_init(|| {
+            RecordTy::ALL
+                .iter()
+                .map(|r| {
+                    fields(*r)
+                        .iter()
+                        .map(|f| (f.name, f.ty.clone(), f.required))
+                        .collect()
+                })
+                .collect()
+        });
+        &table[self as usize]
+    }
+
+    /// The type of field `name`, if the record has it.
+    pub fn field(self, name: &str) -> Option<Ty> {
+        self.field_ref(name).cloned()
+    }
+
+    /// Like [`RecordTy::field`], without cloning the type.
+    pub fn field_ref(self, name: &str) -> Option<&'static Ty> {
+        self.fields()
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, t, _)| t)
+    }
+}
 
 /// What an unset field becomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

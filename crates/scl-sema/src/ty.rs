@@ -80,7 +80,8 @@ pub fn mode_ty() -> Ty {
     }))
 }
 
-/// A schema field: its name, its type, and whether a value must be given.
+/// A schema field: its name, its type, and whether a value must be given
+/// (see [`RecordTy::fields`], in `schema.rs`).
 pub type Field = (&'static str, Ty, bool);
 
 impl RecordTy {
@@ -102,25 +103,6 @@ impl RecordTy {
         }
     }
 
-    /// The fields: name, type, and whether a value must be given: a view of
-    /// the schema table ([`crate::schema::fields`], which also holds each
-    /// field's default, aliases, IR key and doc), built once.
-    pub fn fields(self) -> &'static [Field] {
-        static TABLE: std::sync::OnceLock<Vec<Vec<Field>>> = std::sync::OnceLock::new();
-        let table = TABLE.get_or_init(|| {
-            RecordTy::ALL
-                .iter()
-                .map(|r| {
-                    crate::schema::fields(*r)
-                        .iter()
-                        .map(|f| (f.name, f.ty.clone(), f.required))
-                        .collect()
-                })
-                .collect()
-        });
-        &table[self as usize]
-    }
-
     /// Every record type, in declaration order (`ALL[r as usize] == r`).
     pub const ALL: [RecordTy; 12] = [
         RecordTy::Env,
@@ -136,19 +118,6 @@ impl RecordTy {
         RecordTy::Distributed,
         RecordTy::Elastic,
     ];
-
-    /// The type of field `name`, if the record has it.
-    pub fn field(self, name: &str) -> Option<Ty> {
-        self.field_ref(name).cloned()
-    }
-
-    /// Like [`RecordTy::field`], without cloning the type.
-    pub fn field_ref(self, name: &str) -> Option<&'static Ty> {
-        self.fields()
-            .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|(_, t, _)| t)
-    }
 }
 
 impl Ty {

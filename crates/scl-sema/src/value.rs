@@ -2,6 +2,7 @@
 
 use crate::ModuleId;
 use scl_diag::Span;
+use scl_ir::FieldPath;
 use scl_syntax::ast;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -420,7 +421,7 @@ pub struct FinalEnv {
     pub spec: Option<Arc<scl_ir::EnvSpec>>,
     /// The state after applying every layer, when no layer read `self`: an
     /// env extending this one starts from it and applies only its own items.
-    pub(crate) applied: Option<Arc<crate::eval::Applied>>,
+    pub(crate) applied: Option<Arc<Applied>>,
 }
 
 impl PartialEq for FinalEnv {
@@ -429,6 +430,36 @@ impl PartialEq for FinalEnv {
             && (Arc::ptr_eq(&self.origins, &other.origins) || self.origins == other.origins)
             && self.spec == other.spec
     }
+}
+
+/// The last write of a path, for provenance.
+#[derive(Clone, Debug)]
+pub(crate) struct Written {
+    /// Position of the layer that wrote it.
+    pub(crate) layer: usize,
+    pub(crate) name: Arc<str>,
+    pub(crate) module: ModuleId,
+    pub(crate) span: Span,
+    /// The layer whose write it replaced, if another one.
+    pub(crate) replaced: Option<Arc<str>>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Write {
+    pub(crate) layer: usize,
+    pub(crate) value: Value,
+    pub(crate) span: Span,
+}
+
+/// The state of the evaluator's builder after applying some layers, kept in
+/// a [`FinalEnv`] for the envs that extend it (so that such an env starts
+/// from it and applies only its own items).
+#[derive(Debug)]
+pub(crate) struct Applied {
+    pub(crate) record: Record,
+    pub(crate) track_writes: bool,
+    pub(crate) writes: BTreeMap<FieldPath, Vec<Write>>,
+    pub(crate) origins: BTreeMap<FieldPath, Written>,
 }
 
 #[cfg(test)]

@@ -18,35 +18,6 @@ pub(crate) struct Builder {
     pub origins: BTreeMap<FieldPath, Written>,
 }
 
-/// The last write of a path, for provenance.
-#[derive(Clone, Debug)]
-pub(crate) struct Written {
-    /// Position of the layer that wrote it.
-    pub(super) layer: usize,
-    pub(super) name: Arc<str>,
-    pub(super) module: ModuleId,
-    pub(super) span: Span,
-    /// The layer whose write it replaced, if another one.
-    pub(super) replaced: Option<Arc<str>>,
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct Write {
-    pub layer: usize,
-    pub value: Value,
-    pub span: Span,
-}
-
-/// The state of a [`Builder`] after applying some layers, kept in a
-/// [`FinalEnv`] for the envs that extend it.
-#[derive(Debug)]
-pub(crate) struct Applied {
-    pub(super) record: Record,
-    pub(super) track_writes: bool,
-    pub(super) writes: BTreeMap<FieldPath, Vec<Write>>,
-    pub(super) origins: BTreeMap<FieldPath, Written>,
-}
-
 impl Builder {
     pub(super) fn new(track: bool) -> Builder {
         Builder {

@@ -273,3 +273,22 @@ impl Evaluator<'_> {
         }))
     }
 }
+
+/// Normalization reports through the evaluator and charges its budget.
+impl normalize::Sink for Evaluator<'_> {
+    fn report(&self, m: ModuleId, d: Diagnostic) -> Reported {
+        Evaluator::report(self, m, d)
+    }
+    fn warn(&self, m: ModuleId, code: &'static str, span: Span, msg: String, help: &str) {
+        Evaluator::warn(self, m, code, span, msg, help)
+    }
+    fn charge_ir(&self, m: ModuleId, span: Span, bytes: usize) -> R<()> {
+        Evaluator::charge_ir(self, m, span, bytes)
+    }
+    fn final_of(&self, env: &Arc<EnvValue>) -> R<Arc<FinalEnv>> {
+        Evaluator::final_of(self, env)
+    }
+    fn display_path(&self, m: ModuleId) -> Arc<str> {
+        self.host.display_path(m)
+    }
+}

@@ -10,7 +10,8 @@
 //! value, the `self` fixpoint), [`diamond`] (the diamond rule), [`apply`]
 //! (applying an env body's items), [`builder`] (the record being built, with
 //! its writes and provenance), [`coerce`] (checking a value against a type),
-//! [`equality`] (`==`), [`paths`] (path keys), [`budget`] (steps and bytes).
+//! [`equality`] (`==`), [`paths`] (values at a path), [`budget`] (charging steps
+//! and bytes against [`crate::limits`]).
 
 use crate::builtins;
 use crate::normalize;
@@ -40,18 +41,12 @@ mod names;
 mod params;
 mod paths;
 
-pub(crate) use self::budget::{MAX_PRODUCED, MAX_SIZE, VALUE_BYTES};
-pub(crate) use self::builder::Applied;
 pub(crate) use self::equality::values_equal;
 pub use self::fixpoint::MAX_SELF_ROUNDS;
 pub use self::module::evaluate_module;
-use self::{apply::*, budget::*, builder::*, decls::*, equality::*, fixpoint::*, paths::*};
-
-/// Marker: evaluation failed and a diagnostic was already recorded.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Reported;
-
-pub(crate) type R<T> = Result<T, Reported>;
+use self::{apply::*, builder::*, decls::*, equality::*, fixpoint::*, paths::*};
+pub(crate) use crate::limits::*;
+pub(crate) use crate::outcome::{all_ok, Reported, R};
 
 /// The context of one expression: the module its names resolve in, local
 /// bindings (arguments, comprehension variables), and `self`.
@@ -204,24 +199,6 @@ impl<'h> Evaluator<'h> {
         } else {
             self.host.parse(m)
         }
-    }
-}
-
-/// Collects every result, so that every error is reported, then fails if
-/// any step failed.
-pub(crate) fn all_ok<T>(results: impl IntoIterator<Item = R<T>>) -> R<Vec<T>> {
-    let mut out = Vec::new();
-    let mut failed = false;
-    for r in results {
-        match r {
-            Ok(v) => out.push(v),
-            Err(_) => failed = true,
-        }
-    }
-    if failed {
-        Err(Reported)
-    } else {
-        Ok(out)
     }
 }
 
