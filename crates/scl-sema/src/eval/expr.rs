@@ -59,7 +59,7 @@ impl Evaluator<'_> {
             if built {
                 Ok(v)
             } else {
-                self.coerce(cx.module, v, ty, e.span)
+                self.coerce_expr(cx.module, e, v, ty)
             }
         });
         self.depth.set(d);

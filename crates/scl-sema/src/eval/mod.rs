@@ -82,6 +82,9 @@ pub(crate) struct Evaluator<'h> {
     self_seen: Cell<bool>,
     /// [`Evaluator::pending`] of large lists and records, by address.
     pending_known: RefCell<HashMap<usize, (Value, bool)>>,
+    /// While a `--set` value is evaluated: the text its spans point into
+    /// (`let __set = VALUE`), not the module's.
+    set_text: RefCell<Option<Arc<str>>>,
     /// The did-you-mean budget of the evaluation (see [`Evaluator::suggest`]).
     suggestions: RefCell<scl_diag::Suggestions>,
 }
@@ -112,6 +115,7 @@ impl<'h> Evaluator<'h> {
             suggestions: RefCell::default(),
             self_seen: Cell::new(false),
             pending_known: RefCell::default(),
+            set_text: RefCell::default(),
         }
     }
 

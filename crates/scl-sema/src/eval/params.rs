@@ -90,7 +90,8 @@ impl Evaluator<'_> {
         }
         // Parse the value as an SCL expression: `let __set = VALUE`.
         let prefix = "let __set = ";
-        let parse = scl_syntax::parse(&format!("{prefix}{}", o.value));
+        let source: Arc<str> = format!("{prefix}{}", o.value).into();
+        let parse = scl_syntax::parse(&source);
         let expr = match parse.module.decls.first() {
             Some(Decl::Let(l)) if parse.errors.is_empty() => l.value.clone(),
             _ => {
@@ -118,7 +119,9 @@ impl Evaluator<'_> {
             locals: &[],
             selfcx: None,
         };
+        *self.set_text.borrow_mut() = Some(source);
         let r = self.eval(cx, &expr, ty);
+        *self.set_text.borrow_mut() = None;
         // Re-point diagnostics from the pseudo-source to the command line.
         let shift = o.offset as i64 - prefix.len() as i64;
         for d in self.diags.borrow_mut()[before..].iter_mut() {
