@@ -49,7 +49,10 @@ fn a_command_string_is_split_into_arguments() {
 #[test]
 fn a_version_written_as_a_number_is_quoted() {
     let h = help_of(&format!("{ENV}  python.version = 3.10\n}}\n"), "E0201");
-    assert_eq!(h, "a version is a string: write it in quotes (`\"3.10\"`, not `3.10`, which is the number 3.1)");
+    assert_eq!(
+        h,
+        "write `\"3.10\"`: without quotes, `3.10` is the number 3.1"
+    );
 }
 
 #[test]
