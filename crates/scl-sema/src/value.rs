@@ -391,6 +391,10 @@ pub struct EnvValue {
     /// Not the parent itself: a chain of envs holding their parents would be
     /// freed recursively.
     pub parent_final: Option<Arc<FinalEnv>>,
+    /// For a template instance made by code of another module (`services.a
+    /// = torch.runtime(…)`): that module and the call's span, where the
+    /// diagnostics of the instance's final value point.
+    pub used_at: Option<(ModuleId, Span)>,
 }
 
 impl PartialEq for EnvValue {

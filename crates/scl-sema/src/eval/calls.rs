@@ -197,8 +197,20 @@ impl Evaluator<'_> {
                         locals: &bound,
                         selfcx: None,
                     };
-                    self.enter_call(cx.module, callee_module, callee_decl, span)
-                        .and_then(|_guard| self.eval(dcx, d, &pty))
+                    let eval_default = || {
+                        self.enter_call(cx.module, callee_module, callee_decl, span)
+                            .and_then(|_guard| self.eval(dcx, d, &pty))
+                    };
+                    if callee_module == cx.module {
+                        eval_default()
+                    } else {
+                        self.using(
+                            cx.module,
+                            span,
+                            || format!("in this call of `{callee}`"),
+                            eval_default,
+                        )
+                    }
                 }
                 (None, None) => {
                     if !failed {
@@ -254,6 +266,20 @@ impl Evaluator<'_> {
         let _guard = self.enter_call(cx.module, module, decl, span)?;
         let shown: Vec<String> = bound.iter().map(|(n, v)| format!("{n} = {v}")).collect();
         let name = format!("{}({})", ed.name.name, shown.join(", "));
-        self.env_value(module, decl, bound, name)
+        if module == cx.module {
+            return self.env_value(module, decl, bound, name);
+        }
+        // Another module's template: its parents are evaluated for this
+        // use, and so is its final value when it is used as a value.
+        let what = format!("`{name}` is instantiated here");
+        let env = self.using(
+            cx.module,
+            span,
+            || what,
+            || self.env_value(module, decl, bound, name),
+        )?;
+        let mut env = Arc::unwrap_or_clone(env);
+        env.used_at = Some((cx.module, span));
+        Ok(Arc::new(env))
     }
 }

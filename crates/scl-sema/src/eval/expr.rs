@@ -199,6 +199,7 @@ impl Evaluator<'_> {
                         final_env: None,
                         single_parent: false,
                         parent_final: None,
+                        used_at: None,
                     })))
                 }
                 _ => self.record_value(cx, block, ty),
@@ -342,6 +343,7 @@ impl Evaluator<'_> {
             final_env: None,
             single_parent: true,
             parent_final: env.final_env.clone(),
+            used_at: None,
         }))
     }
 

@@ -61,7 +61,18 @@ impl Evaluator<'_> {
             return Err(self.report(env.module, d));
         }
         self.finalizing.borrow_mut().push(env.clone());
-        let r = self.compute_final(env);
+        let r = match env.used_at {
+            Some((m, span)) if m != env.module => {
+                let name = &env.name;
+                self.using(
+                    m,
+                    span,
+                    || format!("`{name}` is instantiated here"),
+                    || self.compute_final(env),
+                )
+            }
+            _ => self.compute_final(env),
+        };
         self.finalizing.borrow_mut().pop();
         if is_named {
             self.finals.borrow_mut().insert(key.unwrap(), r.clone());

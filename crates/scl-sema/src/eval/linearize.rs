@@ -129,6 +129,7 @@ impl Evaluator<'_> {
             } else {
                 None
             },
+            used_at: None,
         }))
     }
 }

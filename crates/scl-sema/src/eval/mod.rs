@@ -120,12 +120,17 @@ impl<'h> Evaluator<'h> {
     }
 
     /// Records a diagnostic located in module `m` and returns `Reported`.
+    ///
+    /// A diagnostic met inside code of another module (a function body, a
+    /// template's body, parents or default arguments, evaluated for a use in
+    /// this module) points at that use: its primary location is the call
+    /// or `extends` in this module's file, where the user can act (and where
+    /// a CI annotation lands), and the place inside the other module is a
+    /// label ("this key", or what the diagnostic said there).
     pub fn report(&self, m: ModuleId, d: Diagnostic) -> Reported {
         let d = if m == self.root {
             d
         } else {
-            // An error inside another module's function or template, met
-            // while evaluating this one: show where this module uses it.
             let used = self
                 .uses
                 .borrow()
@@ -133,13 +138,28 @@ impl<'h> Evaluator<'h> {
                 .rev()
                 .find(|u| u.0 == self.root)
                 .cloned();
-            let d = d.in_file(&self.host.display_path(m));
-            match used {
-                Some((_, span, what)) => {
-                    d.with_label(self.host.display_path(self.root), span, what)
-                }
-                None => d,
+            let mut d = d.in_file(&self.host.display_path(m));
+            if let Some((_, span, what)) = used {
+                let inside = std::mem::replace(
+                    &mut d.at,
+                    scl_diag::Location {
+                        file: self.host.display_path(self.root),
+                        span,
+                    },
+                );
+                let label = d
+                    .primary_label
+                    .replace(what)
+                    .unwrap_or_else(|| "here".into());
+                d.labels.insert(
+                    0,
+                    scl_diag::Label {
+                        at: inside,
+                        message: label,
+                    },
+                );
             }
+            d
         };
         self.diags.borrow_mut().push(d);
         Reported
