@@ -734,7 +734,9 @@ pub(crate) fn normalize(
         }
     }
     if let Some(vars) = rec(get(r, &path(&["vars"]))) {
-        for (k, v) in vars.iter() {
+        // The hidden mark of a record checked against a schema type is
+        // not an entry (a `Volume` assigned to a map keeps it).
+        for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != TYPE_KEY) {
             let val = match v {
                 Value::Secret { name, key } => VarValue::Secret(SecretRef {
                     secret: name.to_string(),
@@ -901,7 +903,7 @@ pub(crate) fn normalize(
     }
     spec.depends_on = strs(get(r, &path(&["depends_on"])));
     if let Some(l) = rec(get(r, &path(&["labels"]))) {
-        for (k, v) in l.iter() {
+        for (k, v) in l.iter().filter(|(k, _)| k.as_str() != TYPE_KEY) {
             spec.labels.insert(k.clone(), s(v));
         }
     }
