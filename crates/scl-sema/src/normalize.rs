@@ -374,8 +374,10 @@ pub(crate) fn normalize(
             None
         }
     };
-    let u32_field = |path: &FieldPath, v: i64, lo: i64| -> u32 {
-        ranged(path, v, lo, u32::MAX as i64).map_or(0, |v| v as u32)
+    // An integer field of record type `rt` in the range the schema gives.
+    let u32_field = |rt: RecordTy, name: &str, path: &FieldPath, v: i64| -> u32 {
+        let (lo, hi) = schema::range(rt, name);
+        ranged(path, v, lo, hi).map_or(0, |v| v as u32)
     };
     // Requirements files' index URLs: one index in all, and no extra index
     // URL that pip would drop, or an error.
@@ -618,9 +620,10 @@ pub(crate) fn normalize(
             let gpu = rec(l.get("gpu")).map(|g| Gpu {
                 count: int(g.get("count")).map_or(0, |c| {
                     u32_field(
+                        RecordTy::Gpu,
+                        "count",
                         &path(&["resources"]).key(which).key("gpu").key("count"),
                         c,
-                        0,
                     )
                 }),
                 kind: g.get("type").map(s),
@@ -817,8 +820,7 @@ pub(crate) fn normalize(
         // "no change", so the largest uid is one below it.
         let uid = int(user.and_then(|u| u.get("uid")))
             .unwrap_or_else(|| int_default(RecordTy::User, "uid"));
-        let uid =
-            ranged(&path(&["user", "uid"]), uid, 0, u32::MAX as i64 - 1).map_or(0, |u| u as u32);
+        let uid = u32_field(RecordTy::User, "uid", &path(&["user", "uid"]), uid);
         spec.user = Some(User { name, uid });
     } else if let Some(w) = get(r, &path(&["workdir"])) {
         spec.workdir = Some(s(w));
@@ -827,7 +829,8 @@ pub(crate) fn normalize(
         let mut ports = Vec::new();
         for p in ps.iter() {
             if let Value::Int(p) = p {
-                if let Some(p) = ranged(&path(&["ports"]), *p, 1, 65535) {
+                let (lo, hi) = schema::range(RecordTy::Env, "ports");
+                if let Some(p) = ranged(&path(&["ports"]), *p, lo, hi) {
                     ports.push(p as u16);
                 }
             }
@@ -835,27 +838,29 @@ pub(crate) fn normalize(
         spec.ports = ports;
     }
     if let Some(d) = rec(get(r, &path(&["distributed"]))) {
-        let field = |k: &str, lo: i64| {
+        let field = |k: &str| {
             u32_field(
+                RecordTy::Distributed,
+                k,
                 &path(&["distributed"]).key(k),
                 int(d.get(k)).unwrap_or_else(|| int_default(RecordTy::Distributed, k)),
-                lo,
             )
         };
-        let nodes = field("nodes", 1);
-        let procs_per_node = field("procs_per_node", 1);
+        let nodes = field("nodes");
+        let procs_per_node = field("procs_per_node");
         let elastic = rec(d.get("elastic")).map(|x| {
-            let f = |k: &str, lo: i64| {
+            let f = |k: &str| {
                 u32_field(
+                    RecordTy::Elastic,
+                    k,
                     &path(&["distributed", "elastic"]).key(k),
                     int(x.get(k)).unwrap_or_else(|| int_default(RecordTy::Elastic, k)),
-                    lo,
                 )
             };
             let el = Elastic {
-                min_nodes: f("min_nodes", 1),
-                max_nodes: f("max_nodes", 1),
-                max_restarts: f("max_restarts", 0),
+                min_nodes: f("min_nodes"),
+                max_nodes: f("max_nodes"),
+                max_restarts: f("max_restarts"),
             };
             if el.min_nodes > 0 && el.max_nodes > 0 && el.max_nodes < el.min_nodes {
                 report(

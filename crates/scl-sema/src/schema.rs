@@ -93,6 +93,9 @@ pub struct FieldDef {
     pub ir: &'static str,
     /// A set-like list: de-duplicated keeping the first occurrence.
     pub set_like: bool,
+    /// For an integer field (or a list of integers): the values its IR
+    /// field holds, inclusive; a value outside is E0318, never clamped.
+    pub range: Option<(i64, i64)>,
     /// What the field means, for hover and completion (one or two sentences).
     pub doc: &'static str,
 }
@@ -112,6 +115,7 @@ impl FieldDef {
             parent_aliases: &[],
             ir: name,
             set_like: false,
+            range: None,
             doc,
         }
     }
@@ -133,6 +137,10 @@ impl FieldDef {
     }
     fn set_like(mut self) -> Self {
         self.set_like = true;
+        self
+    }
+    fn range(mut self, lo: i64, hi: i64) -> Self {
+        self.range = Some((lo, hi));
         self
     }
 }
@@ -246,6 +254,14 @@ pub fn default_int(rt: RecordTy, name: &str) -> Option<i64> {
     }
 }
 
+/// The range of integer field `name` of `rt` ([`FieldDef::range`]; the
+/// whole `i64` range for a field without one).
+pub fn range(rt: RecordTy, name: &str) -> (i64, i64) {
+    field(rt, name)
+        .and_then(|f| f.range)
+        .unwrap_or((i64::MIN, i64::MAX))
+}
+
 /// A segment naming schema field `name` of `rt` (a static name when the
 /// schema has it, else a key).
 pub fn seg(rt: RecordTy, name: &str) -> Seg {
@@ -254,6 +270,9 @@ pub fn seg(rt: RecordTy, name: &str) -> Seg {
         None => Seg::Key(name.into()),
     }
 }
+
+/// The largest `u32`, the IR type of most integer fields.
+const U32: i64 = u32::MAX as i64;
 
 fn build(rt: RecordTy) -> Vec<FieldDef> {
     use FieldDefault as D;
@@ -292,6 +311,7 @@ fn build(rt: RecordTy) -> Vec<FieldDef> {
                 .aliases(&["cmd", "args"]),
             f("ports", list(Int), "Ports the container listens on (1 to 65535).")
                 .aliases(&["expose", "port"])
+                .range(1, 65535)
                 .set_like(),
             f("distributed", Record(RecordTy::Distributed), "Distributed training: backend, launcher, nodes and processes per node. Absent means one process."),
             f("services", map(Env), "A multi-service environment (compose): one env per service."),
@@ -342,7 +362,9 @@ fn build(rt: RecordTy) -> Vec<FieldDef> {
                 .aliases(&["gpus", "nvidia.com/gpu"]),
         ],
         RecordTy::Gpu => vec![
-            f("count", Int, "GPUs per replica (Kubernetes `nvidia.com/gpu`).").required(),
+            f("count", Int, "GPUs per replica (Kubernetes `nvidia.com/gpu`).")
+                .required()
+                .range(0, U32),
             f("type", String, "The accelerator type used for node selection (`\"nvidia-a100\"`)."),
             f("memory", Memory, "The least memory per GPU."),
         ],
@@ -363,21 +385,37 @@ fn build(rt: RecordTy) -> Vec<FieldDef> {
                 .default(D::Str("app")),
             f("uid", Int, "The numeric user id: `0` is root; at most 4294967294.")
                 .required()
-                .default(D::Int(1000)),
+                .default(D::Int(1000))
+                // 4294967295 is `(uid_t)-1`, which chown(2) and setuid(2)
+                // read as "no change".
+                .range(0, U32 - 1),
         ],
         RecordTy::Distributed => vec![
             f("backend", enum_ty("Backend", &["nccl", "gloo", "mpi"]), "The communication backend.")
                 .default(D::Variant("nccl")),
             f("launcher", enum_ty("Launcher", &["torchrun", "deepspeed", "accelerate", "mpirun"]), "The program that starts the processes.")
                 .default(D::Variant("torchrun")),
-            f("nodes", Int, "Replicas (pods or machines).").default(D::Int(1)),
-            f("procs_per_node", Int, "Processes per replica, usually one per GPU.").default(D::Int(1)),
+            f("nodes", Int, "Replicas (pods or machines).")
+                .default(D::Int(1))
+                .range(1, U32),
+            f("procs_per_node", Int, "Processes per replica, usually one per GPU.")
+                .default(D::Int(1))
+                .range(1, U32),
             f("elastic", Record(RecordTy::Elastic), "Elastic training bounds (torchrun `--nnodes=MIN:MAX`, `--max-restarts`)."),
         ],
         RecordTy::Elastic => vec![
-            f("min_nodes", Int, "The fewest nodes the job runs with.").required().default(D::Int(1)),
-            f("max_nodes", Int, "The most nodes the job runs with (not below `min_nodes`).").required().default(D::Int(1)),
-            f("max_restarts", Int, "How often the job may restart.").required().default(D::Int(0)),
+            f("min_nodes", Int, "The fewest nodes the job runs with.")
+                .required()
+                .default(D::Int(1))
+                .range(1, U32),
+            f("max_nodes", Int, "The most nodes the job runs with (not below `min_nodes`).")
+                .required()
+                .default(D::Int(1))
+                .range(1, U32),
+            f("max_restarts", Int, "How often the job may restart.")
+                .required()
+                .default(D::Int(0))
+                .range(0, U32),
         ],
     }
 }
@@ -548,6 +586,22 @@ mod tests {
             Some("gpu")
         );
         assert_eq!(alias(RecordTy::Env, "nothing"), None);
+    }
+
+    #[test]
+    fn every_integer_field_has_the_range_of_its_ir_field() {
+        for rt in RecordTy::ALL {
+            for f in fields(rt) {
+                let int =
+                    matches!(&f.ty, Ty::Int) || matches!(&f.ty, Ty::List(t) if **t == Ty::Int);
+                assert_eq!(int, f.range.is_some(), "{}.{}", rt.name(), f.name);
+                if let Some((lo, hi)) = f.range {
+                    assert!(0 <= lo && lo <= hi && hi <= U32, "{}.{}", rt.name(), f.name);
+                }
+            }
+        }
+        assert_eq!(range(RecordTy::Env, "ports"), (1, 65535));
+        assert_eq!(range(RecordTy::User, "uid"), (0, 4294967294));
     }
 
     #[test]
