@@ -254,7 +254,7 @@ pub fn default_int(rt: RecordTy, name: &str) -> Option<i64> {
     }
 }
 
-/// The range of integer field `name` of `rt` ([`FieldDef::range`]; the
+/// The range of integer field `name` of `rt` (its `FieldDef::range`; the
 /// whole `i64` range for a field without one).
 pub fn range(rt: RecordTy, name: &str) -> (i64, i64) {
     field(rt, name)
