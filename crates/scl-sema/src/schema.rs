@@ -237,6 +237,21 @@ pub fn resolve(rt: RecordTy, path: &FieldPath) -> Option<&'static FieldDef> {
     found
 }
 
+/// The record type at `path` below a record of type `rt` (`resources.limits`
+/// → `ResourceList`), for completion: the fields valid inside
+/// `resources.limits { … }` are `fields(record_at(Env, that path))`. `None`
+/// when the path does not end at a record field.
+pub fn record_at(rt: RecordTy, path: &FieldPath) -> Option<RecordTy> {
+    let mut cur = rt;
+    for seg in path.segments() {
+        cur = match &field(cur, seg.as_str())?.ty {
+            Ty::Record(sub) => *sub,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
 /// The default of field `name` of `rt` as a string (for [`FieldDefault::Str`]
 /// and [`FieldDefault::Variant`]).
 pub fn default_str(rt: RecordTy, name: &str) -> Option<&'static str> {
@@ -602,6 +617,23 @@ mod tests {
         }
         assert_eq!(range(RecordTy::Env, "ports"), (1, 65535));
         assert_eq!(range(RecordTy::User, "uid"), (0, 4294967294));
+    }
+
+    #[test]
+    fn the_record_at_a_path() {
+        let at = |p: &str| record_at(RecordTy::Env, &FieldPath::parse(p));
+        assert_eq!(at(""), Some(RecordTy::Env));
+        assert_eq!(at("resources.limits"), Some(RecordTy::ResourceList));
+        assert_eq!(at("resources.limits.gpu"), Some(RecordTy::Gpu));
+        assert_eq!(at("distributed.elastic"), Some(RecordTy::Elastic));
+        assert_eq!(at("python.version"), None);
+        assert_eq!(at("vars.HOME"), None);
+        assert_eq!(at("nothing"), None);
+        let docs: Vec<&str> = fields(at("resources.limits").unwrap())
+            .iter()
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(docs, ["cpu", "memory", "gpu"]);
     }
 
     #[test]
