@@ -167,6 +167,30 @@ impl FieldPath {
     }
 }
 
+impl FieldPath {
+    /// The path as [`fmt::Display`] writes it, built directly (no
+    /// formatting machinery: provenance renders every written path).
+    pub fn render(&self) -> String {
+        // Schema names never need quotes; a key may.
+        let plain = self.0.iter().all(|s| match s {
+            Seg::Field(_) => true,
+            Seg::Key(k) => !k.bytes().any(|b| b == b'.' || b == b'"'),
+        });
+        if !plain {
+            return self.to_string();
+        }
+        let len = self.0.iter().map(|s| s.as_str().len() + 1).sum::<usize>();
+        let mut out = String::with_capacity(len);
+        for (i, s) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push('.');
+            }
+            out.push_str(s.as_str());
+        }
+        out
+    }
+}
+
 /// One segment as a path writes it: quoted (`"app.kubernetes.io/name"`,
 /// as a Rust/JSON string) when it holds `.` or `"`, else as is.
 pub fn quote_segment(s: &str) -> std::borrow::Cow<'_, str> {
@@ -209,6 +233,10 @@ mod tests {
         let p = FieldPath::fields(&["labels"]).key("app.kubernetes.io/name");
         assert_eq!(p.to_string(), "labels.\"app.kubernetes.io/name\"");
         assert_eq!(FieldPath::parse(&p.to_string()), p);
+        for text in ["python.version", "labels.\"a.b\"", "", "a"] {
+            let p = FieldPath::parse(text);
+            assert_eq!(p.render(), p.to_string());
+        }
     }
 
     #[test]

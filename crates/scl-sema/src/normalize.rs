@@ -130,11 +130,11 @@ fn carried(r: &Record) -> Carried {
         extra_index_urls: Vec::new(),
         dropped: Vec::new(),
     };
-    let Some(Value::List(files)) = get(r, &path(&["python", "requirements"])) else {
+    let Some(Value::List(files)) = get(r, &["python", "requirements"]) else {
         return c;
     };
     // The extra index URLs pip holds so far: the env's own first.
-    let mut extras = strs(get(r, &path(&["python", "extra_index_urls"])));
+    let mut extras = strs(get(r, &["python", "extra_index_urls"]));
     for f in files.iter() {
         let Value::File { path, text, .. } = f else {
             continue;
@@ -176,15 +176,12 @@ fn effective(r: &Record) -> Cow<'_, Record> {
     let mut out = Cow::Borrowed(r);
     let c = carried(r);
     if !c.extra_index_urls.is_empty() {
-        let mut all = strs(get(r, &path(&["python", "extra_index_urls"])));
+        let mut all = strs(get(r, &["python", "extra_index_urls"]));
         all.extend(c.extra_index_urls);
         let list = Value::List(Arc::new(all.into_iter().map(Value::str).collect()));
         set_path(out.to_mut(), &path(&["python", "extra_index_urls"]), list);
     }
-    if let (None, Some((u, _, _))) = (
-        get(r, &path(&["python", "index_url"])),
-        c.index_urls.first(),
-    ) {
+    if let (None, Some((u, _, _))) = (get(r, &["python", "index_url"]), c.index_urls.first()) {
         set_path(
             out.to_mut(),
             &path(&["python", "index_url"]),
@@ -192,7 +189,7 @@ fn effective(r: &Record) -> Cow<'_, Record> {
         );
     }
     for path in schema::set_like() {
-        if let Some(Value::List(l)) = get(&out, path) {
+        if let Some(Value::List(l)) = get_path(&out, path) {
             if let Some(d) = dedup_list(l) {
                 set_path(out.to_mut(), path, Value::List(Arc::new(d)));
             }
@@ -217,8 +214,22 @@ fn clean_path(p: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
+/// The value at the path of schema field names `path` of `r`
+/// (`&["python", "version"]`).
+fn get<'a>(r: &'a Record, path: &[&str]) -> Option<&'a Value> {
+    let (last, parents) = path.split_last()?;
+    let mut cur = r;
+    for seg in parents {
+        match cur.get(*seg)? {
+            Value::Record(x) => cur = x,
+            _ => return None,
+        }
+    }
+    cur.get(*last)
+}
+
 /// The value at `path` of `r`.
-fn get<'a>(r: &'a Record, path: &FieldPath) -> Option<&'a Value> {
+fn get_path<'a>(r: &'a Record, path: &FieldPath) -> Option<&'a Value> {
     let (last, parents) = path.segments().split_last()?;
     let mut cur = r;
     for seg in parents {
@@ -336,7 +347,7 @@ pub(crate) fn normalize(
     let at = |path: &FieldPath| -> (crate::ModuleId, Span) {
         let mut p = Some(path.clone());
         while let Some(q) = p.filter(|q| !q.is_empty()) {
-            if let Some(o) = origins.get(&q.to_string()) {
+            if let Some(o) = origins.get(&q.render()) {
                 return (o.module, o.span);
             }
             p = q.parent();
@@ -356,10 +367,12 @@ pub(crate) fn normalize(
         report(path, code, e.msg, e.help);
     };
     // An integer field of the IR: in `lo..=hi`, else E0318 (never clamped).
-    let ranged = |path: &FieldPath, v: i64, lo: i64, hi: i64| -> Option<i64> {
+    // (The path is made only when the value is out of range.)
+    let ranged = |path: &dyn Fn() -> FieldPath, v: i64, lo: i64, hi: i64| -> Option<i64> {
         if (lo..=hi).contains(&v) {
             Some(v)
         } else {
+            let path = &path();
             let help = if *path == schema::path(&["user", "uid"]) {
                 "4294967295 is `(uid_t)-1`, which chown(2) and setuid(2) read as \"no change\"; write a uid from 0 to 4294967294"
             } else {
@@ -375,7 +388,7 @@ pub(crate) fn normalize(
         }
     };
     // An integer field of record type `rt` in the range the schema gives.
-    let u32_field = |rt: RecordTy, name: &str, path: &FieldPath, v: i64| -> u32 {
+    let u32_field = |rt: RecordTy, name: &str, path: &dyn Fn() -> FieldPath, v: i64| -> u32 {
         let (lo, hi) = schema::range(rt, name);
         ranged(path, v, lo, hi).map_or(0, |v| v as u32)
     };
@@ -388,7 +401,7 @@ pub(crate) fn normalize(
             "put the `--index-url` line before every `--extra-index-url` (in the first requirements file), or set `python.index_url` in the env and remove the line".into(),
         );
     }
-    if let Some(own) = get(r, &path(&["python", "index_url"])).map(s) {
+    if let Some(own) = get(r, &["python", "index_url"]).map(s) {
         for (u, file, line) in carried(r).index_urls {
             if u != own {
                 report(&path(&["python", "requirements"]),
@@ -420,7 +433,10 @@ pub(crate) fn normalize(
         if k == "services" {
             continue;
         }
-        let (m, span) = at(&FieldPath::root().key(k));
+        // A top-level key is its own path.
+        let (m, span) = origins
+            .get(k)
+            .map_or((env.module, env.extends_span), |o| (o.module, o.span));
         ev.charge_ir(m, span, ir_bytes(v, MAX_PRODUCED) as usize)?;
     }
     // Kept without `apiVersion` (it is added on output), so that an env used
@@ -429,14 +445,14 @@ pub(crate) fn normalize(
         description: r.get("description").map(s),
         ..EnvSpec::default()
     };
-    if let Some(Value::Image { reference, digest }) = get(r, &path(&["base"])) {
+    if let Some(Value::Image { reference, digest }) = get(r, &["base"]) {
         spec.base = Some(ImageRef {
             reference: reference.to_string(),
             digest: digest.as_ref().map(|d| d.to_string()),
         });
     }
     // services
-    if let Some(services) = rec(get(r, &path(&["services"]))) {
+    if let Some(services) = rec(get(r, &["services"])) {
         for (name, v) in services.iter() {
             let Value::Env(e) = v else { continue };
             match ev.final_of(e) {
@@ -492,7 +508,7 @@ pub(crate) fn normalize(
         }
     }
     // An env that only has services (even ones that failed) is not built.
-    let has_services = rec(get(r, &path(&["services"]))).is_some_and(|m| !m.is_empty());
+    let has_services = rec(get(r, &["services"])).is_some_and(|m| !m.is_empty());
     let built = spec.base.is_some() || !has_services;
     if spec.base.is_none() && !has_services {
         let name = env
@@ -512,8 +528,8 @@ pub(crate) fn normalize(
         failed.set(true);
     }
     // system
-    let packages = strs(get(r, &path(&["system", "packages"])));
-    let manager = match get(r, &path(&["system", "manager"])) {
+    let packages = strs(get(r, &["system", "packages"]));
+    let manager = match get(r, &["system", "manager"]) {
         Some(Value::Enum { variant, .. }) => match &**variant {
             "apk" => Some(SystemManager::Apk),
             "dnf" => Some(SystemManager::Dnf),
@@ -538,7 +554,7 @@ pub(crate) fn normalize(
         }
     }
     // python
-    if let Some(py) = rec(get(r, &path(&["python"]))) {
+    if let Some(py) = rec(get(r, &["python"])) {
         let manager = match &*variant_or_default(RecordTy::Python, py, "manager") {
             "uv" => PythonManager::Uv,
             "conda" => PythonManager::Conda,
@@ -566,7 +582,7 @@ pub(crate) fn normalize(
             extra_index_urls: strs(py.get("extra_index_urls")),
         });
     }
-    if let Some(c) = rec(get(r, &path(&["conda"]))) {
+    if let Some(c) = rec(get(r, &["conda"])) {
         let channels = strs(c.get("channels"));
         for ch in &channels {
             if let Err(e) = validate::conda_channel(ch) {
@@ -582,7 +598,7 @@ pub(crate) fn normalize(
         spec.conda = Some(Conda { channels, packages });
     }
     // resources
-    if let Some(res) = rec(get(r, &path(&["resources"]))) {
+    if let Some(res) = rec(get(r, &["resources"])) {
         let list = |which: &str| -> Option<ResourceList> {
             let l = rec(res.get(which))?;
             let cpu = match l.get("cpu") {
@@ -622,7 +638,7 @@ pub(crate) fn normalize(
                     u32_field(
                         RecordTy::Gpu,
                         "count",
-                        &path(&["resources"]).key(which).key("gpu").key("count"),
+                        &|| path(&["resources"]).key(which).key("gpu").key("count"),
                         c,
                     )
                 }),
@@ -694,7 +710,7 @@ pub(crate) fn normalize(
         }
     }
     // volumes
-    if let Some(Value::List(vs)) = get(r, &path(&["volumes"])) {
+    if let Some(Value::List(vs)) = get(r, &["volumes"]) {
         for v in vs.iter() {
             let Value::Record(v) = v else { continue };
             let mode = match &*variant_or_default(RecordTy::Volume, v, "mode") {
@@ -736,7 +752,7 @@ pub(crate) fn normalize(
             }
         }
     }
-    if let Some(vars) = rec(get(r, &path(&["vars"]))) {
+    if let Some(vars) = rec(get(r, &["vars"])) {
         // The hidden mark of a record checked against a schema type is
         // not an entry (a `Volume` assigned to a map keeps it).
         for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != TYPE_KEY) {
@@ -750,7 +766,7 @@ pub(crate) fn normalize(
             spec.vars.insert(k.clone(), val);
         }
     }
-    if let Some(Value::List(a)) = get(r, &path(&["assets"])) {
+    if let Some(Value::List(a)) = get(r, &["assets"]) {
         for x in a.iter() {
             let Value::Record(x) = x else { continue };
             let asset = if x.get("kind").map(s).as_deref() == Some("huggingface") {
@@ -770,7 +786,7 @@ pub(crate) fn normalize(
             spec.assets.push(asset);
         }
     }
-    if let Some(Value::List(fs)) = get(r, &path(&["files"])) {
+    if let Some(Value::List(fs)) = get(r, &["files"]) {
         for f in fs.iter() {
             if let Value::Record(f) = f {
                 spec.files.push(Copy {
@@ -780,7 +796,7 @@ pub(crate) fn normalize(
             }
         }
     }
-    spec.setup = strs(get(r, &path(&["setup"])));
+    spec.setup = strs(get(r, &["setup"]));
     for (i, step) in spec.setup.iter().enumerate() {
         // In a Dockerfile a trailing backslash continues the command on the
         // next line; a setup step is a script of its own, so it does not.
@@ -795,20 +811,20 @@ pub(crate) fn normalize(
             );
         }
     }
-    spec.entrypoint = strs(get(r, &path(&["entrypoint"])));
-    spec.command = strs(get(r, &path(&["command"])));
-    if let Some(w) = get(r, &path(&["workdir"])) {
+    spec.entrypoint = strs(get(r, &["entrypoint"]));
+    spec.command = strs(get(r, &["command"]));
+    if let Some(w) = get(r, &["workdir"]) {
         if let Err(e) = validate::workdir(&s(w)) {
             invalid(&path(&["workdir"]), "E0328", e);
         }
     }
     if built {
         spec.workdir = Some(
-            get(r, &path(&["workdir"]))
+            get(r, &["workdir"])
                 .map(s)
                 .unwrap_or_else(|| str_default(RecordTy::Env, "workdir")),
         );
-        let user = rec(get(r, &path(&["user"])));
+        let user = rec(get(r, &["user"]));
         let name = user
             .and_then(|u| u.get("name"))
             .map(s)
@@ -820,29 +836,29 @@ pub(crate) fn normalize(
         // "no change", so the largest uid is one below it.
         let uid = int(user.and_then(|u| u.get("uid")))
             .unwrap_or_else(|| int_default(RecordTy::User, "uid"));
-        let uid = u32_field(RecordTy::User, "uid", &path(&["user", "uid"]), uid);
+        let uid = u32_field(RecordTy::User, "uid", &|| path(&["user", "uid"]), uid);
         spec.user = Some(User { name, uid });
-    } else if let Some(w) = get(r, &path(&["workdir"])) {
+    } else if let Some(w) = get(r, &["workdir"]) {
         spec.workdir = Some(s(w));
     }
-    if let Some(Value::List(ps)) = get(r, &path(&["ports"])) {
+    if let Some(Value::List(ps)) = get(r, &["ports"]) {
         let mut ports = Vec::new();
         for p in ps.iter() {
             if let Value::Int(p) = p {
                 let (lo, hi) = schema::range(RecordTy::Env, "ports");
-                if let Some(p) = ranged(&path(&["ports"]), *p, lo, hi) {
+                if let Some(p) = ranged(&|| path(&["ports"]), *p, lo, hi) {
                     ports.push(p as u16);
                 }
             }
         }
         spec.ports = ports;
     }
-    if let Some(d) = rec(get(r, &path(&["distributed"]))) {
+    if let Some(d) = rec(get(r, &["distributed"])) {
         let field = |k: &str| {
             u32_field(
                 RecordTy::Distributed,
                 k,
-                &path(&["distributed"]).key(k),
+                &|| path(&["distributed"]).key(k),
                 int(d.get(k)).unwrap_or_else(|| int_default(RecordTy::Distributed, k)),
             )
         };
@@ -853,7 +869,7 @@ pub(crate) fn normalize(
                 u32_field(
                     RecordTy::Elastic,
                     k,
-                    &path(&["distributed", "elastic"]).key(k),
+                    &|| path(&["distributed", "elastic"]).key(k),
                     int(x.get(k)).unwrap_or_else(|| int_default(RecordTy::Elastic, k)),
                 )
             };
@@ -906,13 +922,13 @@ pub(crate) fn normalize(
             elastic,
         });
     }
-    spec.depends_on = strs(get(r, &path(&["depends_on"])));
-    if let Some(l) = rec(get(r, &path(&["labels"]))) {
+    spec.depends_on = strs(get(r, &["depends_on"]));
+    if let Some(l) = rec(get(r, &["labels"])) {
         for (k, v) in l.iter().filter(|(k, _)| k.as_str() != TYPE_KEY) {
             spec.labels.insert(k.clone(), s(v));
         }
     }
-    spec.ignore = strs(get(r, &path(&["ignore"])));
+    spec.ignore = strs(get(r, &["ignore"]));
     if failed.get() {
         Err(Reported)
     } else {

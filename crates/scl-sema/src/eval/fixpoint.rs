@@ -263,7 +263,7 @@ impl Evaluator<'_> {
             .iter()
             .map(|(k, o)| {
                 (
-                    k.to_string(),
+                    k.render(),
                     Origin {
                         layer: o.name.clone(),
                         module: o.module,
