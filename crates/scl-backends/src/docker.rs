@@ -68,6 +68,7 @@
 use minijinja::{context, AutoEscape, Environment, UndefinedBehavior, Value};
 use scl_ir::{Asset, EnvSpec, PythonManager, SystemManager, VarValue, VolumeMode};
 
+use crate::expresses::Expresses;
 use crate::quote;
 use crate::{Artifact, ErrorKind, FieldError, FieldWarning, Lowered};
 
@@ -129,8 +130,10 @@ const HASH_LABEL: &str = "dev.scl.ir.sha256";
 /// read as an option or a glob, `/etc` as `workdir`, …) is never left out of
 /// the output. An env (or service) with neither `base` nor `services` is an
 /// error too: there is nothing to build. Fields Docker cannot express are
-/// [`Lowered::warnings`]: `resources` and `distributed` (run-time settings),
-/// `python.version` on a Python image of another version, `user` unset,
+/// [`Lowered::warnings`]: the set fields [`EXPRESSES`] does not say it
+/// writes (`resources` and `distributed`, run-time settings), and values it
+/// writes only in part: `python.version` on a Python image of another
+/// version, `user` unset,
 /// conda channels without conda packages. The output depends only on `spec`
 /// and `env_name`.
 ///
@@ -251,6 +254,49 @@ fn is_folder_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
+/// The IR fields the Docker target expresses ([`crate::expresses`]): a
+/// field set in an env and not written here is a warning, computed from
+/// this list.
+pub const EXPRESSES: Expresses = Expresses {
+    target: "docker",
+    writes: &[
+        "assets",
+        "base",
+        "command",
+        "conda",
+        "description",
+        "entrypoint",
+        "files",
+        "ignore",
+        "labels",
+        "ports",
+        "python",
+        "services",
+        "setup",
+        "system",
+        "user",
+        "vars",
+        // As comments: a volume is mounted at run time.
+        "volumes",
+        "workdir",
+    ],
+    // Run-time settings an image cannot hold.
+    instead: &[
+        (
+            "resources",
+            "requests/limits are set at run time (docker run --cpus/--memory/--gpus, compose or the k8s target); an image does not carry them",
+        ),
+        (
+            "distributed",
+            "distributed launch is applied by the k8s target; the Dockerfile runs one process",
+        ),
+    ],
+    not_needed: &[(
+        "depends_on",
+        "it orders the start of services; each service's image is built on its own",
+    )],
+};
+
 /// The state of lowering one built env.
 struct Job<'a> {
     spec: &'a EnvSpec,
@@ -363,20 +409,9 @@ impl Job<'_> {
             .unwrap_or_else(|| infer_manager(&base.reference));
         let mut needs_syntax = false;
 
-        // Run-time settings an image cannot hold.
-        if let Some(r) = &spec.resources {
-            if r.requests.is_some() || r.limits.is_some() {
-                self.warn(
-                    "resources",
-                    "requests/limits are set at run time (docker run --cpus/--memory/--gpus, compose or the k8s target); an image does not carry them",
-                );
-            }
-        }
-        if spec.distributed.is_some() {
-            self.warn(
-                "distributed",
-                "distributed launch is applied by the k8s target; the Dockerfile runs one process",
-            );
+        // What the Dockerfile does not write ([`EXPRESSES`]).
+        for w in crate::expresses::unexpressed(spec, &EXPRESSES) {
+            self.warn(w.field, w.message);
         }
 
         let system = self.system(manager);

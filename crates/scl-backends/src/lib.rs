@@ -12,9 +12,14 @@
 //! Every value that reaches a shell line, a Dockerfile instruction or a
 //! comment is quoted or escaped by [`quote`], never by hand in a template.
 //!
+//! Each target declares the IR fields it expresses ([`expresses::Expresses`],
+//! e.g. [`docker::EXPRESSES`]); the warnings for set fields it does not
+//! write are computed from that declaration ([`expresses::unexpressed`]).
+//!
 //! Targets: [`docker`] (Dockerfile + `.dockerignore`).
 
 pub mod docker;
+pub mod expresses;
 pub mod quote;
 
 /// One generated file.

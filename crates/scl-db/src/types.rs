@@ -147,7 +147,28 @@ pub(crate) fn merge_static_duplicates(
                 extra.push((k, d.labels.clone()));
                 drop[i] = true;
             }
-            _ => {}
+            _ => {
+                // Evaluation reports a problem met inside another module's
+                // code at the use (primary) with the line inside that
+                // module as a label. When the static pass found the same
+                // problem at that line, it is a mistake in that module,
+                // whatever the arguments: one diagnostic there, with the
+                // use as a label.
+                let inner = d.labels.iter().find_map(|l| {
+                    let key = (d.code, l.at.file.clone(), l.at.span.start);
+                    kept.get(&key).copied().filter(|&k| k != i)
+                });
+                if let Some(k) = inner {
+                    extra.push((
+                        k,
+                        vec![scl_diag::Label {
+                            at: d.at.clone(),
+                            message: "used here".into(),
+                        }],
+                    ));
+                    drop[i] = true;
+                }
+            }
         }
     }
     let mut diags = diags;

@@ -8,6 +8,9 @@
 //! written; host paths workspace-relative. Empty lists and maps are left out.
 //! Provenance ([`Provenance`]) is kept apart from these bytes.
 
+pub mod path;
+pub use path::FieldPath;
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -10,12 +10,16 @@
 
 pub mod builtins;
 mod eval;
+mod limits;
 mod normalize;
+mod outcome;
 mod resolve;
+pub mod schema;
 pub mod ty;
 pub mod typeck;
 mod validate;
 pub mod value;
+mod wording;
 
 pub use eval::{evaluate_module, MAX_SELF_ROUNDS};
 pub use resolve::{check_module, check_module_with, KnownModule, StaticInputs};

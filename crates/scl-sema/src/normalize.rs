@@ -1,35 +1,23 @@
 //! Normalization: the final record of an env → the EnvSpec IR. Fills
 //! defaults, infers the system package manager, de-duplicates set-like lists
-//! ([`SET_LIKE`]), carries requirements files' index URLs, and checks what
+//! ([`schema::set_like`]), carries requirements files' index URLs, and checks what
 //! only the whole env can show (a built env needs a base, limits not below
 //! requests, `depends_on` names sibling services without a cycle, one volume
 //! per mount path, system packages valid for the manager, user names,
 //! channels, the workdir, and every integer in the range of its IR field).
 
-use crate::eval::{Evaluator, Reported, R};
+use crate::limits::{MAX_PRODUCED, VALUE_BYTES};
+use crate::outcome::{Reported, R};
+use crate::schema::{self, path, FieldDefault};
+use crate::ty::{RecordTy, Ty};
 use crate::validate;
 use crate::value::*;
 use scl_diag::{Diagnostic, Span};
+use scl_ir::FieldPath;
 use scl_ir::*;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-
-/// The set-like lists of the Env schema: de-duplicated keeping the first
-/// occurrence, compared as written (the contract's "The EnvSpec IR"). The one
-/// table both [`normalize`] and [`self_view`] use, so that `self` reads the
-/// lists the IR will have.
-pub(crate) const SET_LIKE: &[&str] = &[
-    "system.packages",
-    "python.packages",
-    "python.requirements",
-    "python.extra_index_urls",
-    "conda.channels",
-    "conda.packages",
-    "ports",
-    "depends_on",
-    "ignore",
-];
 
 /// How two elements of a set-like list compare: as written. Borrowed from
 /// the element (no string is built), except for a kind no set-like list of
@@ -69,13 +57,13 @@ fn dedup_list(l: &[Value]) -> Option<Vec<Value>> {
 
 /// What normalizing `v` copies into the IR: the bytes of every string (a
 /// value shared by many references is copied once per reference) and
-/// [`VALUE_BYTES`](crate::eval::VALUE_BYTES) per list element or map entry;
+/// [`VALUE_BYTES`] per list element or map entry;
 /// services are shared specs, not copied. Walks at most until `limit` is
 /// passed, so the walk itself is bounded by the budget.
 fn ir_bytes(v: &Value, limit: u64) -> u64 {
     let mut total: u64 = 0;
     let mut todo: Vec<&Value> = vec![v];
-    let entry = crate::eval::VALUE_BYTES as u64;
+    let entry = VALUE_BYTES as u64;
     while let Some(v) = todo.pop() {
         if total > limit {
             break;
@@ -106,18 +94,20 @@ fn ir_bytes(v: &Value, limit: u64) -> u64 {
     total
 }
 
-/// Sets the value at a dotted `path` of `r` (whose parents are records).
-fn set_path(r: &mut Record, path: &str, v: Value) {
-    match path.split_once('.') {
-        None => {
-            r.insert(path.to_string(), v);
-        }
-        Some((head, rest)) => {
-            if let Some(Value::Record(sub)) = r.get_mut(head) {
-                set_path(Arc::make_mut(sub), rest, v);
-            }
+/// Sets the value at `path` of `r` (whose parents are records; nothing
+/// happens when one is missing).
+fn set_path(r: &mut Record, path: &FieldPath, v: Value) {
+    let Some((last, parents)) = path.segments().split_last() else {
+        return;
+    };
+    let mut cur = r;
+    for seg in parents {
+        match cur.get_mut(seg.as_str()) {
+            Some(Value::Record(sub)) => cur = Arc::make_mut(sub),
+            _ => return,
         }
     }
+    cur.insert(last.as_str().to_string(), v);
 }
 
 /// The index URLs carried from the env's requirements files (`--index-url`,
@@ -140,11 +130,11 @@ fn carried(r: &Record) -> Carried {
         extra_index_urls: Vec::new(),
         dropped: Vec::new(),
     };
-    let Some(Value::List(files)) = get(r, "python.requirements") else {
+    let Some(Value::List(files)) = get(r, &["python", "requirements"]) else {
         return c;
     };
     // The extra index URLs pip holds so far: the env's own first.
-    let mut extras = strs(get(r, "python.extra_index_urls"));
+    let mut extras = strs(get(r, &["python", "extra_index_urls"]));
     for f in files.iter() {
         let Value::File { path, text, .. } = f else {
             continue;
@@ -186,16 +176,20 @@ fn effective(r: &Record) -> Cow<'_, Record> {
     let mut out = Cow::Borrowed(r);
     let c = carried(r);
     if !c.extra_index_urls.is_empty() {
-        let mut all = strs(get(r, "python.extra_index_urls"));
+        let mut all = strs(get(r, &["python", "extra_index_urls"]));
         all.extend(c.extra_index_urls);
         let list = Value::List(Arc::new(all.into_iter().map(Value::str).collect()));
-        set_path(out.to_mut(), "python.extra_index_urls", list);
+        set_path(out.to_mut(), &path(&["python", "extra_index_urls"]), list);
     }
-    if let (None, Some((u, _, _))) = (get(r, "python.index_url"), c.index_urls.first()) {
-        set_path(out.to_mut(), "python.index_url", Value::str(u.as_str()));
+    if let (None, Some((u, _, _))) = (get(r, &["python", "index_url"]), c.index_urls.first()) {
+        set_path(
+            out.to_mut(),
+            &path(&["python", "index_url"]),
+            Value::str(u.as_str()),
+        );
     }
-    for path in SET_LIKE {
-        if let Some(Value::List(l)) = get(&out, path) {
+    for path in schema::set_like() {
+        if let Some(Value::List(l)) = get_path(&out, path) {
             if let Some(d) = dedup_list(l) {
                 set_path(out.to_mut(), path, Value::List(Arc::new(d)));
             }
@@ -220,20 +214,31 @@ fn clean_path(p: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-fn get<'a>(r: &'a Record, path: &str) -> Option<&'a Value> {
+/// The value at the path of schema field names `path` of `r`
+/// (`&["python", "version"]`).
+fn get<'a>(r: &'a Record, path: &[&str]) -> Option<&'a Value> {
+    let (last, parents) = path.split_last()?;
     let mut cur = r;
-    let mut parts = path.split('.').peekable();
-    while let Some(p) = parts.next() {
-        let v = cur.get(p)?;
-        if parts.peek().is_none() {
-            return Some(v);
-        }
-        match v {
+    for seg in parents {
+        match cur.get(*seg)? {
             Value::Record(x) => cur = x,
             _ => return None,
         }
     }
-    None
+    cur.get(*last)
+}
+
+/// The value at `path` of `r`.
+fn get_path<'a>(r: &'a Record, path: &FieldPath) -> Option<&'a Value> {
+    let (last, parents) = path.segments().split_last()?;
+    let mut cur = r;
+    for seg in parents {
+        match cur.get(seg.as_str())? {
+            Value::Record(x) => cur = x,
+            _ => return None,
+        }
+    }
+    cur.get(last.as_str())
 }
 
 fn s(v: &Value) -> String {
@@ -248,6 +253,28 @@ fn strs(v: Option<&Value>) -> Vec<String> {
     match v {
         Some(Value::List(l)) => l.iter().map(s).collect(),
         _ => Vec::new(),
+    }
+}
+
+/// The schema's string default of field `name` of `rt` (see
+/// [`schema::default_str`]; empty if it has none).
+fn str_default(rt: RecordTy, name: &str) -> String {
+    schema::default_str(rt, name)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The schema's integer default of field `name` of `rt` (0 if it has none).
+fn int_default(rt: RecordTy, name: &str) -> i64 {
+    schema::default_int(rt, name).unwrap_or(0)
+}
+
+/// The variant of enum field `name` of record `r` (of type `rt`), else its
+/// default from the schema.
+fn variant_or_default<'a>(rt: RecordTy, r: &'a Record, name: &str) -> Cow<'a, str> {
+    match r.get(name) {
+        Some(Value::Enum { variant, .. }) => Cow::Borrowed(&**variant),
+        _ => Cow::Borrowed(schema::default_str(rt, name).unwrap_or_default()),
     }
 }
 
@@ -291,27 +318,43 @@ pub fn infer_manager(image: &str) -> SystemManager {
     }
 }
 
+/// What normalization needs from the evaluator that runs it: a place for
+/// diagnostics, the evaluation budget, the final value of a service's env,
+/// and display paths for labels. (A trait, so that normalization does not
+/// depend on the evaluator.)
+pub(crate) trait Sink {
+    /// Records a diagnostic located in module `m`.
+    fn report(&self, m: crate::ModuleId, d: Diagnostic) -> Reported;
+    /// Records a warning with a help (none when empty).
+    fn warn(&self, m: crate::ModuleId, code: &'static str, span: Span, msg: String, help: &str);
+    /// Charges `bytes` copied into the IR to the evaluation budget.
+    fn charge_ir(&self, m: crate::ModuleId, span: Span, bytes: usize) -> R<()>;
+    /// The final, normalized value of an env (a service).
+    fn final_of(&self, env: &Arc<EnvValue>) -> R<Arc<FinalEnv>>;
+    /// The display path of a module, for a label in another file.
+    fn display_path(&self, m: crate::ModuleId) -> Arc<str>;
+}
+
 pub(crate) fn normalize(
-    ev: &Evaluator,
+    ev: &impl Sink,
     env: &Arc<EnvValue>,
     r: &Record,
     origins: &BTreeMap<String, Origin>,
 ) -> R<EnvSpec> {
     let failed = std::cell::Cell::new(false);
-    // Where to point for a path: its origin, else the env's own span.
-    let at = |path: &str| -> (crate::ModuleId, Span) {
-        let mut p = path.to_string();
-        loop {
-            if let Some(o) = origins.get(&p) {
+    // Where to point for a path: its origin (or the origin of the nearest
+    // path above it), else the env's own span.
+    let at = |path: &FieldPath| -> (crate::ModuleId, Span) {
+        let mut p = Some(path.clone());
+        while let Some(q) = p.filter(|q| !q.is_empty()) {
+            if let Some(o) = origins.get(&q.render()) {
                 return (o.module, o.span);
             }
-            match p.rfind('.') {
-                Some(i) => p.truncate(i),
-                None => return (env.module, env.extends_span),
-            }
+            p = q.parent();
         }
+        (env.module, env.extends_span)
     };
-    let report = |path: &str, code: &'static str, msg: String, help: String| {
+    let report = |path: &FieldPath, code: &'static str, msg: String, help: String| {
         let (m, span) = at(path);
         let mut d = Diagnostic::error(code, span, msg);
         if !help.is_empty() {
@@ -320,15 +363,17 @@ pub(crate) fn normalize(
         ev.report(m, d);
         failed.set(true);
     };
-    let invalid = |path: &str, code: &'static str, e: validate::Invalid| {
+    let invalid = |path: &FieldPath, code: &'static str, e: validate::Invalid| {
         report(path, code, e.msg, e.help);
     };
     // An integer field of the IR: in `lo..=hi`, else E0318 (never clamped).
-    let ranged = |path: &str, v: i64, lo: i64, hi: i64| -> Option<i64> {
+    // (The path is made only when the value is out of range.)
+    let ranged = |path: &dyn Fn() -> FieldPath, v: i64, lo: i64, hi: i64| -> Option<i64> {
         if (lo..=hi).contains(&v) {
             Some(v)
         } else {
-            let help = if path == "user.uid" {
+            let path = &path();
+            let help = if *path == schema::path(&["user", "uid"]) {
                 "4294967295 is `(uid_t)-1`, which chown(2) and setuid(2) read as \"no change\"; write a uid from 0 to 4294967294"
             } else {
                 "write a value in that range (sclc never clamps a value)"
@@ -342,24 +387,24 @@ pub(crate) fn normalize(
             None
         }
     };
-    let u32_field = |path: &str, v: i64, lo: i64| -> u32 {
-        ranged(path, v, lo, u32::MAX as i64).map_or(0, |v| v as u32)
+    // An integer field of record type `rt` in the range the schema gives.
+    let u32_field = |rt: RecordTy, name: &str, path: &dyn Fn() -> FieldPath, v: i64| -> u32 {
+        let (lo, hi) = schema::range(rt, name);
+        ranged(path, v, lo, hi).map_or(0, |v| v as u32)
     };
     // Requirements files' index URLs: one index in all, and no extra index
     // URL that pip would drop, or an error.
     for (file, line, u) in carried(r).dropped {
-        report(
-            "python.requirements",
+        report(&path(&["python", "requirements"]),
             "E0332",
             format!("{file} line {line}: pip replaces its index URLs with this line's `--index-url`, so the extra index URL {} given before it would not be used", validate::quoted(&u)),
             "put the `--index-url` line before every `--extra-index-url` (in the first requirements file), or set `python.index_url` in the env and remove the line".into(),
         );
     }
-    if let Some(own) = get(r, "python.index_url").map(s) {
+    if let Some(own) = get(r, &["python", "index_url"]).map(s) {
         for (u, file, line) in carried(r).index_urls {
             if u != own {
-                report(
-                    "python.requirements",
+                report(&path(&["python", "requirements"]),
                     "E0332",
                     format!("{file} line {line}: `--index-url {u}` conflicts with `python.index_url` = {}", validate::quoted(&own)),
                     "pip would use the file's index instead of the env's: remove the line, or make them the same".into(),
@@ -371,8 +416,7 @@ pub(crate) fn normalize(
         if let Some((first, ffile, fline)) = urls.first() {
             for (u, file, line) in &urls[1..] {
                 if u != first {
-                    report(
-                        "python.requirements",
+                    report(&path(&["python", "requirements"]),
                         "E0332",
                         format!("{file} line {line}: `--index-url {u}` conflicts with `--index-url {first}` ({ffile} line {fline})"),
                         "a pip install has one index: keep one `--index-url` (use `--extra-index-url` for the others)".into(),
@@ -389,23 +433,26 @@ pub(crate) fn normalize(
         if k == "services" {
             continue;
         }
-        let (m, span) = at(k);
-        ev.charge_ir(m, span, ir_bytes(v, crate::eval::MAX_PRODUCED) as usize)?;
+        // A top-level key is its own path.
+        let (m, span) = origins
+            .get(k)
+            .map_or((env.module, env.extends_span), |o| (o.module, o.span));
+        ev.charge_ir(m, span, ir_bytes(v, MAX_PRODUCED) as usize)?;
     }
     // Kept without `apiVersion` (it is added on output), so that an env used
     // as a service is shared, not copied.
     let mut spec = EnvSpec {
-        description: get(r, "description").map(s),
+        description: r.get("description").map(s),
         ..EnvSpec::default()
     };
-    if let Some(Value::Image { reference, digest }) = get(r, "base") {
+    if let Some(Value::Image { reference, digest }) = get(r, &["base"]) {
         spec.base = Some(ImageRef {
             reference: reference.to_string(),
             digest: digest.as_ref().map(|d| d.to_string()),
         });
     }
     // services
-    if let Some(services) = rec(get(r, "services")) {
+    if let Some(services) = rec(get(r, &["services"])) {
         for (name, v) in services.iter() {
             let Value::Env(e) = v else { continue };
             match ev.final_of(e) {
@@ -423,7 +470,7 @@ pub(crate) fn normalize(
             for dep in &sp.depends_on {
                 if !names.contains(&dep) {
                     report(
-                        &format!("services.{name}"),
+                        &path(&["services"]).key(name),
                         "E0208",
                         format!("service `{name}` depends on `{dep}`, which is not a service here"),
                         format!(
@@ -446,7 +493,7 @@ pub(crate) fn normalize(
                 String::new()
             };
             report(
-                &format!("services.{}", cycle[0]),
+                &path(&["services"]).key(&cycle[0]),
                 "E0329",
                 if cycle.len() == 2 {
                     format!("service `{}` depends on itself{more}", cycle[0])
@@ -461,7 +508,7 @@ pub(crate) fn normalize(
         }
     }
     // An env that only has services (even ones that failed) is not built.
-    let has_services = rec(get(r, "services")).is_some_and(|m| !m.is_empty());
+    let has_services = rec(get(r, &["services"])).is_some_and(|m| !m.is_empty());
     let built = spec.base.is_some() || !has_services;
     if spec.base.is_none() && !has_services {
         let name = env
@@ -481,8 +528,8 @@ pub(crate) fn normalize(
         failed.set(true);
     }
     // system
-    let packages = strs(get(r, "system.packages"));
-    let manager = match get(r, "system.manager") {
+    let packages = strs(get(r, &["system", "packages"]));
+    let manager = match get(r, &["system", "manager"]) {
         Some(Value::Enum { variant, .. }) => match &**variant {
             "apk" => Some(SystemManager::Apk),
             "dnf" => Some(SystemManager::Dnf),
@@ -499,7 +546,7 @@ pub(crate) fn normalize(
         };
         for p in &packages {
             if let Err(e) = check(p) {
-                invalid("system.packages", "E0320", e);
+                invalid(&path(&["system", "packages"]), "E0320", e);
             }
         }
         if spec.base.is_some() || !packages.is_empty() {
@@ -507,10 +554,10 @@ pub(crate) fn normalize(
         }
     }
     // python
-    if let Some(py) = rec(get(r, "python")) {
-        let manager = match py.get("manager") {
-            Some(Value::Enum { variant, .. }) if &**variant == "uv" => PythonManager::Uv,
-            Some(Value::Enum { variant, .. }) if &**variant == "conda" => PythonManager::Conda,
+    if let Some(py) = rec(get(r, &["python"])) {
+        let manager = match &*variant_or_default(RecordTy::Python, py, "manager") {
+            "uv" => PythonManager::Uv,
+            "conda" => PythonManager::Conda,
             _ => PythonManager::Pip,
         };
         let requirements = match py.get("requirements") {
@@ -535,28 +582,28 @@ pub(crate) fn normalize(
             extra_index_urls: strs(py.get("extra_index_urls")),
         });
     }
-    if let Some(c) = rec(get(r, "conda")) {
+    if let Some(c) = rec(get(r, &["conda"])) {
         let channels = strs(c.get("channels"));
         for ch in &channels {
             if let Err(e) = validate::conda_channel(ch) {
-                invalid("conda.channels", "E0323", e);
+                invalid(&path(&["conda", "channels"]), "E0323", e);
             }
         }
         let packages = strs(c.get("packages"));
         for p in &packages {
             if let Err(e) = validate::conda_spec_source(p, &channels) {
-                invalid("conda.packages", "E0336", e);
+                invalid(&path(&["conda", "packages"]), "E0336", e);
             }
         }
         spec.conda = Some(Conda { channels, packages });
     }
     // resources
-    if let Some(res) = rec(get(r, "resources")) {
+    if let Some(res) = rec(get(r, &["resources"])) {
         let list = |which: &str| -> Option<ResourceList> {
             let l = rec(res.get(which))?;
             let cpu = match l.get("cpu") {
                 Some(Value::Cpu(c)) if *c < 0 => {
-                    let path = format!("resources.{which}.cpu");
+                    let path = path(&["resources"]).key(which).key("cpu");
                     report(
                         &path,
                         "E0318",
@@ -571,7 +618,7 @@ pub(crate) fn normalize(
                 Some(Value::Cpu(c)) => Some(*c as u64),
                 _ => None,
             };
-            let memory = |v: Option<&Value>, path: &str| match v {
+            let memory = |v: Option<&Value>, path: &FieldPath| match v {
                 Some(Value::Memory(b)) => match u64::try_from(*b) {
                     Ok(b) => Some(b),
                     Err(_) => {
@@ -588,14 +635,25 @@ pub(crate) fn normalize(
             };
             let gpu = rec(l.get("gpu")).map(|g| Gpu {
                 count: int(g.get("count")).map_or(0, |c| {
-                    u32_field(&format!("resources.{which}.gpu.count"), c, 0)
+                    u32_field(
+                        RecordTy::Gpu,
+                        "count",
+                        &|| path(&["resources"]).key(which).key("gpu").key("count"),
+                        c,
+                    )
                 }),
                 kind: g.get("type").map(s),
-                memory: memory(g.get("memory"), &format!("resources.{which}.gpu.memory")),
+                memory: memory(
+                    g.get("memory"),
+                    &path(&["resources"]).key(which).key("gpu").key("memory"),
+                ),
             });
             Some(ResourceList {
                 cpu,
-                memory: memory(l.get("memory"), &format!("resources.{which}.memory")),
+                memory: memory(
+                    l.get("memory"),
+                    &path(&["resources"]).key(which).key("memory"),
+                ),
                 gpu,
             })
         };
@@ -622,8 +680,16 @@ pub(crate) fn normalize(
             for (field, q, l, fmt) in pairs {
                 if let (Some(q), Some(l)) = (q, l) {
                     if l < q {
-                        let (m, span) = at(&format!("resources.limits.{field}"));
-                        let (qm, qspan) = at(&format!("resources.requests.{field}"));
+                        let below = FieldPath::parse(field);
+                        let under = |which: &'static str| {
+                            let mut p = path(&["resources", which]);
+                            for seg in below.segments() {
+                                p.push(seg.clone());
+                            }
+                            p
+                        };
+                        let (m, span) = at(&under("limits"));
+                        let (qm, qspan) = at(&under("requests"));
                         ev.report(
                             m,
                             Diagnostic::error(
@@ -631,7 +697,7 @@ pub(crate) fn normalize(
                                 span,
                                 format!("the limit of {field} ({}) is below its request ({})", fmt(l), fmt(q)),
                             )
-                            .with_label(ev.host.display_path(qm), qspan, format!("requested {}", fmt(q)))
+                            .with_label(ev.display_path(qm), qspan, format!("requested {}", fmt(q)))
                             .with_help("raise the limit or lower the request; Kubernetes rejects a pod whose limit is below its request"),
                         );
                         failed.set(true);
@@ -644,16 +710,12 @@ pub(crate) fn normalize(
         }
     }
     // volumes
-    if let Some(Value::List(vs)) = get(r, "volumes") {
+    if let Some(Value::List(vs)) = get(r, &["volumes"]) {
         for v in vs.iter() {
             let Value::Record(v) = v else { continue };
-            let mode = match v.get("mode") {
-                Some(Value::Enum { variant, .. }) if &**variant == "read_write" => {
-                    VolumeMode::ReadWrite
-                }
-                Some(Value::Enum { variant, .. }) if &**variant == "read_write_many" => {
-                    VolumeMode::ReadWriteMany
-                }
+            let mode = match &*variant_or_default(RecordTy::Volume, v, "mode") {
+                "read_write" => VolumeMode::ReadWrite,
+                "read_write_many" => VolumeMode::ReadWriteMany,
                 _ => VolumeMode::ReadOnly,
             };
             spec.volumes.push(Volume {
@@ -668,7 +730,7 @@ pub(crate) fn normalize(
         for v in &spec.volumes {
             if !names.insert(&v.name) {
                 report(
-                    "volumes",
+                    &path(&["volumes"]),
                     "E0208",
                     format!("two volumes are named `{}`", v.name),
                     "volume names must be unique".into(),
@@ -677,7 +739,7 @@ pub(crate) fn normalize(
             let mount = clean_path(&v.mount);
             if let Some(first) = mounts.get(&mount) {
                 report(
-                    "volumes",
+                    &path(&["volumes"]),
                     "E0330",
                     format!(
                         "volumes `{first}` and `{}` are both mounted at `{mount}`",
@@ -690,8 +752,10 @@ pub(crate) fn normalize(
             }
         }
     }
-    if let Some(vars) = rec(get(r, "vars")) {
-        for (k, v) in vars.iter() {
+    if let Some(vars) = rec(get(r, &["vars"])) {
+        // The hidden mark of a record checked against a schema type is
+        // not an entry (a `Volume` assigned to a map keeps it).
+        for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != TYPE_KEY) {
             let val = match v {
                 Value::Secret { name, key } => VarValue::Secret(SecretRef {
                     secret: name.to_string(),
@@ -702,7 +766,7 @@ pub(crate) fn normalize(
             spec.vars.insert(k.clone(), val);
         }
     }
-    if let Some(Value::List(a)) = get(r, "assets") {
+    if let Some(Value::List(a)) = get(r, &["assets"]) {
         for x in a.iter() {
             let Value::Record(x) = x else { continue };
             let asset = if x.get("kind").map(s).as_deref() == Some("huggingface") {
@@ -722,7 +786,7 @@ pub(crate) fn normalize(
             spec.assets.push(asset);
         }
     }
-    if let Some(Value::List(fs)) = get(r, "files") {
+    if let Some(Value::List(fs)) = get(r, &["files"]) {
         for f in fs.iter() {
             if let Value::Record(f) = f {
                 spec.files.push(Copy {
@@ -732,12 +796,12 @@ pub(crate) fn normalize(
             }
         }
     }
-    spec.setup = strs(get(r, "setup"));
+    spec.setup = strs(get(r, &["setup"]));
     for (i, step) in spec.setup.iter().enumerate() {
         // In a Dockerfile a trailing backslash continues the command on the
         // next line; a setup step is a script of its own, so it does not.
         if step.trim_end().ends_with('\\') {
-            let (m, span) = at("setup");
+            let (m, span) = at(&path(&["setup"]));
             ev.warn(
                 m,
                 "W0006",
@@ -747,73 +811,76 @@ pub(crate) fn normalize(
             );
         }
     }
-    spec.entrypoint = strs(get(r, "entrypoint"));
-    spec.command = strs(get(r, "command"));
-    if let Some(w) = get(r, "workdir") {
+    spec.entrypoint = strs(get(r, &["entrypoint"]));
+    spec.command = strs(get(r, &["command"]));
+    if let Some(w) = get(r, &["workdir"]) {
         if let Err(e) = validate::workdir(&s(w)) {
-            invalid("workdir", "E0328", e);
+            invalid(&path(&["workdir"]), "E0328", e);
         }
     }
     if built {
         spec.workdir = Some(
-            get(r, "workdir")
+            get(r, &["workdir"])
                 .map(s)
-                .unwrap_or_else(|| "/workspace".into()),
+                .unwrap_or_else(|| str_default(RecordTy::Env, "workdir")),
         );
-        let user = rec(get(r, "user"));
+        let user = rec(get(r, &["user"]));
         let name = user
             .and_then(|u| u.get("name"))
             .map(s)
-            .unwrap_or_else(|| "app".into());
+            .unwrap_or_else(|| str_default(RecordTy::User, "name"));
         if let Err(e) = validate::user_name(&name) {
-            invalid("user.name", "E0321", e);
+            invalid(&path(&["user", "name"]), "E0321", e);
         }
         // 4294967295 is `(uid_t)-1`, which chown(2) and setuid(2) read as
         // "no change", so the largest uid is one below it.
-        let uid = int(user.and_then(|u| u.get("uid"))).unwrap_or(1000);
-        let uid = ranged("user.uid", uid, 0, u32::MAX as i64 - 1).map_or(0, |u| u as u32);
+        let uid = int(user.and_then(|u| u.get("uid")))
+            .unwrap_or_else(|| int_default(RecordTy::User, "uid"));
+        let uid = u32_field(RecordTy::User, "uid", &|| path(&["user", "uid"]), uid);
         spec.user = Some(User { name, uid });
-    } else if let Some(w) = get(r, "workdir") {
+    } else if let Some(w) = get(r, &["workdir"]) {
         spec.workdir = Some(s(w));
     }
-    if let Some(Value::List(ps)) = get(r, "ports") {
+    if let Some(Value::List(ps)) = get(r, &["ports"]) {
         let mut ports = Vec::new();
         for p in ps.iter() {
             if let Value::Int(p) = p {
-                if let Some(p) = ranged("ports", *p, 1, 65535) {
+                let (lo, hi) = schema::range(RecordTy::Env, "ports");
+                if let Some(p) = ranged(&|| path(&["ports"]), *p, lo, hi) {
                     ports.push(p as u16);
                 }
             }
         }
         spec.ports = ports;
     }
-    if let Some(d) = rec(get(r, "distributed")) {
-        let e = |k: &str| d.get(k).map(s);
-        let field = |k: &str, default: i64, lo: i64| {
+    if let Some(d) = rec(get(r, &["distributed"])) {
+        let field = |k: &str| {
             u32_field(
-                &format!("distributed.{k}"),
-                int(d.get(k)).unwrap_or(default),
-                lo,
+                RecordTy::Distributed,
+                k,
+                &|| path(&["distributed"]).key(k),
+                int(d.get(k)).unwrap_or_else(|| int_default(RecordTy::Distributed, k)),
             )
         };
-        let nodes = field("nodes", 1, 1);
-        let procs_per_node = field("procs_per_node", 1, 1);
+        let nodes = field("nodes");
+        let procs_per_node = field("procs_per_node");
         let elastic = rec(d.get("elastic")).map(|x| {
-            let f = |k: &str, default: i64, lo: i64| {
+            let f = |k: &str| {
                 u32_field(
-                    &format!("distributed.elastic.{k}"),
-                    int(x.get(k)).unwrap_or(default),
-                    lo,
+                    RecordTy::Elastic,
+                    k,
+                    &|| path(&["distributed", "elastic"]).key(k),
+                    int(x.get(k)).unwrap_or_else(|| int_default(RecordTy::Elastic, k)),
                 )
             };
             let el = Elastic {
-                min_nodes: f("min_nodes", 1, 1),
-                max_nodes: f("max_nodes", 1, 1),
-                max_restarts: f("max_restarts", 0, 0),
+                min_nodes: f("min_nodes"),
+                max_nodes: f("max_nodes"),
+                max_restarts: f("max_restarts"),
             };
             if el.min_nodes > 0 && el.max_nodes > 0 && el.max_nodes < el.min_nodes {
                 report(
-                    "distributed.elastic.max_nodes",
+                    &path(&["distributed", "elastic", "max_nodes"]),
                     "E0318",
                     format!(
                         "`distributed.elastic.max_nodes` ({}) is below `min_nodes` ({})",
@@ -827,7 +894,7 @@ pub(crate) fn normalize(
             let bounds_ok = el.min_nodes > 0 && el.max_nodes >= el.min_nodes;
             if bounds_ok && nodes > 0 && !(el.min_nodes..=el.max_nodes).contains(&nodes) {
                 report(
-                    "distributed.nodes",
+                    &path(&["distributed", "nodes"]),
                     "E0318",
                     format!(
                         "`distributed.nodes` ({nodes}) is outside the elastic bounds ({} to {})",
@@ -839,15 +906,15 @@ pub(crate) fn normalize(
             el
         });
         spec.distributed = Some(Distributed {
-            backend: match e("backend").as_deref() {
-                Some("gloo") => Backend::Gloo,
-                Some("mpi") => Backend::Mpi,
+            backend: match &*variant_or_default(RecordTy::Distributed, d, "backend") {
+                "gloo" => Backend::Gloo,
+                "mpi" => Backend::Mpi,
                 _ => Backend::Nccl,
             },
-            launcher: match e("launcher").as_deref() {
-                Some("deepspeed") => Launcher::Deepspeed,
-                Some("accelerate") => Launcher::Accelerate,
-                Some("mpirun") => Launcher::Mpirun,
+            launcher: match &*variant_or_default(RecordTy::Distributed, d, "launcher") {
+                "deepspeed" => Launcher::Deepspeed,
+                "accelerate" => Launcher::Accelerate,
+                "mpirun" => Launcher::Mpirun,
                 _ => Launcher::Torchrun,
             },
             nodes,
@@ -855,13 +922,13 @@ pub(crate) fn normalize(
             elastic,
         });
     }
-    spec.depends_on = strs(get(r, "depends_on"));
-    if let Some(l) = rec(get(r, "labels")) {
-        for (k, v) in l.iter() {
+    spec.depends_on = strs(get(r, &["depends_on"]));
+    if let Some(l) = rec(get(r, &["labels"])) {
+        for (k, v) in l.iter().filter(|(k, _)| k.as_str() != TYPE_KEY) {
             spec.labels.insert(k.clone(), s(v));
         }
     }
-    spec.ignore = strs(get(r, "ignore"));
+    spec.ignore = strs(get(r, &["ignore"]));
     if failed.get() {
         Err(Reported)
     } else {
@@ -987,84 +1054,68 @@ fn depends_on_cycles(services: &BTreeMap<String, Arc<EnvSpec>>) -> Vec<(Vec<Stri
 }
 
 /// The record `self` reads: the env's record as normalization reads it
-/// (set-like lists de-duplicated by the same [`SET_LIKE`] table, requirements
-/// files' index URLs carried), with the defaults that normalization fills in
-/// (`workdir`, `user`, the inferred `system.manager`, `python.manager`,
-/// `distributed` defaults), and unset lists and maps as empty, so that
-/// `self.workdir` or `len(self.ports)` see what the IR will say.
+/// (set-like lists de-duplicated by the same [`schema::set_like`] table,
+/// requirements files' index URLs carried), with the defaults of the schema
+/// table filled in ([`fill_defaults`]: `workdir`, `user`, the inferred
+/// `system.manager`, `python.manager`, `distributed` defaults, unset lists
+/// and maps as empty), so that `self.workdir` or `len(self.ports)` see what
+/// the IR will say.
 pub(crate) fn self_view(r: &Record) -> Record {
-    use crate::ty::{RecordTy, Ty};
     let mut r = effective(r).into_owned();
-    let enum_v = |ty: &str, v: &str| Value::Enum {
-        ty: Some(ty.into()),
-        variant: v.into(),
-    };
-    for (name, ty, _) in RecordTy::Env.fields().iter() {
-        match ty {
-            Ty::List(_) => {
-                r.entry(name.to_string())
-                    .or_insert_with(|| Value::List(Arc::new(Vec::new())));
-            }
-            Ty::Map(_) => {
-                r.entry(name.to_string())
-                    .or_insert_with(|| Value::Record(Arc::new(Record::new())));
-            }
-            _ => {}
-        }
-    }
-    r.entry("workdir".into())
-        .or_insert_with(|| Value::str("/workspace"));
-    fill_defaults(
-        &mut r,
-        "user",
-        vec![("name", Value::str("app")), ("uid", Value::Int(1000))],
-    );
     let base = match r.get("base") {
         Some(Value::Image { reference, .. }) => Some(reference.to_string()),
         _ => None,
     };
-    if let Some(b) = base {
-        let m = match infer_manager(&b) {
-            SystemManager::Apt => "apt",
-            SystemManager::Apk => "apk",
-            SystemManager::Dnf => "dnf",
-        };
-        fill_defaults(
-            &mut r,
-            "system",
-            vec![
-                ("manager", enum_v("SystemManager", m)),
-                ("packages", Value::List(Arc::new(Vec::new()))),
-            ],
-        );
-    }
-    if let Some(Value::Record(p)) = r.get_mut("python") {
-        Arc::make_mut(p)
-            .entry("manager".into())
-            .or_insert_with(|| enum_v("PythonManager", "pip"));
-    }
-    if let Some(Value::Record(d)) = r.get_mut("distributed") {
-        let d = Arc::make_mut(d);
-        d.entry("backend".into())
-            .or_insert_with(|| enum_v("Backend", "nccl"));
-        d.entry("launcher".into())
-            .or_insert_with(|| enum_v("Launcher", "torchrun"));
-        d.entry("nodes".into()).or_insert(Value::Int(1));
-        d.entry("procs_per_node".into()).or_insert(Value::Int(1));
-    }
+    // The fields the schema says are inferred: `system` (a record) and
+    // its `manager`, from the base image.
+    let infer = |rt: RecordTy, name: &str| -> Option<Value> {
+        let b = base.as_deref()?;
+        match (rt, name) {
+            (RecordTy::Env, "system") => Some(Value::Record(Arc::new(Record::new()))),
+            (RecordTy::System, "manager") => Some(Value::Enum {
+                ty: Some("SystemManager".into()),
+                variant: match infer_manager(b) {
+                    SystemManager::Apt => "apt",
+                    SystemManager::Apk => "apk",
+                    SystemManager::Dnf => "dnf",
+                }
+                .into(),
+            }),
+            _ => None,
+        }
+    };
+    fill_defaults(&mut r, RecordTy::Env, &infer);
     r
 }
 
-/// Sets the fields of the record at `key` that are missing to `defaults`
-/// (creating the record if needed).
-fn fill_defaults(r: &mut Record, key: &str, defaults: Vec<(&str, Value)>) {
-    let entry = r
-        .entry(key.to_string())
-        .or_insert_with(|| Value::Record(Arc::new(Record::new())));
-    if let Value::Record(rec) = entry {
-        let rec = Arc::make_mut(rec);
-        for (k, v) in defaults {
-            rec.entry(k.to_string()).or_insert(v);
+/// Sets every unset field of `r` (a record of type `rt`) that has a default
+/// in the schema table to it: an empty list or map, a string, an integer,
+/// an enum variant, what `infer` gives for an inferred field, or a record
+/// made of its own fields' defaults ([`FieldDefault::Fields`]); and does the
+/// same inside every record field that is then set (not inside lists).
+fn fill_defaults(r: &mut Record, rt: RecordTy, infer: &dyn Fn(RecordTy, &str) -> Option<Value>) {
+    for f in schema::fields(rt) {
+        if !r.contains_key(f.name) {
+            let v = match (f.default, &f.ty) {
+                (FieldDefault::None, _) => None,
+                (FieldDefault::Empty, Ty::Map(_)) => Some(Value::Record(Arc::new(Record::new()))),
+                (FieldDefault::Empty, _) => Some(Value::List(Arc::new(Vec::new()))),
+                (FieldDefault::Str(x), _) => Some(Value::str(x)),
+                (FieldDefault::Int(i), _) => Some(Value::Int(i)),
+                (FieldDefault::Variant(x), Ty::Enum(def)) => Some(Value::Enum {
+                    ty: Some(def.name.as_str().into()),
+                    variant: x.into(),
+                }),
+                (FieldDefault::Variant(_), _) => None,
+                (FieldDefault::Inferred(_), _) => infer(rt, f.name),
+                (FieldDefault::Fields, _) => Some(Value::Record(Arc::new(Record::new()))),
+            };
+            if let Some(v) = v {
+                r.insert(f.name.to_string(), v);
+            }
+        }
+        if let (Ty::Record(sub), Some(Value::Record(x))) = (&f.ty, r.get_mut(f.name)) {
+            fill_defaults(Arc::make_mut(x), *sub, infer);
         }
     }
 }

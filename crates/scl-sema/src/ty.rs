@@ -69,19 +69,19 @@ pub enum RecordTy {
     Elastic,
 }
 
-fn enum_ty(name: &str, variants: &[&str]) -> Ty {
+/// `Mode`: `.read_only .read_write .read_write_many`.
+pub fn mode_ty() -> Ty {
     Ty::Enum(Arc::new(EnumDef {
-        name: name.into(),
-        variants: variants.iter().map(|s| s.to_string()).collect(),
+        name: "Mode".into(),
+        variants: ["read_only", "read_write", "read_write_many"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
     }))
 }
 
-/// `Mode`: `.read_only .read_write .read_write_many`.
-pub fn mode_ty() -> Ty {
-    enum_ty("Mode", &["read_only", "read_write", "read_write_many"])
-}
-
-/// A schema field: its name, its type, and whether a value must be given.
+/// A schema field: its name, its type, and whether a value must be given
+/// (see [`RecordTy::fields`], in `schema.rs`).
 pub type Field = (&'static str, Ty, bool);
 
 impl RecordTy {
@@ -103,14 +103,8 @@ impl RecordTy {
         }
     }
 
-    /// The fields: name, type, and whether a value must be given (built once).
-    pub fn fields(self) -> &'static [Field] {
-        static TABLE: std::sync::OnceLock<Vec<Vec<Field>>> = std::sync::OnceLock::new();
-        let table = TABLE.get_or_init(|| RecordTy::ALL.iter().map(|r| r.build_fields()).collect());
-        &table[self as usize]
-    }
-
-    const ALL: [RecordTy; 12] = [
+    /// Every record type, in declaration order (`ALL[r as usize] == r`).
+    pub const ALL: [RecordTy; 12] = [
         RecordTy::Env,
         RecordTy::System,
         RecordTy::Python,
@@ -124,125 +118,6 @@ impl RecordTy {
         RecordTy::Distributed,
         RecordTy::Elastic,
     ];
-
-    fn build_fields(self) -> Vec<(&'static str, Ty, bool)> {
-        use Ty::*;
-        let list = |t: Ty| List(Box::new(t));
-        let map = |t: Ty| Map(Box::new(t));
-        match self {
-            RecordTy::Env => vec![
-                ("description", String, false),
-                ("base", Image, false),
-                ("system", Record(RecordTy::System), false),
-                ("python", Record(RecordTy::Python), false),
-                ("conda", Record(RecordTy::Conda), false),
-                ("resources", Record(RecordTy::Resources), false),
-                ("volumes", list(Record(RecordTy::Volume)), false),
-                ("vars", map(StrOrSecret), false),
-                ("assets", list(Asset), false),
-                ("files", list(Record(RecordTy::Copy)), false),
-                ("setup", list(String), false),
-                ("workdir", Path, false),
-                ("user", Record(RecordTy::User), false),
-                ("entrypoint", list(String), false),
-                ("command", list(String), false),
-                ("ports", list(Int), false),
-                ("distributed", Record(RecordTy::Distributed), false),
-                ("services", map(Env), false),
-                ("depends_on", list(String), false),
-                ("labels", map(String), false),
-                ("ignore", list(String), false),
-            ],
-            RecordTy::System => vec![
-                ("packages", list(String), false),
-                (
-                    "manager",
-                    enum_ty("SystemManager", &["apt", "apk", "dnf"]),
-                    false,
-                ),
-            ],
-            RecordTy::Python => vec![
-                ("version", Version, false),
-                (
-                    "manager",
-                    enum_ty("PythonManager", &["pip", "uv", "conda"]),
-                    false,
-                ),
-                ("packages", list(Requirement), false),
-                ("requirements", list(RequirementsFile), false),
-                ("index_url", Url, false),
-                ("extra_index_urls", list(Url), false),
-            ],
-            RecordTy::Conda => vec![
-                ("channels", list(String), false),
-                ("packages", list(MatchSpec), false),
-            ],
-            RecordTy::Resources => {
-                vec![
-                    ("requests", Record(RecordTy::ResourceList), false),
-                    ("limits", Record(RecordTy::ResourceList), false),
-                ]
-            }
-            RecordTy::ResourceList => {
-                vec![
-                    ("cpu", Cpu, false),
-                    ("memory", Memory, false),
-                    ("gpu", Record(RecordTy::Gpu), false),
-                ]
-            }
-            RecordTy::Gpu => vec![
-                ("count", Int, true),
-                ("type", String, false),
-                ("memory", Memory, false),
-            ],
-            RecordTy::Volume => vec![
-                ("name", String, true),
-                ("source", VolumeSource, true),
-                ("mount", Path, true),
-                ("mode", mode_ty(), false),
-            ],
-            RecordTy::Copy => vec![("from", HostPath, true), ("to", Path, true)],
-            RecordTy::User => vec![("name", String, true), ("uid", Int, true)],
-            RecordTy::Distributed => vec![
-                (
-                    "backend",
-                    enum_ty("Backend", &["nccl", "gloo", "mpi"]),
-                    false,
-                ),
-                (
-                    "launcher",
-                    enum_ty(
-                        "Launcher",
-                        &["torchrun", "deepspeed", "accelerate", "mpirun"],
-                    ),
-                    false,
-                ),
-                ("nodes", Int, false),
-                ("procs_per_node", Int, false),
-                ("elastic", Record(RecordTy::Elastic), false),
-            ],
-            RecordTy::Elastic => {
-                vec![
-                    ("min_nodes", Int, true),
-                    ("max_nodes", Int, true),
-                    ("max_restarts", Int, true),
-                ]
-            }
-        }
-    }
-
-    /// The type of field `name`, if the record has it.
-    pub fn field(self, name: &str) -> Option<Ty> {
-        self.field_ref(name).cloned()
-    }
-
-    /// Like [`RecordTy::field`], without cloning the type.
-    pub fn field_ref(self, name: &str) -> Option<&'static Ty> {
-        self.fields()
-            .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|(_, t, _)| t)
-    }
 }
 
 impl Ty {

@@ -2,6 +2,7 @@
 
 use crate::ModuleId;
 use scl_diag::Span;
+use scl_ir::FieldPath;
 use scl_syntax::ast;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -390,6 +391,10 @@ pub struct EnvValue {
     /// Not the parent itself: a chain of envs holding their parents would be
     /// freed recursively.
     pub parent_final: Option<Arc<FinalEnv>>,
+    /// For a template instance made by code of another module (`services.a
+    /// = torch.runtime(…)`): that module and the call's span, where the
+    /// diagnostics of the instance's final value point.
+    pub used_at: Option<(ModuleId, Span)>,
 }
 
 impl PartialEq for EnvValue {
@@ -420,7 +425,7 @@ pub struct FinalEnv {
     pub spec: Option<Arc<scl_ir::EnvSpec>>,
     /// The state after applying every layer, when no layer read `self`: an
     /// env extending this one starts from it and applies only its own items.
-    pub(crate) applied: Option<Arc<crate::eval::Applied>>,
+    pub(crate) applied: Option<Arc<Applied>>,
 }
 
 impl PartialEq for FinalEnv {
@@ -429,6 +434,36 @@ impl PartialEq for FinalEnv {
             && (Arc::ptr_eq(&self.origins, &other.origins) || self.origins == other.origins)
             && self.spec == other.spec
     }
+}
+
+/// The last write of a path, for provenance.
+#[derive(Clone, Debug)]
+pub(crate) struct Written {
+    /// Position of the layer that wrote it.
+    pub(crate) layer: usize,
+    pub(crate) name: Arc<str>,
+    pub(crate) module: ModuleId,
+    pub(crate) span: Span,
+    /// The layer whose write it replaced, if another one.
+    pub(crate) replaced: Option<Arc<str>>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Write {
+    pub(crate) layer: usize,
+    pub(crate) value: Value,
+    pub(crate) span: Span,
+}
+
+/// The state of the evaluator's builder after applying some layers, kept in
+/// a [`FinalEnv`] for the envs that extend it (so that such an env starts
+/// from it and applies only its own items).
+#[derive(Debug)]
+pub(crate) struct Applied {
+    pub(crate) record: Record,
+    pub(crate) track_writes: bool,
+    pub(crate) writes: BTreeMap<FieldPath, Vec<Write>>,
+    pub(crate) origins: BTreeMap<FieldPath, Written>,
 }
 
 #[cfg(test)]

@@ -73,6 +73,28 @@ pub(super) fn mismatch(text: &str, span: Span, found: &Type, expected: &Type) ->
         }
         _ => {}
     }
+    // A number written where a string-like type is expected: the wording of
+    // evaluation (`a version is written as a string: "3.10"`).
+    if let (Type::Int | Type::Float, Some(ty)) = (found.strip_optional(), string_ty(e)) {
+        if let Some(noun) = crate::wording::string_noun(&ty) {
+            if crate::wording::looks_like_number(&src) {
+                let digits: String = src.chars().filter(|c| !c.is_whitespace()).collect();
+                let value = match found.strip_optional() {
+                    Type::Int => digits.parse::<i64>().ok().map(crate::Value::Int),
+                    _ => digits.parse::<f64>().ok().map(crate::Value::Float),
+                };
+                if let Some(v) = value {
+                    return crate::wording::number_for_string_diag(
+                        &ty,
+                        noun,
+                        &src,
+                        &v.to_string(),
+                        span,
+                    );
+                }
+            }
+        }
+    }
     let shown = if src.is_empty() {
         String::new()
     } else {
@@ -208,4 +230,14 @@ pub(super) fn field_alias(rt: RecordTy, name: &str) -> Option<&'static str> {
         (RecordTy::Python, "pip" | "package") => "packages",
         _ => return None,
     })
+}
+
+/// The schema type of a string-like expected type, for the number message.
+fn string_ty(expected: &Type) -> Option<Ty> {
+    match expected {
+        Type::Str(t) => Some(t.clone()),
+        Type::Image => Some(Ty::Image),
+        Type::StrOrSecret => Some(Ty::StrOrSecret),
+        _ => None,
+    }
 }

@@ -89,7 +89,7 @@ fn the_issues_three_examples_are_errors() {
     );
     assert_eq!(
         messages("env e {\n  if false { workdir = 42 }\n}\n"),
-        ["E0201 expected Path, found Int `42`"]
+        ["E0201 a path is written as a string: `\"42\"`"]
     );
 }
 

@@ -1,0 +1,244 @@
+//! The evaluator: module declarations on demand, expressions with an expected
+//! type (bidirectional, so enum literals and record literals know their
+//! type), and envs by applying their linearized layers to an empty record.
+//!
+//! One idea per file: [`module`] (a module's declarations in dependency
+//! order), [`decls`] (one declaration, cycles), [`params`] (`param` with
+//! `--set` and `where`), [`names`] (names, members, type expressions),
+//! [`expr`] (expressions and operators), [`calls`] (functions, templates,
+//! arguments), [`linearize`] (an env's layers), [`fixpoint`] (an env's final
+//! value, the `self` fixpoint), [`diamond`] (the diamond rule), [`apply`]
+//! (applying an env body's items), [`builder`] (the record being built, with
+//! its writes and provenance), [`coerce`] (checking a value against a type),
+//! [`equality`] (`==`), [`paths`] (values at a path), [`budget`] (charging steps
+//! and bytes against [`crate::limits`]).
+
+use crate::builtins;
+use crate::normalize;
+use crate::ty::{EnumDef, RecordTy, Ty};
+use crate::value::*;
+use crate::{Host, ModuleId, ModuleValues};
+use scl_diag::{did_you_mean, Diagnostic, Span};
+use scl_ir::{path::Seg, FieldPath};
+use scl_syntax::ast::{self, AssignOp, BinaryOp, Decl, ExprKind, ItemKind, UnaryOp};
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+mod apply;
+mod budget;
+mod builder;
+mod calls;
+mod coerce;
+mod decls;
+mod diamond;
+mod equality;
+mod expr;
+mod fixpoint;
+mod linearize;
+mod module;
+mod names;
+mod params;
+mod paths;
+
+pub(crate) use self::equality::values_equal;
+pub use self::fixpoint::MAX_SELF_ROUNDS;
+pub use self::module::evaluate_module;
+use self::{apply::*, builder::*, decls::*, equality::*, fixpoint::*, paths::*};
+pub(crate) use crate::limits::*;
+pub(crate) use crate::outcome::{all_ok, Reported, R};
+
+/// The context of one expression: the module its names resolve in, local
+/// bindings (arguments, comprehension variables), and `self`.
+#[derive(Clone, Copy)]
+pub(crate) struct Cx<'a> {
+    pub module: ModuleId,
+    pub locals: &'a [(String, Value)],
+    pub selfcx: Option<&'a SelfCx>,
+}
+
+pub(crate) struct Evaluator<'h> {
+    pub host: &'h dyn Host,
+    pub root: ModuleId,
+    pub parse: Arc<scl_syntax::Parse>,
+    slots: RefCell<Vec<Slot>>,
+    index: HashMap<String, usize>,
+    pub diags: RefCell<Vec<Diagnostic>>,
+    env_stack: RefCell<Vec<String>>,
+    finals: RefCell<HashMap<usize, R<Arc<FinalEnv>>>>,
+    depth: Cell<u32>,
+    /// Functions and templates being called: calling one again is recursion.
+    calls: RefCell<Vec<(ModuleId, usize)>>,
+    /// Envs whose final value is being computed.
+    finalizing: RefCell<Vec<Arc<EnvValue>>>,
+    /// Evaluation steps taken, against [`MAX_STEPS`].
+    steps: Cell<u64>,
+    /// Bytes of strings and lists produced so far, against [`MAX_PRODUCED`].
+    produced: Cell<u64>,
+    /// Where code of another module is being used (a call, an inherited
+    /// template instance): module, span and what to call it in a label.
+    uses: RefCell<Vec<(ModuleId, Span, String)>>,
+    /// Set once `self` is read: only then can a value be (or hold) `Pending`.
+    self_seen: Cell<bool>,
+    /// [`Evaluator::pending`] of large lists and records, by address.
+    pending_known: RefCell<HashMap<usize, (Value, bool)>>,
+    /// While a `--set` value is evaluated: the text its spans point into
+    /// (`let __set = VALUE`), not the module's.
+    set_text: RefCell<Option<Arc<str>>>,
+    /// The did-you-mean budget of the evaluation (see [`Evaluator::suggest`]).
+    suggestions: RefCell<scl_diag::Suggestions>,
+}
+
+impl<'h> Evaluator<'h> {
+    fn new(host: &'h dyn Host, m: ModuleId) -> Self {
+        let parse = host.parse(m);
+        let mut index = HashMap::new();
+        for (i, d) in parse.module.decls.iter().enumerate() {
+            index.entry(d.name().name.clone()).or_insert(i);
+        }
+        let n = parse.module.decls.len();
+        Evaluator {
+            host,
+            root: m,
+            parse,
+            slots: RefCell::new((0..n).map(|_| Slot::Todo).collect()),
+            index,
+            diags: RefCell::new(Vec::new()),
+            env_stack: RefCell::new(Vec::new()),
+            finals: RefCell::new(HashMap::new()),
+            depth: Cell::new(0),
+            calls: RefCell::new(Vec::new()),
+            finalizing: RefCell::new(Vec::new()),
+            steps: Cell::new(0),
+            produced: Cell::new(0),
+            uses: RefCell::new(Vec::new()),
+            suggestions: RefCell::default(),
+            self_seen: Cell::new(false),
+            pending_known: RefCell::default(),
+            set_text: RefCell::default(),
+        }
+    }
+
+    /// Records a diagnostic located in module `m` and returns `Reported`.
+    ///
+    /// A diagnostic met inside code of another module (a function body, a
+    /// template's body, parents or default arguments, evaluated for a use in
+    /// this module) points at that use: its primary location is the call
+    /// or `extends` in this module's file, where the user can act (and where
+    /// a CI annotation lands), and the place inside the other module is a
+    /// label ("this key", or what the diagnostic said there).
+    pub fn report(&self, m: ModuleId, d: Diagnostic) -> Reported {
+        let d = if m == self.root {
+            d
+        } else {
+            let used = self
+                .uses
+                .borrow()
+                .iter()
+                .rev()
+                .find(|u| u.0 == self.root)
+                .cloned();
+            let mut d = d.in_file(&self.host.display_path(m));
+            if let Some((_, span, what)) = used {
+                let inside = std::mem::replace(
+                    &mut d.at,
+                    scl_diag::Location {
+                        file: self.host.display_path(self.root),
+                        span,
+                    },
+                );
+                let label = d
+                    .primary_label
+                    .replace(what)
+                    .unwrap_or_else(|| "here".into());
+                d.labels.insert(
+                    0,
+                    scl_diag::Label {
+                        at: inside,
+                        message: label,
+                    },
+                );
+            }
+            d
+        };
+        self.diags.borrow_mut().push(d);
+        Reported
+    }
+
+    /// A did-you-mean for `name` among `candidates` (made only if needed),
+    /// within the evaluation's budget ([`scl_diag::Suggestions`]): each
+    /// costs a pass over the candidates, which can be every name of a large
+    /// module.
+    fn suggest<'c>(
+        &self,
+        name: &str,
+        candidates: impl FnOnce() -> Vec<&'c str>,
+    ) -> Option<&'c str> {
+        self.suggestions.borrow_mut().suggest(name, candidates)
+    }
+
+    /// Runs `f` with `(module, span, what)` on the stack of places where
+    /// another module's code is being used (see [`Evaluator::report`]).
+    fn using<T>(
+        &self,
+        module: ModuleId,
+        span: Span,
+        what: impl FnOnce() -> String,
+        f: impl FnOnce() -> T,
+    ) -> T {
+        self.uses.borrow_mut().push((module, span, what()));
+        let r = f();
+        self.uses.borrow_mut().pop();
+        r
+    }
+
+    pub fn err<T>(
+        &self,
+        m: ModuleId,
+        code: &'static str,
+        span: Span,
+        msg: impl Into<String>,
+    ) -> R<T> {
+        Err(self.report(m, Diagnostic::error(code, span, msg)))
+    }
+
+    pub fn warn(
+        &self,
+        m: ModuleId,
+        code: &'static str,
+        span: Span,
+        msg: impl Into<String>,
+        help: &str,
+    ) {
+        let mut d = Diagnostic::warning(code, span, msg);
+        if !help.is_empty() {
+            d = d.with_help(help);
+        }
+        self.report(m, d);
+    }
+
+    fn parse_of(&self, m: ModuleId) -> Arc<scl_syntax::Parse> {
+        if m == self.root {
+            self.parse.clone()
+        } else {
+            self.host.parse(m)
+        }
+    }
+}
+
+/// "a list", "an Int", "an enum literal": the type name with its article.
+fn a_type(name: &str) -> String {
+    let vowel = name
+        .chars()
+        .next()
+        .is_some_and(|c| "aeiouAEIOU".contains(c));
+    format!("{} {name}", if vowel { "an" } else { "a" })
+}
+
+fn keys_list(r: &Record) -> String {
+    let mut ks: Vec<String> = r.keys().map(|k| format!("{k:?}")).take(12).collect();
+    if r.len() > 12 {
+        ks.push("…".into());
+    }
+    ks.join(", ")
+}

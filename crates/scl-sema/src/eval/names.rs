@@ -1,0 +1,180 @@
+//! Names (locals, declarations, other modules, builtins), members (`a.b`)
+//! and type expressions.
+
+use super::*;
+
+impl Evaluator<'_> {
+    pub fn resolve_type(&self, m: ModuleId, t: &ast::TypeExpr) -> R<Ty> {
+        use ast::TypeExprKind as K;
+        Ok(match &t.kind {
+            K::List(e) => Ty::List(Box::new(self.resolve_type(m, e)?)),
+            K::Map(e) => Ty::Map(Box::new(self.resolve_type(m, e)?)),
+            K::Optional(e) => Ty::Optional(Box::new(self.resolve_type(m, e)?)),
+            K::Error => return Err(Reported),
+            K::Named(segs) => {
+                if segs.len() == 1 {
+                    if let Some(t) = Ty::builtin(&segs[0].name) {
+                        return Ok(t);
+                    }
+                }
+                if segs.len() == 1 {
+                    let known = if m == self.root {
+                        self.index.contains_key(&segs[0].name)
+                    } else {
+                        self.host
+                            .module_values(m)
+                            .values
+                            .contains_key(&segs[0].name)
+                    };
+                    if !known {
+                        return Err(Reported); // E0206, from the static pass
+                    }
+                }
+                let cx = Cx {
+                    module: m,
+                    locals: &[],
+                    selfcx: None,
+                };
+                let mut v = self.lookup(cx, &segs[0].name, segs[0].span)?;
+                for s in &segs[1..] {
+                    v = self.member(m, &v, &s.name, s.span)?;
+                }
+                match v {
+                    Value::EnumType(def) => Ty::Enum(def),
+                    other => {
+                        return self.err(
+                            m,
+                            "E0206",
+                            t.span,
+                            format!(
+                                "`{}` is a {}, not a type",
+                                segs.iter()
+                                    .map(|s| s.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join("."),
+                                other.type_name()
+                            ),
+                        )
+                    }
+                }
+            }
+        })
+    }
+
+    pub fn lookup(&self, cx: Cx, name: &str, span: Span) -> R<Value> {
+        if let Some((_, v)) = cx.locals.iter().rev().find(|(n, _)| n == name) {
+            return Ok(v.clone());
+        }
+        if cx.module == self.root {
+            if let Some(&i) = self.index.get(name) {
+                return self.decl_value(i);
+            }
+        } else {
+            let mv = self.host.module_values(cx.module);
+            if let Some(v) = mv.values.get(name) {
+                return Ok(v.clone());
+            }
+            if mv.failed.iter().any(|n| n == name) {
+                return Err(Reported);
+            }
+        }
+        if let Some(b) = builtins::lookup(name) {
+            return Ok(Value::Builtin(b));
+        }
+        let parse = self.parse_of(cx.module);
+        let mut d = Diagnostic::error("E0101", span, format!("unknown name `{name}`"));
+        let names = || {
+            let mut names: Vec<&str> = cx.locals.iter().map(|(n, _)| n.as_str()).collect();
+            names.extend(parse.module.decls.iter().map(|d| d.name().name.as_str()));
+            names.extend(builtins::NAMES.iter().copied());
+            names
+        };
+        if let Some(s) = self.suggest(name, names) {
+            d = d.with_help(format!("did you mean `{s}`?"));
+        }
+        Err(self.report(cx.module, d))
+    }
+
+    /// `value.name` where value is a module, record or env.
+    pub(super) fn member(&self, m: ModuleId, v: &Value, name: &str, span: Span) -> R<Value> {
+        match v {
+            Value::Pending => Ok(Value::Pending),
+            Value::Module(id) => {
+                let mv = self.host.module_values(*id);
+                if let Some(v) = mv.values.get(name) {
+                    return Ok(v.clone());
+                }
+                if mv.failed.iter().any(|n| n == name) {
+                    return Err(Reported);
+                }
+                let mut d = Diagnostic::error(
+                    "E0106",
+                    span,
+                    format!(
+                        "module `{}` has no declaration `{name}`",
+                        self.host.display_path(*id)
+                    ),
+                );
+                if let Some(s) =
+                    self.suggest(name, || mv.values.keys().map(|k| k.as_str()).collect())
+                {
+                    d = d.with_help(format!("did you mean `{s}`?"));
+                }
+                Err(self.report(m, d))
+            }
+            Value::Record(r) => match r.get(name) {
+                Some(v) => Ok(v.clone()),
+                None => {
+                    let mut d = Diagnostic::error(
+                        "E0311",
+                        span,
+                        format!("the record has no field `{name}`"),
+                    );
+                    d = match self.suggest(name, || r.keys().map(|k| k.as_str()).collect()) {
+                        Some(s) => d.with_help(format!("did you mean `{s}`?")),
+                        None => d.with_help(format!("fields: {}", keys_list(r))),
+                    };
+                    Err(self.report(m, d))
+                }
+            },
+            Value::Env(e) => {
+                let f = self.final_of(e)?;
+                self.member(m, &Value::Record(f.record.clone()), name, span)
+            }
+            Value::Image { reference, digest } => match name {
+                "ref" => Ok(Value::Str(reference.clone())),
+                "digest" => Ok(digest.clone().map(Value::Str).unwrap_or(Value::str(""))),
+                _ => self.err(
+                    m,
+                    "E0311",
+                    span,
+                    format!("an Image has the fields `ref` and `digest`, not `{name}`"),
+                ),
+            },
+            Value::EnumType(def) => {
+                if def.variants.iter().any(|v| v == name) {
+                    Ok(Value::Enum {
+                        ty: Some(def.name.as_str().into()),
+                        variant: name.into(),
+                    })
+                } else {
+                    self.err(
+                        m,
+                        "E0204",
+                        span,
+                        format!("enum `{}` has no variant `{name}`", def.name),
+                    )
+                }
+            }
+            other => self.err(
+                m,
+                "E0211",
+                span,
+                format!(
+                    "{} has no fields (reading `.{name}`)",
+                    a_type(&other.type_name())
+                ),
+            ),
+        }
+    }
+}
