@@ -7,12 +7,23 @@ use scl_diag::{Diagnostic, Span};
 
 /// The source text of `span`, on one line and clipped, for quoting.
 pub(super) fn written(text: &str, span: Span) -> Option<String> {
-    let s = text.get(span.start as usize..span.end as usize)?;
+    // At most the first 256 bytes of the span are read: a message quotes
+    // 60 characters, and a long chain (`1==1==1…`) has one message per
+    // operator whose span covers everything before it (reading each whole
+    // made checking the chain quadratic).
+    const READ: usize = 256;
+    let (start, end) = (span.start as usize, span.end as usize);
+    let mut cut = end.min(start.saturating_add(READ));
+    while cut > start && !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let s = text.get(start..cut)?;
+    let longer = cut < end;
     let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if one.is_empty() {
         return None;
     }
-    Some(if one.chars().count() > 60 {
+    Some(if longer || one.chars().count() > 60 {
         format!("{}…", one.chars().take(59).collect::<String>())
     } else {
         one
