@@ -14,7 +14,7 @@ pub(crate) struct DbHost<'a> {
     pub db: &'a dyn Db,
 }
 
-fn is_std(p: &Path) -> bool {
+pub(crate) fn is_std(p: &Path) -> bool {
     p.to_str().is_some_and(|s| s.starts_with(STD_PREFIX))
 }
 

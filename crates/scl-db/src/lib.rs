@@ -384,7 +384,7 @@ impl Database {
     /// Whether `path` is a stdlib module: embedded (`std/NAME.env.scl`) or
     /// inside the `--stdlib` folder.
     fn is_stdlib_path(&self, path: &Path) -> bool {
-        path.starts_with(STD_PREFIX.trim_end_matches('/'))
+        host::is_std(path)
             || self
                 .stdlib_dir
                 .as_deref()

@@ -1141,24 +1141,7 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                     variant,
                 })
             } else {
-                let list = def
-                    .variants
-                    .iter()
-                    .map(|x| format!(".{x}"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let mut d = Diagnostic::error(
-                    "E0204",
-                    span,
-                    format!("`.{variant}` is not a variant of {}", def.name),
-                );
-                d = match did_you_mean(&variant, def.variants.iter().map(|s| s.as_str())) {
-                    Some(s) => d.with_help(format!(
-                        "did you mean `.{s}`? ({} is one of {list})",
-                        def.name
-                    )),
-                    None => d.with_help(format!("{} is one of {list}", def.name)),
-                };
+                let d = crate::wording::unknown_variant_diag(span, &variant, def);
                 Err(ev.report(m, d))
             }
         }

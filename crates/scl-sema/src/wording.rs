@@ -2,8 +2,8 @@
 //! the same problem, they say it with the same code, span and text, so it
 //! is reported once.
 
-use crate::ty::Ty;
-use scl_diag::{Diagnostic, Span};
+use crate::ty::{EnumDef, Ty};
+use scl_diag::{did_you_mean, Diagnostic, Span};
 
 /// The E0201 for a number written as `text` (which evaluates to `shown`)
 /// where the string-like type `ty`, called `noun`, is expected: one wording
@@ -61,4 +61,27 @@ pub(crate) fn string_noun(ty: &Ty) -> Option<&'static str> {
         Ty::StrOrSecret => "the value of a variable",
         _ => return None,
     })
+}
+
+/// E0204 for `.{v}`, which is not a variant of the enum `def`, with a
+/// did-you-mean and the list of its variants.
+pub(crate) fn unknown_variant_diag(span: Span, v: &str, def: &EnumDef) -> Diagnostic {
+    let list = def
+        .variants
+        .iter()
+        .map(|x| format!(".{x}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let d = Diagnostic::error(
+        "E0204",
+        span,
+        format!("`.{v}` is not a variant of {}", def.name),
+    );
+    match did_you_mean(v, def.variants.iter().map(|s| s.as_str())) {
+        Some(s) => d.with_help(format!(
+            "did you mean `.{s}`? ({} is one of {list})",
+            def.name
+        )),
+        None => d.with_help(format!("{} is one of {list}", def.name)),
+    }
 }

@@ -244,25 +244,8 @@ impl<'a> Checker<'a> {
     }
 
     pub fn unknown_variant(&mut self, span: Span, v: &str, def: &EnumDef) {
-        let list = def
-            .variants
-            .iter()
-            .map(|x| format!(".{x}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let mut d = Diagnostic::error(
-            "E0204",
-            span,
-            format!("`.{v}` is not a variant of {}", def.name),
-        );
-        d = match did_you_mean(v, def.variants.iter().map(|s| s.as_str())) {
-            Some(s) => d.with_help(format!(
-                "did you mean `.{s}`? ({} is one of {list})",
-                def.name
-            )),
-            None => d.with_help(format!("{} is one of {list}", def.name)),
-        };
-        self.out.push(d);
+        self.out
+            .push(crate::wording::unknown_variant_diag(span, v, def));
     }
 
     /// The type of `e`.
