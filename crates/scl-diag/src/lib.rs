@@ -24,30 +24,93 @@ pub use render::{render_human, render_json, FileId, LineIndex, SourceCache};
 use std::sync::Arc;
 
 /// A byte range `[start, end)` into one file's text.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// A span is either absolute (`anchor == 0`: offsets into the file's text)
+/// or anchored (`anchor != 0`: offsets from the start of one top-level
+/// declaration, the item the anchor names; the database keeps the table).
+/// The evaluator works on anchored declarations, so moving a declaration
+/// (a comment or a blank line added above it) changes none of the values
+/// and diagnostics computed from it; an anchored span is made absolute
+/// only when it is rendered ([`Span::absolute`]).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
     /// First byte (inclusive).
     pub start: u32,
     /// Last byte (exclusive).
     pub end: u32,
+    /// `0` for an absolute span, else the item the offsets are relative to.
+    pub anchor: u32,
+}
+
+impl std::fmt::Debug for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.anchor == 0 {
+            write!(f, "Span {{ start: {}, end: {} }}", self.start, self.end)
+        } else {
+            write!(
+                f,
+                "Span {{ start: {}, end: {}, anchor: {} }}",
+                self.start, self.end, self.anchor
+            )
+        }
+    }
 }
 
 impl Span {
-    /// A span from `start` to `end` (bytes).
+    /// An absolute span from `start` to `end` (bytes).
     pub fn new(start: usize, end: usize) -> Span {
         Span {
             start: start as u32,
             end: end.max(start) as u32,
+            anchor: 0,
         }
     }
-    /// The smallest span covering both.
+    /// The smallest span covering both (they have the same anchor: two
+    /// places in one declaration; else `self` is kept).
     pub fn to(self, other: Span) -> Span {
+        if self.anchor != other.anchor {
+            return self;
+        }
         Span {
             start: self.start.min(other.start),
             end: self.end.max(other.end),
+            anchor: self.anchor,
         }
     }
-    /// As a `usize` range, for slicing.
+    /// A span with the same anchor as `self`, from `start` to `end` (bytes
+    /// in the same frame: `self`'s offsets moved).
+    pub fn with_range(self, start: usize, end: usize) -> Span {
+        Span {
+            anchor: self.anchor,
+            ..Span::new(start, end)
+        }
+    }
+    /// This absolute span made relative to `base` (the start of the item
+    /// `anchor` names). An anchored span is returned unchanged.
+    pub fn anchored(self, base: u32, anchor: u32) -> Span {
+        if self.anchor != 0 {
+            return self;
+        }
+        Span {
+            start: self.start.saturating_sub(base),
+            end: self.end.saturating_sub(base),
+            anchor,
+        }
+    }
+    /// This span made absolute, `base` being the start of its anchor's item
+    /// now (an absolute span is returned unchanged).
+    pub fn absolute(self, base: u32) -> Span {
+        if self.anchor == 0 {
+            return self;
+        }
+        Span {
+            start: self.start + base,
+            end: self.end + base,
+            anchor: 0,
+        }
+    }
+    /// As a `usize` range, for slicing (of the declaration's text when
+    /// anchored).
     pub fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }

@@ -548,3 +548,233 @@ fn names_in_expr(e: &Expr, f: &mut dyn FnMut(&str)) {
         }
     }
 }
+
+impl Decl {
+    /// This declaration with every span made relative to its own start and
+    /// anchored to `anchor` (see [`Span`]): the position-independent form
+    /// the evaluator reads, equal for equal text wherever the declaration
+    /// sits in its file. `anchor` must not be 0 (that marks absolute spans).
+    pub fn anchored(&self, anchor: u32) -> Decl {
+        let base = self.span().start;
+        let mut d = self.clone();
+        d.for_each_span_mut(&mut |s| *s = s.anchored(base, anchor));
+        d
+    }
+
+    /// Calls `f` on every span of the declaration, in no particular order.
+    /// The test `every_span_is_visited` checks that no span is missed.
+    pub fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+        match self {
+            Decl::Import(d) => {
+                f(&mut d.path_span);
+                f(&mut d.alias.span);
+                f(&mut d.span);
+            }
+            Decl::Param(d) => {
+                f(&mut d.name.span);
+                d.ty.for_each_span_mut(f);
+                d.default.for_each_span_mut(f);
+                if let Some(w) = &mut d.where_ {
+                    w.for_each_span_mut(f);
+                }
+                f(&mut d.span);
+            }
+            Decl::Let(d) => {
+                f(&mut d.name.span);
+                d.value.for_each_span_mut(f);
+                f(&mut d.span);
+            }
+            Decl::Enum(d) => {
+                f(&mut d.name.span);
+                for v in &mut d.variants {
+                    f(&mut v.span);
+                }
+                f(&mut d.span);
+            }
+            Decl::Fn(d) => {
+                f(&mut d.name.span);
+                for p in &mut d.params {
+                    p.for_each_span_mut(f);
+                }
+                if let Some(t) = &mut d.ret {
+                    t.for_each_span_mut(f);
+                }
+                d.body.for_each_span_mut(f);
+                f(&mut d.span);
+            }
+            Decl::Env(d) => {
+                f(&mut d.name.span);
+                for p in d.params.iter_mut().flatten() {
+                    p.for_each_span_mut(f);
+                }
+                for e in &mut d.extends {
+                    e.for_each_span_mut(f);
+                }
+                if let Some(s) = &mut d.extends_span {
+                    f(s);
+                }
+                d.body.for_each_span_mut(f);
+                f(&mut d.span);
+            }
+        }
+    }
+}
+
+impl ParamSig {
+    fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+        f(&mut self.name.span);
+        self.ty.for_each_span_mut(f);
+        if let Some(d) = &mut self.default {
+            d.for_each_span_mut(f);
+        }
+        f(&mut self.span);
+    }
+}
+
+impl TypeExpr {
+    fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+        match &mut self.kind {
+            TypeExprKind::Named(segs) => {
+                for s in segs {
+                    f(&mut s.span);
+                }
+            }
+            TypeExprKind::List(t) | TypeExprKind::Map(t) | TypeExprKind::Optional(t) => {
+                t.for_each_span_mut(f)
+            }
+            TypeExprKind::Error => {}
+        }
+        f(&mut self.span);
+    }
+}
+
+impl Block {
+    fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+        for item in Arc::make_mut(&mut self.items) {
+            item.for_each_span_mut(f);
+        }
+        f(&mut self.span);
+    }
+}
+
+impl Item {
+    fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+        match &mut self.kind {
+            ItemKind::Assign {
+                path,
+                op_span,
+                value,
+                ..
+            } => {
+                path.for_each_span_mut(f);
+                f(op_span);
+                value.for_each_span_mut(f);
+            }
+            ItemKind::Nested { path, body } => {
+                path.for_each_span_mut(f);
+                body.for_each_span_mut(f);
+            }
+            ItemKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                cond.for_each_span_mut(f);
+                then_block.for_each_span_mut(f);
+                if let Some(b) = else_block {
+                    b.for_each_span_mut(f);
+                }
+            }
+            ItemKind::Error => {}
+        }
+        f(&mut self.span);
+    }
+}
+
+impl FieldPath {
+    fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+        for s in &mut self.segments {
+            f(&mut s.span);
+        }
+        f(&mut self.span);
+    }
+}
+
+impl Expr {
+    fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+        match &mut self.kind {
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Quantity { .. }
+            | ExprKind::EnumLit(_)
+            | ExprKind::Name(_)
+            | ExprKind::SelfRef
+            | ExprKind::Error => {}
+            ExprKind::Str(parts) => {
+                for p in parts {
+                    if let StrPart::Interp(e) = p {
+                        e.for_each_span_mut(f);
+                    }
+                }
+            }
+            ExprKind::List(xs) => {
+                for x in xs {
+                    x.for_each_span_mut(f);
+                }
+            }
+            ExprKind::Comprehension {
+                var,
+                iter,
+                cond,
+                body,
+            } => {
+                f(&mut var.span);
+                iter.for_each_span_mut(f);
+                if let Some(c) = cond {
+                    c.for_each_span_mut(f);
+                }
+                body.for_each_span_mut(f);
+            }
+            ExprKind::Record(b) => b.for_each_span_mut(f),
+            ExprKind::Postfix { base, ops } => {
+                base.for_each_span_mut(f);
+                for op in ops {
+                    match &mut op.kind {
+                        PostOpKind::Call(args) => {
+                            for a in args {
+                                if let Some(n) = &mut a.name {
+                                    f(&mut n.span);
+                                }
+                                a.value.for_each_span_mut(f);
+                                f(&mut a.span);
+                            }
+                        }
+                        PostOpKind::Field(id) => f(&mut id.span),
+                        PostOpKind::Index(e) => e.for_each_span_mut(f),
+                        PostOpKind::With(b) => b.for_each_span_mut(f),
+                    }
+                    f(&mut op.span);
+                }
+            }
+            ExprKind::Unary { ops, operand } => {
+                for (_, s) in ops {
+                    f(s);
+                }
+                operand.for_each_span_mut(f);
+            }
+            ExprKind::Binary { first, rest } => {
+                first.for_each_span_mut(f);
+                for (_, e) in rest {
+                    e.for_each_span_mut(f);
+                }
+            }
+            ExprKind::If(c, a, b) => {
+                c.for_each_span_mut(f);
+                a.for_each_span_mut(f);
+                b.for_each_span_mut(f);
+            }
+        }
+        f(&mut self.span);
+    }
+}
