@@ -1,11 +1,11 @@
 //! The evaluator's view of the database (`scl_sema::Host`), and import resolution.
 
 use crate::{
-    display_path, file_exists, imports, module_values, normalize_path, parse, Db, Imports,
-    SourceFile, STDLIB, STD_PREFIX,
+    cyclic_values, decl_syntax, decl_value, display_path, file_exists, import_targets, items,
+    normalize_path, parse, DeclId, Db, Imports, SourceFile, STDLIB, STD_PREFIX,
 };
 use scl_diag::{did_you_mean, Diagnostic};
-use scl_sema::{FileError, FileInfo, ModuleId, ModuleValues, Override};
+use scl_sema::{AnchoredDecl, FileError, FileInfo, Items, ModuleId, Override, Value};
 use scl_syntax::ast::Decl;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -71,32 +71,54 @@ fn ws_relative(db: &dyn Db, p: &Path) -> String {
 }
 
 impl scl_sema::Host for DbHost<'_> {
-    fn parse(&self, m: ModuleId) -> Arc<scl_syntax::Parse> {
-        parse(self.db, self.db.module_file(m)).clone()
+    fn items(&self, m: ModuleId) -> Arc<Items> {
+        items(self.db, self.db.module_file(m)).clone()
     }
-    fn text(&self, m: ModuleId) -> Arc<str> {
-        let f = self.db.module_file(m);
-        Arc::from(
-            f.contents(self.db)
-                .as_deref()
-                .map(|b| String::from_utf8_lossy(b).into_owned())
-                .unwrap_or_default(),
-        )
+    fn decl(&self, m: ModuleId, decl: usize) -> Arc<AnchoredDecl> {
+        let file = self.db.module_file(m);
+        decl_syntax(self.db, DeclId::new(self.db, file, decl as u32)).clone()
+    }
+    fn span_text(&self, m: ModuleId, span: scl_diag::Span) -> Option<Arc<str>> {
+        if span.anchor == 0 {
+            let text = crate::source_text(self.db, self.db.module_file(m));
+            return text.get(span.range()).map(Arc::from);
+        }
+        let (file, decl) = crate::anchor_decl(self.db, span.anchor)?;
+        let d = decl_syntax(self.db, DeclId::new(self.db, file, decl as u32));
+        d.text.get(span.range()).map(Arc::from)
     }
     fn display_path(&self, m: ModuleId) -> Arc<str> {
         display_path(self.db, self.db.module_file(m))
     }
     fn import(&self, m: ModuleId, decl: usize) -> Option<ModuleId> {
         let f = self.db.module_file(m);
-        imports(self.db, f)
-            .targets
+        import_targets(self.db, f)
             .get(decl)
             .copied()
             .flatten()
             .map(|t| self.db.module_id(t))
     }
-    fn module_values(&self, m: ModuleId) -> Arc<ModuleValues> {
-        module_values(self.db, self.db.module_file(m)).clone()
+    fn decl_spent(&self, m: ModuleId, decl: usize) -> scl_sema::Spent {
+        let file = self.db.module_file(m);
+        if items(self.db, file).clean(decl) {
+            decl_value(self.db, DeclId::new(self.db, file, decl as u32)).spent
+        } else {
+            cyclic_values(self.db, file).spent
+        }
+    }
+    fn decl_value(&self, m: ModuleId, decl: usize) -> Option<Value> {
+        let file = self.db.module_file(m);
+        if items(self.db, file).clean(decl) {
+            decl_value(self.db, DeclId::new(self.db, file, decl as u32))
+                .value
+                .clone()
+        } else {
+            cyclic_values(self.db, file)
+                .values
+                .get(&decl)
+                .cloned()
+                .flatten()
+        }
     }
     fn read_file(&self, m: ModuleId, rel: &str) -> Result<FileInfo, FileError> {
         let f = self.db.module_file(m);

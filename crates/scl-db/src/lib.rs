@@ -125,6 +125,13 @@ pub trait Db: salsa::Database {
     fn path_info(&self, path: &Path) -> PathInfo;
     /// The [`DirListing`] input of `dir`, made from the [`System`] on first use.
     fn dir_listing(&self, dir: &Path) -> DirListing;
+    /// The anchor of the declaration of `file` named `name` (its
+    /// `occurrence`-th declaration of that name): a small number, never 0,
+    /// the same for the life of the database whatever moves in the file
+    /// (see `scl_diag::Span`).
+    fn anchor(&self, file: SourceFile, name: &str, occurrence: u32) -> u32;
+    /// What an anchor names: the file, the declaration's name and occurrence.
+    fn anchor_target(&self, anchor: u32) -> Option<(SourceFile, Arc<str>, u32)>;
 }
 
 /// The inputs made so far, by path, and the open editor buffers.
@@ -138,6 +145,9 @@ struct Registry {
     overlays: HashMap<PathBuf, Arc<[u8]>>,
     /// Files by display path (the file key of their diagnostics).
     by_key: HashMap<Arc<str>, SourceFile>,
+    /// Anchor `a` names `anchors[a - 1]`.
+    anchors: Vec<(SourceFile, Arc<str>, u32)>,
+    anchor_of: HashMap<(SourceFile, Arc<str>, u32), u32>,
 }
 
 /// The concrete database.
@@ -218,6 +228,21 @@ impl Db for Database {
             .new(self);
         reg.infos.insert(path.to_path_buf(), i);
         i
+    }
+    fn anchor(&self, file: SourceFile, name: &str, occurrence: u32) -> u32 {
+        let mut reg = self.registry.lock().unwrap();
+        let key = (file, Arc::<str>::from(name), occurrence);
+        if let Some(&a) = reg.anchor_of.get(&key) {
+            return a;
+        }
+        reg.anchors.push(key.clone());
+        let a = reg.anchors.len() as u32;
+        reg.anchor_of.insert(key, a);
+        a
+    }
+    fn anchor_target(&self, anchor: u32) -> Option<(SourceFile, Arc<str>, u32)> {
+        let reg = self.registry.lock().unwrap();
+        reg.anchors.get((anchor as usize).checked_sub(1)?).cloned()
     }
     fn dir_listing(&self, dir: &Path) -> DirListing {
         let mut reg = self.registry.lock().unwrap();
@@ -916,17 +941,167 @@ pub fn static_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
     Arc::new(typed_module(db, file).diagnostics.clone())
 }
 
-/// Evaluates a module: its values (envs with their final IR) and evaluation
-/// diagnostics. On an import cycle both sides get an empty result (the cycle
-/// itself is reported by [`Database::check`]).
+/// One declaration of a module, by index: the key of the per-declaration
+/// queries ([`decl_syntax`], [`decl_value`]).
+#[salsa::interned(debug)]
+pub struct DeclId<'db> {
+    #[returns(copy)]
+    pub file: SourceFile,
+    #[returns(copy)]
+    pub index: u32,
+}
+
+/// The outline of a module: names, kinds and import paths of its
+/// declarations, position-independent (compared by value: an edit that
+/// renames, adds or removes nothing leaves it equal).
+#[salsa::tracked(returns(ref))]
+pub fn items(db: &dyn Db, file: SourceFile) -> Arc<scl_sema::Items> {
+    Arc::new(scl_sema::Items::of(&parse(db, file).module))
+}
+
+/// What each declaration of a module imports (by declaration index;
+/// `None` for non-imports and failed imports): [`imports`] without its
+/// spans and diagnostics, so that moving text re-runs nothing that reads it.
+#[salsa::tracked(returns(ref))]
+pub fn import_targets(db: &dyn Db, file: SourceFile) -> Arc<Vec<Option<SourceFile>>> {
+    Arc::new(imports(db, file).targets.clone())
+}
+
+/// One declaration, anchored (`Decl::anchored`: spans relative to its
+/// start) with its text. Re-run by every edit of its file, and equal after
+/// any edit outside the declaration: what depends on it re-runs only when
+/// the declaration itself changed.
+#[salsa::tracked(returns(ref))]
+pub fn decl_syntax<'db>(db: &'db dyn Db, id: DeclId<'db>) -> Arc<scl_sema::AnchoredDecl> {
+    let file = id.file(db);
+    let parsed = parse(db, file);
+    let i = id.index(db) as usize;
+    let Some(decl) = parsed.module.decls.get(i) else {
+        // Asked for after the declaration disappeared: an empty `let`.
+        let empty = scl_syntax::parse("let _ = 0");
+        let decl = empty.module.decls[0].clone();
+        return Arc::new(scl_sema::AnchoredDecl {
+            decl,
+            text: Arc::from(""),
+        });
+    };
+    let info = &items(db, file).items[i];
+    let anchor = db.anchor(file, &info.name, info.occurrence);
+    let text = source_text(db, file);
+    let text = text.get(decl.span().range()).unwrap_or("");
+    Arc::new(scl_sema::AnchoredDecl {
+        decl: decl.anchored(anchor),
+        text: Arc::from(text),
+    })
+}
+
+/// The value of one clean declaration (see `scl_sema::Items::clean`) and
+/// the diagnostics of its evaluation, spans anchored. The unit of
+/// incremental evaluation: it re-runs only when its declaration's text
+/// ([`decl_syntax`]) or a value it read changed.
+#[salsa::tracked(returns(ref), cycle_result = decl_value_cycle)]
+pub fn decl_value<'db>(db: &'db dyn Db, id: DeclId<'db>) -> Arc<scl_sema::DeclOutcome> {
+    let host = host::DbHost { db };
+    let m = db.module_id(id.file(db));
+    Arc::new(scl_sema::evaluate_decl(&host, m, id.index(db) as usize))
+}
+
+fn decl_value_cycle<'db>(
+    _db: &'db dyn Db,
+    _id: salsa::Id,
+    _decl: DeclId<'db>,
+) -> Arc<scl_sema::DeclOutcome> {
+    Arc::new(scl_sema::DeclOutcome::default())
+}
+
+/// The declarations of a module that are on a cycle of references (or
+/// reach one), evaluated together; empty when there is none.
+#[salsa::tracked(returns(ref), cycle_result = cyclic_values_cycle)]
+pub fn cyclic_values(db: &dyn Db, file: SourceFile) -> Arc<scl_sema::CyclicValues> {
+    if items(db, file).items.iter().all(|x| x.clean) {
+        return Arc::new(scl_sema::CyclicValues::default());
+    }
+    let host = host::DbHost { db };
+    Arc::new(scl_sema::evaluate_cyclic(&host, db.module_id(file)))
+}
+
+fn cyclic_values_cycle(
+    _db: &dyn Db,
+    _id: salsa::Id,
+    _file: SourceFile,
+) -> Arc<scl_sema::CyclicValues> {
+    Arc::new(scl_sema::CyclicValues::default())
+}
+
+/// A module's values (envs with their final IR) and evaluation
+/// diagnostics (spans anchored), assembled from [`decl_value`] and
+/// [`cyclic_values`]. On an import cycle both sides get an empty result
+/// (the cycle itself is reported by [`Database::check`]).
 #[salsa::tracked(returns(ref), cycle_result = module_values_cycle)]
 pub fn module_values(db: &dyn Db, file: SourceFile) -> Arc<ModuleValues> {
     let host = host::DbHost { db };
-    Arc::new(scl_sema::evaluate_module(&host, db.module_id(file)))
+    let outcome = |i: usize| decl_value(db, DeclId::new(db, file, i as u32)).clone();
+    Arc::new(scl_sema::assemble_module(
+        &host,
+        db.module_id(file),
+        &outcome,
+        cyclic_values(db, file),
+    ))
 }
 
 fn module_values_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<ModuleValues> {
     Arc::new(ModuleValues::default())
+}
+
+/// The text of a file as the parser reads it (lossy UTF-8, a byte order
+/// mark blanked).
+pub(crate) fn source_text(db: &dyn Db, file: SourceFile) -> String {
+    let bytes = file
+        .contents(db)
+        .clone()
+        .unwrap_or_else(|| Arc::from(&b""[..]));
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if text.starts_with('\u{feff}') {
+        text.replace_range(0..3, "   ");
+    }
+    text
+}
+
+/// The file and declaration index an anchor names now (`None` when the
+/// declaration is gone).
+pub(crate) fn anchor_decl(db: &dyn Db, anchor: u32) -> Option<(SourceFile, usize)> {
+    let (file, name, occurrence) = db.anchor_target(anchor)?;
+    let i = items(db, file)
+        .items
+        .iter()
+        .position(|x| *x.name == *name && x.occurrence == occurrence)?;
+    Some((file, i))
+}
+
+/// `span` made absolute: an anchored span is moved to where its
+/// declaration starts now (see `scl_diag::Span`); an absolute one is
+/// returned as it is.
+pub fn absolute_span(db: &dyn Db, span: scl_diag::Span) -> scl_diag::Span {
+    if span.anchor == 0 {
+        return span;
+    }
+    match anchor_decl(db, span.anchor) {
+        Some((file, i)) => {
+            let base = parse(db, file).module.decls[i].span().start;
+            span.absolute(base)
+        }
+        None => scl_diag::Span::new(0, 0),
+    }
+}
+
+/// A diagnostic with every span made absolute ([`absolute_span`]): what
+/// is rendered.
+pub fn absolute_diagnostic(db: &dyn Db, mut d: Diagnostic) -> Diagnostic {
+    d.at.span = absolute_span(db, d.at.span);
+    for l in &mut d.labels {
+        l.at.span = absolute_span(db, l.at.span);
+    }
+    d
 }
 
 /// Every diagnostic of one module: syntax, imports, static checks, evaluation.
@@ -980,12 +1155,18 @@ pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
         .map(|s| (s.code, &*s.at.file, s.at.span.start))
         .collect();
     let reported = |d: &Diagnostic| known.contains(&(d.code, &*d.at.file, d.at.span.start));
+    // Evaluation's spans are anchored to declarations; here, where the
+    // module's diagnostics are put together for rendering, they become
+    // absolute (this query re-runs when its file moves; evaluation does not).
+    let evaluated: Vec<Diagnostic> = module_values(db, file)
+        .diagnostics
+        .iter()
+        .map(|d| absolute_diagnostic(db, d.clone()))
+        .collect();
     out.extend(
-        module_values(db, file)
-            .diagnostics
-            .iter()
-            .filter(|d| !cascade(d) && !reported(d))
-            .cloned(),
+        evaluated
+            .into_iter()
+            .filter(|d| !cascade(d) && !reported(d)),
     );
     Arc::new(out)
 }

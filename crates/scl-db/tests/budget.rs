@@ -97,6 +97,9 @@ fn comprehensions_are_charged() {
     for i in 0..8 {
         src.push_str(&format!("let c{i} = [for x in l20: x]\n"));
     }
+    // Each comprehension is within the limit on its own; a declaration
+    // that reads them all is charged for all of them.
+    src.push_str("let all = [c0, c1, c2, c3, c4, c5, c6, c7]\n");
     let d = check(&src);
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(
@@ -110,19 +113,24 @@ fn comprehensions_are_charged() {
 
 #[test]
 fn the_total_is_bounded_too() {
-    // Each `t` is 16 MiB, within the limit of one value; 17 of them pass
-    // the 256 MiB a module may produce.
+    // Each `t` is 16 MiB, within the limit of one value. The budget bounds
+    // a declaration with everything of its module it reads (each
+    // declaration is evaluated, and re-evaluated after an edit, on its
+    // own): `all` reads 17 of them, each 32 MiB with the `s19` it reads;
+    // the eighth, `t7`, passes the 256 MiB.
     let mut src = doubling(19);
     for i in 0..17 {
         src.push_str(&format!("let t{i} = \"${{s19}}${{s19}}\"\n"));
     }
+    let ts: Vec<String> = (0..17).map(|i| format!("t{i}")).collect();
+    src.push_str(&format!("let all = [{}]\n", ts.join(", ")));
     let d = check(&src);
     assert_eq!(
         d,
         vec![(
             "E0316".into(),
-            36,
-            11,
+            38,
+            40,
             "evaluation produced more than 256 MiB of strings, lists and inherited fields".into()
         )]
     );

@@ -42,17 +42,16 @@ pub struct Span {
     pub anchor: u32,
 }
 
+/// As derived, with `anchor` shown only when the span is anchored (so an
+/// absolute span prints as it did before the field existed).
 impl std::fmt::Debug for Span {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.anchor == 0 {
-            write!(f, "Span {{ start: {}, end: {} }}", self.start, self.end)
-        } else {
-            write!(
-                f,
-                "Span {{ start: {}, end: {}, anchor: {} }}",
-                self.start, self.end, self.anchor
-            )
+        let mut s = f.debug_struct("Span");
+        s.field("start", &self.start).field("end", &self.end);
+        if self.anchor != 0 {
+            s.field("anchor", &self.anchor);
         }
+        s.finish()
     }
 }
 

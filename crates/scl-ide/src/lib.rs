@@ -398,7 +398,7 @@ impl Analysis {
         for (path, o) in fin.origins.iter() {
             let m = FileId(o.module.0);
             let key = keys.entry(o.module).or_insert_with(|| self.key(m)).clone();
-            let (line, column) = self.line_col(m, o.span.start);
+            let (line, column) = self.line_col(m, scl_db::absolute_span(&self.db, o.span).start);
             out.insert(
                 path.replace(scl_sema::value::TYPE_KEY, ""),
                 scl_ir::ProvenanceEntry {
@@ -425,7 +425,7 @@ impl Analysis {
                     env: o.layer.to_string(),
                     at: NavTarget {
                         file: FileId(o.module.0),
-                        span: o.span,
+                        span: scl_db::absolute_span(&self.db, o.span),
                     },
                     replaced: o.replaced.as_deref().map(String::from),
                 })

@@ -93,7 +93,7 @@ pub(crate) fn lower(a: &Analysis, file: FileId, envs: &[String], target: Target)
         let l = target.lower(spec, name);
         // Point each warning and error at the source of its field.
         let located = |code: &'static str, field: &str, message: String, error: bool| {
-            let origin = field_origin(&fin.origins, field);
+            let origin = field_origin(a.db(), &fin.origins, field);
             let span = origin.as_ref().map(|o| o.span).unwrap_or_default();
             let mut d = if error {
                 Diagnostic::error(code, span, message)
@@ -137,14 +137,20 @@ pub(crate) fn lower(a: &Analysis, file: FileId, envs: &[String], target: Target)
 /// The origin of an IR field for a backend warning: the field itself, else
 /// the nearest enclosing path that has one (`assets[1]` → `assets`), else the
 /// first write below it (`resources` → `resources.requests.cpu`).
+/// The origin's span is made absolute.
 fn field_origin(
+    db: &scl_db::Database,
     origins: &BTreeMap<String, scl_sema::Origin>,
     field: &str,
 ) -> Option<scl_sema::Origin> {
+    let absolute = |o: &scl_sema::Origin| scl_sema::Origin {
+        span: scl_db::absolute_span(db, o.span),
+        ..o.clone()
+    };
     let mut key = field.to_string();
     loop {
         if let Some(o) = origins.get(&key) {
-            return Some(o.clone());
+            return Some(absolute(o));
         }
         match key.rfind(['.', '[']) {
             Some(i) => key.truncate(i),
@@ -155,7 +161,6 @@ fn field_origin(
     origins
         .iter()
         .filter(|(k, _)| k.starts_with(&below))
-        .map(|(_, o)| o)
+        .map(|(_, o)| absolute(o))
         .min_by_key(|o| o.span.start)
-        .cloned()
 }

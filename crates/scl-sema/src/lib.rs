@@ -10,6 +10,7 @@
 
 pub mod builtins;
 mod eval;
+mod items;
 mod limits;
 mod normalize;
 mod outcome;
@@ -21,7 +22,11 @@ mod validate;
 pub mod value;
 mod wording;
 
-pub use eval::{evaluate_module, MAX_SELF_ROUNDS};
+pub use eval::{
+    assemble_module, evaluate_cyclic, evaluate_decl, unknown_overrides, CyclicValues, DeclOutcome,
+    Spent, MAX_SELF_ROUNDS,
+};
+pub use items::{AnchoredDecl, DeclKind, ItemInfo, Items};
 pub use resolve::{check_module, check_module_with, KnownModule, StaticInputs};
 pub use value::{EnvValue, FinalEnv, Origin, Value};
 
@@ -75,17 +80,29 @@ pub struct Override {
 /// What the evaluator needs from outside one module. Implemented by the
 /// database with memoized queries; implementations must be deterministic.
 pub trait Host {
-    /// The parse of a module.
-    fn parse(&self, m: ModuleId) -> Arc<scl_syntax::Parse>;
-    /// The source text of a module (for quoting it in messages).
-    fn text(&self, m: ModuleId) -> Arc<str>;
+    /// The outline of a module (position-independent).
+    fn items(&self, m: ModuleId) -> Arc<Items>;
+    /// Declaration `decl` (an index into [`Host::items`]) of module `m`,
+    /// anchored: its spans are relative to its start (see
+    /// `scl_diag::Span`), so the value computed from it does not change
+    /// when text above it moves.
+    fn decl(&self, m: ModuleId, decl: usize) -> Arc<AnchoredDecl>;
+    /// The text `span` covers in module `m` (an anchored span: in its
+    /// declaration), for quoting it in messages.
+    fn span_text(&self, m: ModuleId, span: Span) -> Option<Arc<str>>;
     /// The display path of a module (workspace-relative, or `std/NAME.env.scl`).
     fn display_path(&self, m: ModuleId) -> Arc<str>;
     /// The module an `import` declaration (by index in `m`'s decls) resolved
     /// to, or `None` when resolution failed (already reported).
     fn import(&self, m: ModuleId, decl: usize) -> Option<ModuleId>;
-    /// The evaluated values of another module (memoized).
-    fn module_values(&self, m: ModuleId) -> Arc<ModuleValues>;
+    /// The value of declaration `decl` of module `m` (memoized): what
+    /// [`evaluate_decl`] gives for a clean declaration
+    /// ([`Items::clean`]), the declaration's entry of [`evaluate_cyclic`]
+    /// for the others.
+    fn decl_value(&self, m: ModuleId, decl: usize) -> Option<Value>;
+    /// What computing [`Host::decl_value`] spent of the evaluation budget
+    /// (for the declarations on cycles: what they spent together).
+    fn decl_spent(&self, m: ModuleId, decl: usize) -> Spent;
     /// Reads `rel` (relative to the folder of module `m`) for `file()`.
     fn read_file(&self, m: ModuleId, rel: &str) -> Result<FileInfo, FileError>;
     /// Resolves a local path relative to module `m`'s folder to a

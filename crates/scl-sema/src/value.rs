@@ -248,11 +248,16 @@ pub struct Layer {
     pub ancestors: Lin,
 }
 
-/// Layers are the same when their ids are: the id (declaration and
-/// arguments, or the block of an anonymous env) determines the rest.
+/// Layers are the same when their ids and their items are. Within one
+/// evaluation the id (declaration and arguments, or the block of an
+/// anonymous env) determines the rest, and the items are one shared `Arc`;
+/// across edits they are compared too, since a declaration's spans are
+/// anchored (position-independent: see `scl_diag::Span`) and an edit of an
+/// env's body that keeps every span's length must not compare equal.
 impl PartialEq for Layer {
     fn eq(&self, other: &Self) -> bool {
         self.id == other.id
+            && (Arc::ptr_eq(&self.block.items, &other.block.items) || self.block == other.block)
     }
 }
 

@@ -337,13 +337,15 @@ fn copies_into_the_ir_are_charged_to_the_evaluation_budget() {
     let refs = format!(
         "let s1 = \"{x100}\"\nlet s2 = replace(s1, \"x\", s1)\nlet mb = replace(s2, \"x\", s1)\nlet four = \"{x399}\"\nenv app {{\n  base = image(\"debian:12.5\")\n  entrypoint = [for x in split(four, \"x\"): mb]\n}}\n"
     );
-    // The same through `extends`: 100 envs inherit a 4 MiB description.
+    // The same through `extends`: a chain of 100 envs inherits a 4 MiB
+    // description (the budget bounds one declaration with what it reads
+    // of its module: each env of the chain reads the one before).
     let mut inherit = format!(
         "let big = \"{}\"\nlet d = replace(replace(big, \"x\", \"xxxx\"), \"x\", \"xxxx\")\nenv e0 {{\n  base = image(\"debian:12.5\")\n  description = d\n}}\n",
         "x".repeat(1 << 18)
     );
     for i in 1..=100 {
-        inherit.push_str(&format!("env e{i} extends e0 {{}}\n"));
+        inherit.push_str(&format!("env e{i} extends e{} {{}}\n", i - 1));
     }
     for (name, text, line) in [("refs", refs, 7), ("inherit", inherit, 5)] {
         let tmp = tempfile::tempdir().unwrap();

@@ -86,7 +86,10 @@ impl Evaluator<'_> {
         if total <= limit {
             return Ok(());
         }
-        if before <= limit {
+        // Once per evaluation: the total may have passed the limit before
+        // this evaluation spent anything (what it read from the module's
+        // other declarations counts: see `Evaluator::decl_value`).
+        if !self.exhausted.replace(true) {
             report();
         }
         Err(Reported)

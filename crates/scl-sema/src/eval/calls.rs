@@ -24,8 +24,7 @@ impl Evaluator<'_> {
         span: Span,
     ) -> R<CallGuard<'_>> {
         if self.calls.borrow().contains(&(module, decl)) {
-            let parse = self.parse_of(module);
-            let name = parse.module.decls[decl].name().name.clone();
+            let name = self.decl_ast(module, decl).decl.name().name.clone();
             return Err(self.report(
                 at,
                 Diagnostic::error(
@@ -54,8 +53,8 @@ impl Evaluator<'_> {
             Value::Pending => Ok(Value::Pending),
             Value::Builtin(name) => builtins::call(self, cx, name, args, span, ty),
             Value::Func { module, decl } => {
-                let parse = self.parse_of(*module);
-                let Decl::Fn(fd) = &parse.module.decls[*decl] else {
+                let ad = self.decl_ast(*module, *decl);
+                let Decl::Fn(fd) = &ad.decl else {
                     return Err(Reported);
                 };
                 // Arguments are evaluated in the caller, before the call
@@ -248,8 +247,8 @@ impl Evaluator<'_> {
         args: &[ast::Arg],
         span: Span,
     ) -> R<Arc<EnvValue>> {
-        let parse = self.parse_of(module);
-        let Decl::Env(ed) = &parse.module.decls[decl] else {
+        let ad = self.decl_ast(module, decl);
+        let Decl::Env(ed) = &ad.decl else {
             return Err(Reported);
         };
         let params = ed.params.clone().unwrap_or_default();

@@ -38,14 +38,12 @@ impl Evaluator<'_> {
         // The text as written, from the source (a `--set` value is parsed
         // from a text of its own, whose spans are not the module's); the
         // value for anything that does not read as a number.
-        let source = match &*self.set_text.borrow() {
-            Some(t) => t.clone(),
-            None => self.host.text(m),
+        let written: Option<String> = match &*self.set_text.borrow() {
+            Some(t) => t.get(e.span.range()).map(str::to_string),
+            None => self.host.span_text(m, e.span).map(|t| t.to_string()),
         };
-        let text = source
-            .get(e.span.range())
+        let text = written
             .filter(|t| looks_like_number(t))
-            .map(str::to_string)
             .unwrap_or_else(|| v.to_string());
         self.report(
             m,

@@ -9,23 +9,74 @@ pub(super) enum Slot {
 }
 
 impl Evaluator<'_> {
+    /// Whether declaration `i` of the root module is computed by this
+    /// evaluation (else it comes from the host, memoized).
+    fn local(&self, i: usize) -> bool {
+        match self.own {
+            Some(own) => own == i,
+            None => !self.items.clean(i),
+        }
+    }
+
     pub(super) fn decl_value(&self, i: usize) -> R<Value> {
+        if !self.local(i) {
+            return self.host.decl_value(self.root, i).ok_or(Reported);
+        }
         {
             let slots = self.slots.borrow();
-            match &slots[i] {
-                Slot::Done(r) => return r.clone(),
-                Slot::InProgress => {
-                    let decl = &self.parse.module.decls[i];
-                    return Err(self.cycle_error(decl));
+            match slots.get(i) {
+                Some(Slot::Done(r)) => return r.clone(),
+                Some(Slot::InProgress) => {
+                    let decl = self.decl_ast(self.root, i);
+                    return Err(self.cycle_error(&decl.decl));
                 }
-                Slot::Todo => {}
+                Some(Slot::Todo) => {}
+                None => return Err(Reported),
             }
         }
         self.slots.borrow_mut()[i] = Slot::InProgress;
-        let parse = self.parse.clone();
-        let r = self.eval_decl(i, &parse.module.decls[i]);
+        let decl = self.decl_ast(self.root, i);
+        let r = self.eval_decl(i, &decl.decl);
         self.slots.borrow_mut()[i] = Slot::Done(r.clone());
         r
+    }
+
+    /// Charges what declaration `i` of the root module spent of the
+    /// budget, when it is not computed here and was not charged before:
+    /// the budget bounds a declaration with everything of its module it
+    /// reads, so a chain of lets that doubles a value is stopped where the
+    /// module's total passes the limit, as if evaluated in one go. E0316 at
+    /// `span` (the name that reads it) when that passes the limit.
+    pub(super) fn charge_read(&self, i: usize, span: Span) -> R<()> {
+        if self.local(i) || !self.charged.borrow_mut().insert(i) {
+            return Ok(());
+        }
+        if self.host.decl_value(self.root, i).is_none() {
+            return Err(Reported); // it failed, and said why
+        }
+        let s = self.host.decl_spent(self.root, i);
+        self.charge(self.root, span, s.produced as usize)?;
+        self.spend_steps(
+            self.root,
+            span,
+            s.steps,
+            "the module's declarations together take too many steps",
+        )
+    }
+
+    /// The value of declaration `i` as a module exports it: a plain env
+    /// with its final, normalized value; `None` when evaluation failed.
+    pub(super) fn final_value(&self, i: usize) -> Option<Value> {
+        let v = self.decl_value(i).ok()?;
+        match (&v, self.items.items[i].kind) {
+            (Value::Env(envv), crate::DeclKind::Env) => {
+                let f = self.final_of(envv).ok()?;
+                let mut nv = (**envv).clone();
+                nv.final_env = Some(f);
+                Some(Value::Env(Arc::new(nv)))
+            }
+            _ => Some(v),
+        }
     }
 
     pub(super) fn cycle_error(&self, decl: &Decl) -> Reported {

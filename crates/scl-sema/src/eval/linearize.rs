@@ -54,8 +54,8 @@ impl Evaluator<'_> {
         args: Vec<(String, Value)>,
         name: String,
     ) -> R<Arc<EnvValue>> {
-        let parse = self.parse_of(m);
-        let Decl::Env(ed) = &parse.module.decls[decl] else {
+        let ad = self.decl_ast(m, decl);
+        let Decl::Env(ed) = &ad.decl else {
             return Err(Reported);
         };
         let cx = Cx {

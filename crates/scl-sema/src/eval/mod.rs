@@ -43,7 +43,11 @@ mod paths;
 
 pub(crate) use self::equality::values_equal;
 pub use self::fixpoint::MAX_SELF_ROUNDS;
-pub use self::module::evaluate_module;
+pub use self::module::{
+    assemble_module, evaluate_cyclic, evaluate_decl, unknown_overrides, CyclicValues, DeclOutcome,
+    Spent,
+};
+pub(crate) use self::module::evaluation_order;
 use self::{apply::*, builder::*, decls::*, equality::*, fixpoint::*, paths::*};
 pub(crate) use crate::limits::*;
 pub(crate) use crate::outcome::{all_ok, Reported, R};
@@ -60,9 +64,13 @@ pub(crate) struct Cx<'a> {
 pub(crate) struct Evaluator<'h> {
     pub host: &'h dyn Host,
     pub root: ModuleId,
-    pub parse: Arc<scl_syntax::Parse>,
+    /// The outline of the root module.
+    pub items: Arc<crate::Items>,
+    /// The declaration this evaluation is for ([`evaluate_decl`]), or
+    /// `None` for the declarations on cycles ([`evaluate_cyclic`]): which
+    /// declarations are computed here, the rest coming from the host.
+    own: Option<usize>,
     slots: RefCell<Vec<Slot>>,
-    index: HashMap<String, usize>,
     pub diags: RefCell<Vec<Diagnostic>>,
     env_stack: RefCell<Vec<String>>,
     finals: RefCell<HashMap<usize, R<Arc<FinalEnv>>>>,
@@ -71,6 +79,11 @@ pub(crate) struct Evaluator<'h> {
     calls: RefCell<Vec<(ModuleId, usize)>>,
     /// Envs whose final value is being computed.
     finalizing: RefCell<Vec<Arc<EnvValue>>>,
+    /// Whether the budget ran out (E0316 is reported once).
+    exhausted: Cell<bool>,
+    /// The root module's declarations whose cost was added to this
+    /// evaluation's (see [`Evaluator::decl_value`]).
+    charged: RefCell<HashSet<usize>>,
     /// Evaluation steps taken, against [`MAX_STEPS`].
     steps: Cell<u64>,
     /// Bytes of strings and lists produced so far, against [`MAX_PRODUCED`].
@@ -90,25 +103,23 @@ pub(crate) struct Evaluator<'h> {
 }
 
 impl<'h> Evaluator<'h> {
-    fn new(host: &'h dyn Host, m: ModuleId) -> Self {
-        let parse = host.parse(m);
-        let mut index = HashMap::new();
-        for (i, d) in parse.module.decls.iter().enumerate() {
-            index.entry(d.name().name.clone()).or_insert(i);
-        }
-        let n = parse.module.decls.len();
+    fn new(host: &'h dyn Host, m: ModuleId, own: Option<usize>) -> Self {
+        let items = host.items(m);
+        let n = items.items.len();
         Evaluator {
             host,
             root: m,
-            parse,
+            items,
+            own,
             slots: RefCell::new((0..n).map(|_| Slot::Todo).collect()),
-            index,
             diags: RefCell::new(Vec::new()),
             env_stack: RefCell::new(Vec::new()),
             finals: RefCell::new(HashMap::new()),
             depth: Cell::new(0),
             calls: RefCell::new(Vec::new()),
             finalizing: RefCell::new(Vec::new()),
+            exhausted: Cell::new(false),
+            charged: RefCell::default(),
             steps: Cell::new(0),
             produced: Cell::new(0),
             uses: RefCell::new(Vec::new()),
@@ -217,12 +228,31 @@ impl<'h> Evaluator<'h> {
         self.report(m, d);
     }
 
-    fn parse_of(&self, m: ModuleId) -> Arc<scl_syntax::Parse> {
-        if m == self.root {
-            self.parse.clone()
-        } else {
-            self.host.parse(m)
+    /// Declaration `decl` of module `m`, anchored (from the host: reading
+    /// it is what makes a query depend on its text).
+    fn decl_ast(&self, m: ModuleId, decl: usize) -> Arc<crate::AnchoredDecl> {
+        self.host.decl(m, decl)
+    }
+
+    /// What this evaluation spent of the budget.
+    fn spent(&self) -> Spent {
+        Spent {
+            produced: self.produced.get(),
+            steps: self.steps.get(),
         }
+    }
+
+    /// The diagnostics reported so far, in the root module's file, each
+    /// once.
+    fn take_diagnostics(self) -> Vec<Diagnostic> {
+        let file = self.host.display_path(self.root);
+        let mut seen = HashSet::new();
+        self.diags
+            .into_inner()
+            .into_iter()
+            .map(|d| d.in_file(&file))
+            .filter(|d| seen.insert((d.code, d.at.clone(), d.message.clone())))
+            .collect()
     }
 }
 

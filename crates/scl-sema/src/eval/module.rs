@@ -1,110 +1,173 @@
-//! Evaluating a whole module: every declaration, in dependency order where
-//! there is no cycle, and `--set` names that match no parameter.
+//! Evaluating a module: one declaration on its own ([`evaluate_decl`], a
+//! query per declaration in the database), the declarations on cycles
+//! together ([`evaluate_cyclic`]), the whole module from those
+//! ([`assemble_module`]), and `--set` names that match no parameter.
 
 use super::*;
+use crate::DeclKind;
 
-/// Evaluates every declaration of module `m`: params (with `--set` values and
-/// `where`), lets, fns, enums, imports, and every env that is not a template
-/// to its final, normalized result. Never panics on user input.
-pub fn evaluate_module(host: &dyn Host, m: ModuleId) -> ModuleValues {
-    let ev = Evaluator::new(host, m);
-    let parse = ev.parse.clone();
-    // --set names that match no param.
-    let params: Vec<&str> = parse
-        .module
-        .decls
+/// The `--set` values addressed to module `m` that name no parameter of it
+/// (E0312, with the alias to use when an imported module has that parameter).
+pub fn unknown_overrides(host: &dyn Host, m: ModuleId) -> Vec<Diagnostic> {
+    let items = host.items(m);
+    let params: Vec<&str> = items
+        .items
         .iter()
-        .filter_map(|d| match d {
-            Decl::Param(p) => Some(p.name.name.as_str()),
-            _ => None,
-        })
+        .filter(|x| x.kind == DeclKind::Param)
+        .map(|x| x.name.as_str())
         .collect();
+    let mut out = Vec::new();
     for o in host.overrides(m) {
-        if !params.contains(&o.name.as_str()) {
-            let mut d = Diagnostic::error(
-                "E0312",
-                o.name_span,
-                format!(
-                    "`--set {}`: module `{}` has no parameter `{}`",
-                    o.name,
-                    host.display_path(m),
-                    o.name
-                ),
-            );
-            d.at.file = o.file.clone();
-            // A parameter of that name in an imported module is set with its alias.
-            let imported = parse.module.decls.iter().enumerate().find_map(|(i, decl)| {
-                let Decl::Import(imp) = decl else { return None };
-                let target = host.import(m, i)?;
-                host.parse(target)
-                    .module
-                    .decls
-                    .iter()
-                    .any(|x| matches!(x, Decl::Param(p) if p.name.name == o.name))
-                    .then(|| imp.alias.name.clone())
-            });
-            d = match (did_you_mean(&o.name, params.iter().copied()), imported) {
-                (_, Some(alias)) => d.with_help(format!(
-                    "the module imported as `{alias}` has a parameter `{}`: write `--set {alias}.{}=…`",
-                    o.name, o.name
-                )),
-                (Some(s), None) => d.with_help(format!("did you mean `{s}`?")),
-                (None, None) if params.is_empty() => {
-                    d.with_help("this module declares no parameters")
-                }
-                (None, None) => d.with_help(format!("parameters: {}", params.join(", "))),
-            };
-            ev.diags.borrow_mut().push(d);
+        if params.contains(&o.name.as_str()) {
+            continue;
         }
+        let mut d = Diagnostic::error(
+            "E0312",
+            o.name_span,
+            format!(
+                "`--set {}`: module `{}` has no parameter `{}`",
+                o.name,
+                host.display_path(m),
+                o.name
+            ),
+        );
+        d.at.file = o.file.clone();
+        // A parameter of that name in an imported module is set with its alias.
+        let imported = items.items.iter().enumerate().find_map(|(i, x)| {
+            x.import.as_ref()?;
+            let target = host.import(m, i)?;
+            host.items(target)
+                .items
+                .iter()
+                .any(|t| t.kind == DeclKind::Param && t.name == o.name)
+                .then(|| x.name.clone())
+        });
+        d = match (did_you_mean(&o.name, params.iter().copied()), imported) {
+            (_, Some(alias)) => d.with_help(format!(
+                "the module imported as `{alias}` has a parameter `{}`: write `--set {alias}.{}=…`",
+                o.name, o.name
+            )),
+            (Some(s), None) => d.with_help(format!("did you mean `{s}`?")),
+            (None, None) if params.is_empty() => d.with_help("this module declares no parameters"),
+            (None, None) => d.with_help(format!("parameters: {}", params.join(", "))),
+        };
+        out.push(d);
     }
-    // Declarations that need no cycle to evaluate go first, each after the
-    // declarations it names: then evaluating one never recurses into
-    // another (a chain of 5,000 `extends` declared in any order costs no
-    // stack), and an env's parent has its final value ready to build on.
-    for i in evaluation_order(&parse.module, &ev.index) {
-        if let Ok(Value::Env(envv)) = ev.decl_value(i) {
-            if matches!(&parse.module.decls[i], Decl::Env(e) if e.params.is_none()) {
-                let _ = ev.final_of(&envv);
-            }
+    out
+}
+
+/// The result of evaluating one declaration: its value (`None` when its
+/// evaluation failed; the errors are in `diagnostics`, or were reported
+/// where the failure started) — a plain env with its final, normalized
+/// value — and the diagnostics met, in the module's file, their spans
+/// anchored.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct DeclOutcome {
+    pub value: Option<Value>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// What the evaluation spent of the budget, with what it read.
+    pub spent: Spent,
+}
+
+/// What an evaluation spent of the budget ([`crate::limits`]): bytes of
+/// strings, lists and inherited fields produced, and steps taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Spent {
+    pub produced: u64,
+    pub steps: u64,
+}
+
+/// Evaluates declaration `decl` of module `m` on its own: a clean
+/// declaration ([`crate::Items::clean`]); every other declaration it names
+/// comes from [`Host::decl_value`]. Never panics on user input.
+pub fn evaluate_decl(host: &dyn Host, m: ModuleId, decl: usize) -> DeclOutcome {
+    let ev = Evaluator::new(host, m, Some(decl));
+    let value = ev.final_value(decl);
+    let spent = ev.spent();
+    DeclOutcome {
+        value,
+        spent,
+        diagnostics: ev.take_diagnostics(),
+    }
+}
+
+/// The declarations of a module that are not clean (on a cycle of
+/// references, or reaching one), evaluated together in declaration order,
+/// and the diagnostics met (anchored spans, in the module's file).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct CyclicValues {
+    /// By declaration index: the value, `None` when it failed.
+    pub values: BTreeMap<usize, Option<Value>>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// What their evaluation spent of the budget (all of them together).
+    pub spent: Spent,
+}
+
+/// Evaluates the declarations of module `m` that are not clean (see
+/// [`CyclicValues`]); clean ones come from [`Host::decl_value`].
+pub fn evaluate_cyclic(host: &dyn Host, m: ModuleId) -> CyclicValues {
+    let ev = Evaluator::new(host, m, None);
+    let items = ev.items.clone();
+    let mut values = BTreeMap::new();
+    for (i, x) in items.items.iter().enumerate() {
+        if x.clean || x.occurrence > 0 {
+            continue; // clean, or a duplicate (reported by the static pass)
         }
+        values.insert(i, ev.final_value(i));
     }
+    let spent = ev.spent();
+    CyclicValues {
+        values,
+        spent,
+        diagnostics: ev.take_diagnostics(),
+    }
+}
+
+/// A whole module's values, assembled from the outcome of each clean
+/// declaration (`outcome(i)`, memoized by the database: [`evaluate_decl`])
+/// and of the others (`cyclic`: [`evaluate_cyclic`]), with the `--set`
+/// names that match no parameter. Clean declarations are asked for in
+/// [`crate::Items::order`], each after those it names, so that none waits
+/// on another (no recursion however long a chain of `extends` is).
+pub fn assemble_module(
+    host: &dyn Host,
+    m: ModuleId,
+    outcome: &dyn Fn(usize) -> Arc<DeclOutcome>,
+    cyclic: &CyclicValues,
+) -> ModuleValues {
+    let items = host.items(m);
     let mut out = ModuleValues::default();
-    let mut done: HashSet<&str> = HashSet::new();
-    for (i, d) in parse.module.decls.iter().enumerate() {
-        if !done.insert(d.name().name.as_str()) {
-            continue; // duplicate declaration: reported by the static pass
+    let mut diags = unknown_overrides(host, m);
+    let mut by_index: BTreeMap<usize, Option<Value>> = BTreeMap::new();
+    for &i in &items.order {
+        if items.items[i].occurrence > 0 {
+            continue;
         }
-        let name = d.name().name.clone();
-        match ev.decl_value(i) {
-            Ok(mut v) => {
-                if let (Decl::Env(e), Value::Env(envv)) = (d, &v) {
-                    if e.params.is_none() {
-                        out.envs.push(name.clone());
-                        match ev.final_of(envv) {
-                            Ok(f) => {
-                                let mut nv = (**envv).clone();
-                                nv.final_env = Some(f);
-                                v = Value::Env(Arc::new(nv));
-                            }
-                            Err(_) => {
-                                out.failed.push(name);
-                                continue;
-                            }
-                        }
-                    }
-                }
-                out.values.insert(name, v);
+        let o = outcome(i);
+        diags.extend(o.diagnostics.iter().cloned());
+        by_index.insert(i, o.value.clone());
+    }
+    diags.extend(cyclic.diagnostics.iter().cloned());
+    for (&i, v) in &cyclic.values {
+        by_index.insert(i, v.clone());
+    }
+    for (i, x) in items.items.iter().enumerate() {
+        if x.occurrence > 0 {
+            continue; // a duplicate: reported by the static pass
+        }
+        if x.kind == DeclKind::Env {
+            out.envs.push(x.name.clone());
+        }
+        match by_index.remove(&i).flatten() {
+            Some(v) => {
+                out.values.insert(x.name.clone(), v);
             }
-            Err(_) => out.failed.push(name),
+            None => out.failed.push(x.name.clone()),
         }
     }
-    let file = host.display_path(m);
     let mut seen = HashSet::new();
-    out.diagnostics = ev
-        .diags
-        .into_inner()
+    out.diagnostics = diags
         .into_iter()
-        .map(|d| d.in_file(&file))
         .filter(|d| seen.insert((d.code, d.at.clone(), d.message.clone())))
         .collect();
     out
@@ -115,7 +178,7 @@ pub fn evaluate_module(host: &dyn Host, m: ModuleId) -> ModuleValues {
 /// static reference graph). Declarations on a cycle, and those that reach
 /// one, are left out: they are evaluated on demand, in declaration order, so
 /// that a cycle is reported from where the user reads it first.
-pub(super) fn evaluation_order(module: &ast::Module, index: &HashMap<String, usize>) -> Vec<usize> {
+pub(crate) fn evaluation_order(module: &ast::Module, index: &HashMap<String, usize>) -> Vec<usize> {
     let n = module.decls.len();
     let deps: Vec<Vec<usize>> = module
         .decls

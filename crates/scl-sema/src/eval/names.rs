@@ -19,12 +19,9 @@ impl Evaluator<'_> {
                 }
                 if segs.len() == 1 {
                     let known = if m == self.root {
-                        self.index.contains_key(&segs[0].name)
+                        self.items.get(&segs[0].name).is_some()
                     } else {
-                        self.host
-                            .module_values(m)
-                            .values
-                            .contains_key(&segs[0].name)
+                        self.host.items(m).get(&segs[0].name).is_some()
                     };
                     if !known {
                         return Err(Reported); // E0206, from the static pass
@@ -66,26 +63,21 @@ impl Evaluator<'_> {
             return Ok(v.clone());
         }
         if cx.module == self.root {
-            if let Some(&i) = self.index.get(name) {
+            if let Some(i) = self.items.get(name) {
+                self.charge_read(i, span)?;
                 return self.decl_value(i);
             }
-        } else {
-            let mv = self.host.module_values(cx.module);
-            if let Some(v) = mv.values.get(name) {
-                return Ok(v.clone());
-            }
-            if mv.failed.iter().any(|n| n == name) {
-                return Err(Reported);
-            }
+        } else if let Some(i) = self.host.items(cx.module).get(name) {
+            return self.host.decl_value(cx.module, i).ok_or(Reported);
         }
         if let Some(b) = builtins::lookup(name) {
             return Ok(Value::Builtin(b));
         }
-        let parse = self.parse_of(cx.module);
+        let items = self.host.items(cx.module);
         let mut d = Diagnostic::error("E0101", span, format!("unknown name `{name}`"));
         let names = || {
             let mut names: Vec<&str> = cx.locals.iter().map(|(n, _)| n.as_str()).collect();
-            names.extend(parse.module.decls.iter().map(|d| d.name().name.as_str()));
+            names.extend(items.names());
             names.extend(builtins::NAMES.iter().copied());
             names
         };
@@ -100,12 +92,9 @@ impl Evaluator<'_> {
         match v {
             Value::Pending => Ok(Value::Pending),
             Value::Module(id) => {
-                let mv = self.host.module_values(*id);
-                if let Some(v) = mv.values.get(name) {
-                    return Ok(v.clone());
-                }
-                if mv.failed.iter().any(|n| n == name) {
-                    return Err(Reported);
+                let items = self.host.items(*id);
+                if let Some(i) = items.get(name) {
+                    return self.host.decl_value(*id, i).ok_or(Reported);
                 }
                 let mut d = Diagnostic::error(
                     "E0106",
@@ -116,7 +105,7 @@ impl Evaluator<'_> {
                     ),
                 );
                 if let Some(s) =
-                    self.suggest(name, || mv.values.keys().map(|k| k.as_str()).collect())
+                    self.suggest(name, || items.names().collect())
                 {
                     d = d.with_help(format!("did you mean `{s}`?"));
                 }

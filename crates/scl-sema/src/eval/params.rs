@@ -105,7 +105,7 @@ impl Evaluator<'_> {
             }
         };
         if let ExprKind::Name(n) = &expr.kind {
-            if !self.index.contains_key(n) {
+            if self.items.get(n).is_none() {
                 return Err(self.report(
                     self.root,
                     mk("E0201", format!("`--set {}={}`: expected {ty}, found the word `{n}`", o.name, o.value))
@@ -136,8 +136,8 @@ impl Evaluator<'_> {
 
     /// The text of a span of module `m`'s source, for messages.
     pub(super) fn snippet(&self, m: ModuleId, span: Span) -> String {
-        let text = self.host.text(m);
-        text.get(span.range())
+        self.host
+            .span_text(m, span)
             .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
             .unwrap_or_default()
     }

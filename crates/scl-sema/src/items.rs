@@ -1,0 +1,117 @@
+//! The position-independent outline of a module: its declarations' names,
+//! kinds and import paths, in order, and which of them can be evaluated on
+//! their own. Compared by value, so an edit that changes no name (a comment,
+//! a body, blank lines) leaves it equal and re-runs nothing that reads it.
+
+use crate::eval::evaluation_order;
+use scl_syntax::ast::{self, Decl};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What a declaration is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeclKind {
+    Import,
+    Param,
+    Let,
+    Enum,
+    Fn,
+    /// A plain env: built or checked, with a final value.
+    Env,
+    /// An env with parameters.
+    Template,
+}
+
+/// One declaration of the outline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ItemInfo {
+    pub name: String,
+    /// How many earlier declarations have the same name (0 but for
+    /// duplicates): with the name, what anchors the declaration's spans.
+    pub occurrence: u32,
+    pub kind: DeclKind,
+    /// The import path as written, for imports.
+    pub import: Option<String>,
+    /// Whether the declaration's value needs no cycle of declarations of
+    /// this module (see [`Items::clean`]).
+    pub clean: bool,
+}
+
+/// A module's outline (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Items {
+    pub items: Vec<ItemInfo>,
+    /// The first declaration of each name.
+    pub index: HashMap<String, usize>,
+    /// The clean declarations, each after every declaration of the module
+    /// it names: evaluated in this order, evaluating one never recurses
+    /// into another (a chain of 5,000 `extends` costs no stack).
+    pub order: Vec<usize>,
+}
+
+impl Items {
+    /// The outline of a parsed module.
+    pub fn of(module: &ast::Module) -> Items {
+        let mut index = HashMap::new();
+        let mut seen: HashMap<&str, u32> = HashMap::new();
+        let mut items = Vec::with_capacity(module.decls.len());
+        for (i, d) in module.decls.iter().enumerate() {
+            let name = d.name().name.as_str();
+            index.entry(name.to_string()).or_insert(i);
+            let k = seen.entry(name).or_insert(0);
+            let occurrence = *k;
+            *k += 1;
+            let (kind, import) = match d {
+                Decl::Import(imp) => (DeclKind::Import, Some(imp.path.clone())),
+                Decl::Param(_) => (DeclKind::Param, None),
+                Decl::Let(_) => (DeclKind::Let, None),
+                Decl::Enum(_) => (DeclKind::Enum, None),
+                Decl::Fn(_) => (DeclKind::Fn, None),
+                Decl::Env(e) if e.params.is_some() => (DeclKind::Template, None),
+                Decl::Env(_) => (DeclKind::Env, None),
+            };
+            items.push(ItemInfo {
+                name: name.to_string(),
+                occurrence,
+                kind,
+                import,
+                clean: false,
+            });
+        }
+        let order = evaluation_order(module, &index);
+        for &i in &order {
+            items[i].clean = true;
+        }
+        Items {
+            items,
+            index,
+            order,
+        }
+    }
+
+    /// Whether declaration `i` is evaluated on its own: it is on no cycle
+    /// of references between this module's declarations and reaches none.
+    /// The others are evaluated together, in declaration order, so that a
+    /// cycle is reported where the user reads it first.
+    pub fn clean(&self, i: usize) -> bool {
+        self.items.get(i).is_some_and(|x| x.clean)
+    }
+
+    /// The first declaration named `name`.
+    pub fn get(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    /// The names, in declaration order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.items.iter().map(|x| x.name.as_str())
+    }
+}
+
+/// One declaration in its position-independent form
+/// ([`Decl::anchored`]) with its source text (what its anchored spans index).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnchoredDecl {
+    pub decl: Decl,
+    pub text: Arc<str>,
+}
