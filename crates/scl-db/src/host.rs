@@ -83,9 +83,10 @@ impl scl_sema::Host for DbHost<'_> {
             let text = crate::source_text(self.db, self.db.module_file(m));
             return text.get(span.range()).map(Arc::from);
         }
-        let (file, decl) = crate::anchor_decl(self.db, span.anchor)?;
-        let d = decl_syntax(self.db, DeclId::new(self.db, file, decl as u32));
-        d.text.get(span.range()).map(Arc::from)
+        let (file, _) = crate::anchor_decl(self.db, span.anchor)?;
+        let text = crate::source_text(self.db, file);
+        text.get(crate::absolute_span(self.db, span).range())
+            .map(Arc::from)
     }
     fn display_path(&self, m: ModuleId) -> Arc<str> {
         display_path(self.db, self.db.module_file(m))

@@ -18,6 +18,7 @@
 //! ([`DirListing`]). Open editor buffers overlay the disk
 //! ([`Database::set_overlay`]).
 
+pub mod events;
 mod host;
 mod paths;
 mod stack;
@@ -341,9 +342,31 @@ impl Database {
         root: &Path,
         stdlib_dir: Option<PathBuf>,
     ) -> Database {
+        Database::build(system, root, stdlib_dir, salsa::Storage::default())
+    }
+
+    /// A database like [`Database::with_system`] that records which queries
+    /// run and how many results salsa re-uses, for tests that assert what
+    /// an edit re-computes ([`events::EventLog`]).
+    pub fn with_event_log(
+        system: Arc<dyn System>,
+        root: &Path,
+        stdlib_dir: Option<PathBuf>,
+    ) -> (Database, Arc<events::EventLog>) {
+        let log = Arc::new(events::EventLog::default());
+        let sink = log.clone();
+        let storage = salsa::Storage::new(Some(Box::new(move |e: salsa::Event| sink.record(&e))));
+        (Database::build(system, root, stdlib_dir, storage), log)
+    }
+
+    fn build(
+        system: Arc<dyn System>,
+        root: &Path,
+        stdlib_dir: Option<PathBuf>,
+        storage: salsa::Storage<Database>,
+    ) -> Database {
         let cwd = system.current_dir();
         let root = absolute(&cwd, root);
-        let storage = salsa::Storage::default();
         let mut db = Database {
             storage,
             registry: Arc::default(),
@@ -980,19 +1003,28 @@ pub fn decl_syntax<'db>(db: &'db dyn Db, id: DeclId<'db>) -> Arc<scl_sema::Ancho
         // Asked for after the declaration disappeared: an empty `let`.
         let empty = scl_syntax::parse("let _ = 0");
         let decl = empty.module.decls[0].clone();
-        return Arc::new(scl_sema::AnchoredDecl {
-            decl,
-            text: Arc::from(""),
-        });
+        return Arc::new(scl_sema::AnchoredDecl { decl });
     };
     let info = &items(db, file).items[i];
     let anchor = db.anchor(file, &info.name, info.occurrence);
-    let text = source_text(db, file);
-    let text = text.get(decl.span().range()).unwrap_or("");
     Arc::new(scl_sema::AnchoredDecl {
         decl: decl.anchored(anchor),
-        text: Arc::from(text),
     })
+}
+
+/// Where the spans of one declaration are now (`SpanTable`): what turns
+/// its anchored spans back into offsets.
+#[salsa::tracked(returns(ref))]
+pub fn decl_spans<'db>(db: &'db dyn Db, id: DeclId<'db>) -> Arc<scl_syntax::ast::SpanTable> {
+    let parsed = parse(db, id.file(db));
+    Arc::new(
+        parsed
+            .module
+            .decls
+            .get(id.index(db) as usize)
+            .map(|d| d.span_table())
+            .unwrap_or_default(),
+    )
 }
 
 /// The value of one clean declaration (see `scl_sema::Items::clean`) and
@@ -1054,8 +1086,9 @@ fn module_values_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<M
 }
 
 /// The text of a file as the parser reads it (lossy UTF-8, a byte order
-/// mark blanked).
-pub(crate) fn source_text(db: &dyn Db, file: SourceFile) -> String {
+/// mark blanked), made once per revision of its bytes.
+#[salsa::tracked(returns(ref))]
+pub fn source_text(db: &dyn Db, file: SourceFile) -> Arc<str> {
     let bytes = file
         .contents(db)
         .clone()
@@ -1064,7 +1097,7 @@ pub(crate) fn source_text(db: &dyn Db, file: SourceFile) -> String {
     if text.starts_with('\u{feff}') {
         text.replace_range(0..3, "   ");
     }
-    text
+    Arc::from(text)
 }
 
 /// The file and declaration index an anchor names now (`None` when the
@@ -1078,18 +1111,15 @@ pub(crate) fn anchor_decl(db: &dyn Db, anchor: u32) -> Option<(SourceFile, usize
     Some((file, i))
 }
 
-/// `span` made absolute: an anchored span is moved to where its
-/// declaration starts now (see `scl_diag::Span`); an absolute one is
-/// returned as it is.
+/// `span` made absolute: an anchored span becomes the offsets it stands
+/// for in its declaration as it is now (see `scl_diag::Span`); an absolute
+/// one is returned as it is.
 pub fn absolute_span(db: &dyn Db, span: scl_diag::Span) -> scl_diag::Span {
     if span.anchor == 0 {
         return span;
     }
     match anchor_decl(db, span.anchor) {
-        Some((file, i)) => {
-            let base = parse(db, file).module.decls[i].span().start;
-            span.absolute(base)
-        }
+        Some((file, i)) => decl_spans(db, DeclId::new(db, file, i as u32)).absolute(span),
         None => scl_diag::Span::new(0, 0),
     }
 }

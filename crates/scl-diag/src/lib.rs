@@ -26,12 +26,13 @@ use std::sync::Arc;
 /// A byte range `[start, end)` into one file's text.
 ///
 /// A span is either absolute (`anchor == 0`: offsets into the file's text)
-/// or anchored (`anchor != 0`: offsets from the start of one top-level
-/// declaration, the item the anchor names; the database keeps the table).
-/// The evaluator works on anchored declarations, so moving a declaration
-/// (a comment or a blank line added above it) changes none of the values
-/// and diagnostics computed from it; an anchored span is made absolute
-/// only when it is rendered ([`Span::absolute`]).
+/// or anchored (`anchor != 0`: the anchor names one top-level declaration
+/// — the database keeps the table — and `start` and `end` are ranks among
+/// that declaration's span starts and ends: see
+/// `scl_syntax::ast::Decl::anchored`). The evaluator works on anchored
+/// declarations, so a comment, blank lines or spaces added anywhere change
+/// none of the values and diagnostics computed from them; an anchored span
+/// is made absolute only when it is rendered.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
     /// First byte (inclusive).
@@ -76,40 +77,7 @@ impl Span {
             anchor: self.anchor,
         }
     }
-    /// A span with the same anchor as `self`, from `start` to `end` (bytes
-    /// in the same frame: `self`'s offsets moved).
-    pub fn with_range(self, start: usize, end: usize) -> Span {
-        Span {
-            anchor: self.anchor,
-            ..Span::new(start, end)
-        }
-    }
-    /// This absolute span made relative to `base` (the start of the item
-    /// `anchor` names). An anchored span is returned unchanged.
-    pub fn anchored(self, base: u32, anchor: u32) -> Span {
-        if self.anchor != 0 {
-            return self;
-        }
-        Span {
-            start: self.start.saturating_sub(base),
-            end: self.end.saturating_sub(base),
-            anchor,
-        }
-    }
-    /// This span made absolute, `base` being the start of its anchor's item
-    /// now (an absolute span is returned unchanged).
-    pub fn absolute(self, base: u32) -> Span {
-        if self.anchor == 0 {
-            return self;
-        }
-        Span {
-            start: self.start + base,
-            end: self.end + base,
-            anchor: 0,
-        }
-    }
-    /// As a `usize` range, for slicing (of the declaration's text when
-    /// anchored).
+    /// As a `usize` range, for slicing (absolute spans).
     pub fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }

@@ -6,7 +6,6 @@
 use crate::eval::evaluation_order;
 use scl_syntax::ast::{self, Decl};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// What a declaration is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -108,10 +107,11 @@ impl Items {
     }
 }
 
-/// One declaration in its position-independent form
-/// ([`Decl::anchored`]) with its source text (what its anchored spans index).
+/// One declaration in its position- and layout-independent form
+/// ([`Decl::anchored`]). Its source text is not part of it (a comment in
+/// it would make it differ); messages that quote the source ask the host
+/// ([`crate::Host::span_text`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnchoredDecl {
     pub decl: Decl,
-    pub text: Arc<str>,
 }

@@ -549,50 +549,127 @@ fn names_in_expr(e: &Expr, f: &mut dyn FnMut(&str)) {
     }
 }
 
+/// Where the spans of one declaration are: every distinct start offset and
+/// every distinct end offset of its spans, sorted. An anchored span
+/// ([`Decl::anchored`]) holds ranks in these lists; the table of the
+/// declaration as it is now turns them back into offsets
+/// ([`SpanTable::absolute`]).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct SpanTable {
+    starts: Vec<u32>,
+    ends: Vec<u32>,
+}
+
+impl SpanTable {
+    /// The absolute span an anchored span of this declaration stands for
+    /// (a rank out of range, which an edit that changed the declaration's
+    /// shape can leave in a stale value, is clamped to the declaration).
+    pub fn absolute(&self, s: Span) -> Span {
+        let start = self.starts.get(s.start as usize).or(self.starts.last());
+        let end = self.ends.get(s.end as usize).or(self.ends.last());
+        Span::new(
+            start.copied().unwrap_or(0) as usize,
+            end.copied().unwrap_or(0) as usize,
+        )
+    }
+}
+
 impl Decl {
-    /// This declaration with every span made relative to its own start and
-    /// anchored to `anchor` (see [`Span`]): the position-independent form
-    /// the evaluator reads, equal for equal text wherever the declaration
-    /// sits in its file. `anchor` must not be 0 (that marks absolute spans).
+    /// The span table of this declaration (absolute spans).
+    pub fn span_table(&self) -> SpanTable {
+        let (mut starts, mut ends) = (Vec::new(), Vec::new());
+        self.clone().for_each_span_mut(&mut |s| {
+            starts.push(s.start);
+            ends.push(s.end);
+        });
+        starts.sort_unstable();
+        starts.dedup();
+        ends.sort_unstable();
+        ends.dedup();
+        SpanTable { starts, ends }
+    }
+
+    /// The position- and layout-independent form of this declaration, the
+    /// one the evaluator reads: every span anchored to `anchor` (see
+    /// [`Span`]), its start and end replaced by their ranks among the
+    /// declaration's span starts and ends ([`SpanTable`]), and the doc
+    /// comments left out. Moving the declaration, or adding a comment,
+    /// blank lines or spaces anywhere in it, gives an equal tree: only what
+    /// the code means is left. Ranks keep the order of offsets, so joining
+    /// two spans ([`Span::to`]) still works. `anchor` must not be 0.
     pub fn anchored(&self, anchor: u32) -> Decl {
-        let base = self.span().start;
+        let table = self.span_table();
+        let rank = |list: &[u32], x: u32| list.binary_search(&x).unwrap_or(0) as u32;
         let mut d = self.clone();
-        d.for_each_span_mut(&mut |s| *s = s.anchored(base, anchor));
+        d.for_each_span_mut(&mut |s| {
+            *s = Span {
+                start: rank(&table.starts, s.start),
+                end: rank(&table.ends, s.end),
+                anchor,
+            }
+        });
+        d.strip_docs();
         d
+    }
+
+    /// Leaves out every doc comment: of the declaration and of the items
+    /// of every block in it (they do not change what the code means).
+    fn strip_docs(&mut self) {
+        match self {
+            Decl::Import(_) => {}
+            Decl::Param(d) => d.doc = None,
+            Decl::Let(d) => d.doc = None,
+            Decl::Enum(d) => d.doc = None,
+            Decl::Fn(d) => d.doc = None,
+            Decl::Env(d) => d.doc = None,
+        }
+        struct Docs;
+        impl VisitMut for Docs {
+            fn span(&mut self, _: &mut Span) {}
+            fn item(&mut self, item: &mut Item) {
+                item.doc = None;
+            }
+        }
+        self.walk_mut(&mut Docs);
     }
 
     /// Calls `f` on every span of the declaration, in no particular order.
     /// The test `every_span_is_visited` checks that no span is missed.
     pub fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+        self.walk_mut(&mut SpansOnly(f));
+    }
+
+    /// Walks the declaration: `v` sees every span and every block item.
+    fn walk_mut(&mut self, f: &mut impl VisitMut) {
         match self {
             Decl::Import(d) => {
-                f(&mut d.path_span);
-                f(&mut d.alias.span);
-                f(&mut d.span);
+                f.span(&mut d.path_span);
+                f.span(&mut d.alias.span);
+                f.span(&mut d.span);
             }
             Decl::Param(d) => {
-                f(&mut d.name.span);
+                f.span(&mut d.name.span);
                 d.ty.for_each_span_mut(f);
                 d.default.for_each_span_mut(f);
                 if let Some(w) = &mut d.where_ {
                     w.for_each_span_mut(f);
                 }
-                f(&mut d.span);
+                f.span(&mut d.span);
             }
             Decl::Let(d) => {
-                f(&mut d.name.span);
+                f.span(&mut d.name.span);
                 d.value.for_each_span_mut(f);
-                f(&mut d.span);
+                f.span(&mut d.span);
             }
             Decl::Enum(d) => {
-                f(&mut d.name.span);
+                f.span(&mut d.name.span);
                 for v in &mut d.variants {
-                    f(&mut v.span);
+                    f.span(&mut v.span);
                 }
-                f(&mut d.span);
+                f.span(&mut d.span);
             }
             Decl::Fn(d) => {
-                f(&mut d.name.span);
+                f.span(&mut d.name.span);
                 for p in &mut d.params {
                     p.for_each_span_mut(f);
                 }
@@ -600,10 +677,10 @@ impl Decl {
                     t.for_each_span_mut(f);
                 }
                 d.body.for_each_span_mut(f);
-                f(&mut d.span);
+                f.span(&mut d.span);
             }
             Decl::Env(d) => {
-                f(&mut d.name.span);
+                f.span(&mut d.name.span);
                 for p in d.params.iter_mut().flatten() {
                     p.for_each_span_mut(f);
                 }
@@ -611,32 +688,47 @@ impl Decl {
                     e.for_each_span_mut(f);
                 }
                 if let Some(s) = &mut d.extends_span {
-                    f(s);
+                    f.span(s);
                 }
                 d.body.for_each_span_mut(f);
-                f(&mut d.span);
+                f.span(&mut d.span);
             }
         }
     }
 }
 
+/// What [`Decl::walk_mut`] calls: every span, and every item of every
+/// block (before its spans).
+trait VisitMut {
+    fn span(&mut self, s: &mut Span);
+    fn item(&mut self, _item: &mut Item) {}
+}
+
+struct SpansOnly<'a, F>(&'a mut F);
+
+impl<F: FnMut(&mut Span)> VisitMut for SpansOnly<'_, F> {
+    fn span(&mut self, s: &mut Span) {
+        (self.0)(s)
+    }
+}
+
 impl ParamSig {
-    fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
-        f(&mut self.name.span);
+    fn for_each_span_mut(&mut self, f: &mut impl VisitMut) {
+        f.span(&mut self.name.span);
         self.ty.for_each_span_mut(f);
         if let Some(d) = &mut self.default {
             d.for_each_span_mut(f);
         }
-        f(&mut self.span);
+        f.span(&mut self.span);
     }
 }
 
 impl TypeExpr {
-    fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+    fn for_each_span_mut(&mut self, f: &mut impl VisitMut) {
         match &mut self.kind {
             TypeExprKind::Named(segs) => {
                 for s in segs {
-                    f(&mut s.span);
+                    f.span(&mut s.span);
                 }
             }
             TypeExprKind::List(t) | TypeExprKind::Map(t) | TypeExprKind::Optional(t) => {
@@ -644,21 +736,22 @@ impl TypeExpr {
             }
             TypeExprKind::Error => {}
         }
-        f(&mut self.span);
+        f.span(&mut self.span);
     }
 }
 
 impl Block {
-    fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+    fn for_each_span_mut(&mut self, f: &mut impl VisitMut) {
         for item in Arc::make_mut(&mut self.items) {
+            f.item(item);
             item.for_each_span_mut(f);
         }
-        f(&mut self.span);
+        f.span(&mut self.span);
     }
 }
 
 impl Item {
-    fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+    fn for_each_span_mut(&mut self, f: &mut impl VisitMut) {
         match &mut self.kind {
             ItemKind::Assign {
                 path,
@@ -667,7 +760,7 @@ impl Item {
                 ..
             } => {
                 path.for_each_span_mut(f);
-                f(op_span);
+                f.span(op_span);
                 value.for_each_span_mut(f);
             }
             ItemKind::Nested { path, body } => {
@@ -687,21 +780,21 @@ impl Item {
             }
             ItemKind::Error => {}
         }
-        f(&mut self.span);
+        f.span(&mut self.span);
     }
 }
 
 impl FieldPath {
-    fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+    fn for_each_span_mut(&mut self, f: &mut impl VisitMut) {
         for s in &mut self.segments {
-            f(&mut s.span);
+            f.span(&mut s.span);
         }
-        f(&mut self.span);
+        f.span(&mut self.span);
     }
 }
 
 impl Expr {
-    fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
+    fn for_each_span_mut(&mut self, f: &mut impl VisitMut) {
         match &mut self.kind {
             ExprKind::Int(_)
             | ExprKind::Float(_)
@@ -729,7 +822,7 @@ impl Expr {
                 cond,
                 body,
             } => {
-                f(&mut var.span);
+                f.span(&mut var.span);
                 iter.for_each_span_mut(f);
                 if let Some(c) = cond {
                     c.for_each_span_mut(f);
@@ -744,22 +837,22 @@ impl Expr {
                         PostOpKind::Call(args) => {
                             for a in args {
                                 if let Some(n) = &mut a.name {
-                                    f(&mut n.span);
+                                    f.span(&mut n.span);
                                 }
                                 a.value.for_each_span_mut(f);
-                                f(&mut a.span);
+                                f.span(&mut a.span);
                             }
                         }
-                        PostOpKind::Field(id) => f(&mut id.span),
+                        PostOpKind::Field(id) => f.span(&mut id.span),
                         PostOpKind::Index(e) => e.for_each_span_mut(f),
                         PostOpKind::With(b) => b.for_each_span_mut(f),
                     }
-                    f(&mut op.span);
+                    f.span(&mut op.span);
                 }
             }
             ExprKind::Unary { ops, operand } => {
                 for (_, s) in ops {
-                    f(s);
+                    f.span(s);
                 }
                 operand.for_each_span_mut(f);
             }
@@ -775,6 +868,6 @@ impl Expr {
                 b.for_each_span_mut(f);
             }
         }
-        f(&mut self.span);
+        f.span(&mut self.span);
     }
 }

@@ -3,7 +3,6 @@
 use super::*;
 
 pub(super) enum Slot {
-    Todo,
     InProgress,
     Done(R<Value>),
 }
@@ -24,20 +23,22 @@ impl Evaluator<'_> {
         }
         {
             let slots = self.slots.borrow();
-            match slots.get(i) {
+            if i >= self.items.items.len() {
+                return Err(Reported);
+            }
+            match slots.get(&i) {
                 Some(Slot::Done(r)) => return r.clone(),
                 Some(Slot::InProgress) => {
                     let decl = self.decl_ast(self.root, i);
                     return Err(self.cycle_error(&decl.decl));
                 }
-                Some(Slot::Todo) => {}
-                None => return Err(Reported),
+                None => {}
             }
         }
-        self.slots.borrow_mut()[i] = Slot::InProgress;
+        self.slots.borrow_mut().insert(i, Slot::InProgress);
         let decl = self.decl_ast(self.root, i);
         let r = self.eval_decl(i, &decl.decl);
-        self.slots.borrow_mut()[i] = Slot::Done(r.clone());
+        self.slots.borrow_mut().insert(i, Slot::Done(r.clone()));
         r
     }
 

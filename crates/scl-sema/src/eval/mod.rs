@@ -70,7 +70,8 @@ pub(crate) struct Evaluator<'h> {
     /// `None` for the declarations on cycles ([`evaluate_cyclic`]): which
     /// declarations are computed here, the rest coming from the host.
     own: Option<usize>,
-    slots: RefCell<Vec<Slot>>,
+    /// The declarations computed here (one, for [`evaluate_decl`]), by index.
+    slots: RefCell<HashMap<usize, Slot>>,
     pub diags: RefCell<Vec<Diagnostic>>,
     env_stack: RefCell<Vec<String>>,
     finals: RefCell<HashMap<usize, R<Arc<FinalEnv>>>>,
@@ -105,13 +106,12 @@ pub(crate) struct Evaluator<'h> {
 impl<'h> Evaluator<'h> {
     fn new(host: &'h dyn Host, m: ModuleId, own: Option<usize>) -> Self {
         let items = host.items(m);
-        let n = items.items.len();
         Evaluator {
             host,
             root: m,
             items,
             own,
-            slots: RefCell::new((0..n).map(|_| Slot::Todo).collect()),
+            slots: RefCell::default(),
             diags: RefCell::new(Vec::new()),
             env_stack: RefCell::new(Vec::new()),
             finals: RefCell::new(HashMap::new()),

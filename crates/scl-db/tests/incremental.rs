@@ -1,0 +1,226 @@
+//! What an edit re-computes, read from salsa's event log: a comment or
+//! whitespace edit anywhere re-evaluates nothing; an edit inside one env
+//! re-evaluates that env and only what uses it; in a top env of 1,000
+//! services, an edit of one service's module re-evaluates that service's
+//! entry and the top env that holds it, not the other 999.
+
+use salsa::plumbing::AsId;
+use scl_db::events::{EventLog, Executed};
+use scl_db::{Database, DeclId, MemorySystem, SourceFile};
+use std::path::Path;
+use std::sync::Arc;
+
+const N: usize = 1000;
+
+const BASE: &str = "// The shared base.
+let team = \"ml\"
+
+/// The env every module extends.
+env base_env {
+  base = image(\"python:3.11-slim\")
+  description = \"base\"
+  labels { team = team }
+}
+
+env unused {
+  base = image(\"debian:12.5\")
+  description = \"nobody extends this\"
+}
+";
+
+fn module(i: usize, description: &str) -> String {
+    let parent = if i == 0 {
+        "base.base_env.description".to_string()
+    } else {
+        format!("prev.m{}.description", i - 1)
+    };
+    let prev = if i == 0 {
+        String::new()
+    } else {
+        format!("import \"./mod{}.env.scl\" as prev\n", i - 1)
+    };
+    format!(
+        "import \"./base.env.scl\" as base\n{prev}\nenv m{i} extends base.base_env {{\n  description = \"{description}\"\n  labels {{ parent = {parent} }}\n}}\n"
+    )
+}
+
+fn top() -> String {
+    let mut s = String::new();
+    for i in 0..N {
+        s.push_str(&format!("import \"./mod{i}.env.scl\" as mod{i}\n"));
+    }
+    s.push_str("\nenv all {\n  services {\n");
+    for i in 0..N {
+        s.push_str(&format!("    e{i} = mod{i}.m{i}\n"));
+    }
+    s.push_str("  }\n}\n");
+    s
+}
+
+struct Ws {
+    db: Database,
+    log: Arc<EventLog>,
+    top: SourceFile,
+}
+
+impl Ws {
+    fn new() -> Ws {
+        let fs = Arc::new(MemorySystem::new());
+        fs.write("/w/base.env.scl", BASE);
+        for i in 0..N {
+            fs.write(format!("/w/mod{i}.env.scl"), module(i, &format!("env-{i}")));
+        }
+        fs.write("/w/top.env.scl", top());
+        fs.set_current_dir("/w");
+        let (db, log) = Database::with_event_log(fs, Path::new("/w"), None);
+        let top = db.open(Path::new("/w/top.env.scl"));
+        let mut ws = Ws { db, log, top };
+        let d = ws.check();
+        assert!(d.is_empty(), "{d:?}");
+        ws
+    }
+
+    fn file(&self, name: &str) -> SourceFile {
+        self.db.open(&Path::new("/w").join(name))
+    }
+
+    /// Checks the top module; the events of the check.
+    fn check(&mut self) -> Vec<scl_diag::Diagnostic> {
+        let _ = self.log.take();
+        self.db.check(self.top)
+    }
+
+    /// Sets `name`'s text, checks, and returns what ran.
+    fn edit(&mut self, name: &str, text: &str) -> Vec<Executed> {
+        let f = self.file(name);
+        self.db.set_text(f, text);
+        let d = self.check();
+        assert!(d.is_empty(), "{d:?}");
+        self.log.take().0
+    }
+
+    /// The declaration `index` of `name`'s salsa id.
+    fn decl(&self, name: &str, index: u32) -> salsa::Id {
+        DeclId::new(&self.db, self.file(name), index).as_id()
+    }
+}
+
+/// At most the first 10 of `xs`, for a failure message.
+fn few<T: std::fmt::Debug>(xs: &[T]) -> String {
+    format!("{} in all: {:?}", xs.len(), &xs[..xs.len().min(10)])
+}
+
+/// The evaluation queries among `run`.
+fn evaluations(run: &[Executed]) -> Vec<&Executed> {
+    run.iter()
+        .filter(|e| matches!(e.query.as_str(), "decl_value" | "cyclic_values" | "module_values"))
+        .collect()
+}
+
+#[test]
+fn comment_and_whitespace_edits_anywhere_reevaluate_nothing() {
+    let mut ws = Ws::new();
+    let base = ws.file("base.env.scl").as_id();
+    let edits = [
+        format!("// a comment at the top\n{BASE}"),
+        BASE.replace("let team", "\n\n\nlet team"),
+        BASE.replace("  description = \"base\"", "  // a comment in the body\n  description = \"base\""),
+        BASE.replace("labels { team = team }", "labels {   team   =   team   }"),
+        format!("{BASE}\n// a comment at the end\n"),
+        BASE.to_string(),
+    ];
+    for text in &edits {
+        let run = ws.edit("base.env.scl", text);
+        assert!(evaluations(&run).is_empty(), "{text}\nre-evaluated: {}", few(&evaluations(&run)));
+        // Only the edited file's own syntax-level queries ran: none of
+        // the 1,001 modules that import it (directly or not) re-ran anything.
+        let decls: Vec<salsa::Id> = (0..3).map(|i| ws.decl("base.env.scl", i)).collect();
+        for e in &run {
+            assert!(
+                e.key == base || decls.contains(&e.key),
+                "{text}\nran {e:?}, which is not about base.env.scl"
+            );
+        }
+    }
+    // The same in a module in the middle of the chain.
+    let text = format!("// moved\n\n{}", module(500, "env-500"));
+    let run = ws.edit("mod500.env.scl", &text);
+    assert!(evaluations(&run).is_empty(), "{}", few(&evaluations(&run)));
+}
+
+#[test]
+fn an_edit_inside_one_env_reevaluates_it_and_what_uses_it() {
+    let mut ws = Ws::new();
+    // `unused` changes; nothing else uses it.
+    let first = BASE.replace("nobody extends this", "nobody extends this at all");
+    let run = ws.edit("base.env.scl", &first);
+    let unused = ws.decl("base.env.scl", 2);
+    let base = ws.file("base.env.scl").as_id();
+    let evals = evaluations(&run);
+    // `unused` itself, and the module's values assembled again from its
+    // declarations' (which re-evaluates none of the others).
+    assert!(
+        evals.iter().all(|e| (e.query == "decl_value" && e.key == unused)
+            || (e.query == "module_values" && e.key == base))
+            && evals.iter().any(|e| e.key == unused),
+        "{}",
+        few(&evals)
+    );
+    // `base_env` changes: every module's env extends it, and `all` holds them.
+    let run = ws.edit("base.env.scl", &first.replace("\"base\"", "\"the base\""));
+    let evals = evaluations(&run);
+    let decl_values = evals.iter().filter(|e| e.query == "decl_value").count();
+    // base_env, m0 … m999, all (the module_values of each file too).
+    assert!(decl_values >= N + 2, "{decl_values} declarations re-evaluated");
+    assert!(evals.iter().all(|e| e.key != unused), "`unused` re-evaluated");
+}
+
+#[test]
+fn one_service_module_edit_reevaluates_that_service_and_the_top_env_only() {
+    let mut ws = Ws::new();
+    let last = format!("mod{}.env.scl", N - 1);
+    let run = ws.edit(&last, &module(N - 1, "edited"));
+    let evals: Vec<&Executed> = evaluations(&run)
+        .into_iter()
+        .filter(|e| e.query == "decl_value")
+        .collect();
+    // The service's env (declaration 2 of its module: after two imports)
+    // and the top env `all` (after the N imports); no other module's.
+    let expected = [ws.decl(&last, 2), ws.decl("top.env.scl", N as u32)];
+    assert_eq!(
+        evals.iter().map(|e| e.key).collect::<Vec<_>>(),
+        expected.to_vec(),
+        "{}",
+        few(&evals)
+    );
+    let ir = ws.db.check(ws.top);
+    assert!(ir.is_empty());
+}
+
+#[test]
+fn diagnostics_follow_their_text_without_re_evaluating() {
+    // An evaluation error, then the same file with comments, blank lines
+    // and spaces added above and inside the declaration: the diagnostic
+    // is reported where its text is now, and nothing is evaluated again.
+    let fs = Arc::new(MemorySystem::new());
+    let before = "let l = [1, 2]\nlet x = l[5]\n";
+    let after = "// a comment\n\nlet l = [1, 2]\n\n/// doc\nlet x =   l[ 5 ]  // why\n";
+    fs.write("/w/main.env.scl", before);
+    fs.set_current_dir("/w");
+    let (mut db, log) = Database::with_event_log(fs, Path::new("/w"), None);
+    let main = db.open(Path::new("/w/main.env.scl"));
+    let at = |db: &Database| {
+        let d = db.check(main);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].code, "E0311");
+        d[0].at.span
+    };
+    let span = at(&db);
+    assert_eq!(&before[span.range()], "5");
+    let _ = log.take();
+    db.set_text(main, after);
+    let span = at(&db);
+    assert_eq!(&after[span.range()], "5");
+    let (run, _) = log.take();
+    assert!(evaluations(&run).is_empty(), "{}", few(&evaluations(&run)));
+}
