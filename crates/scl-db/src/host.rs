@@ -101,7 +101,11 @@ impl scl_sema::Host for DbHost<'_> {
     }
     fn decl_spent(&self, m: ModuleId, decl: usize) -> scl_sema::Spent {
         let file = self.db.module_file(m);
-        if items(self.db, file).clean(decl) {
+        let items = items(self.db, file);
+        if items.items.get(decl).map(|x| x.kind) == Some(scl_sema::DeclKind::Import) {
+            return scl_sema::Spent::default();
+        }
+        if items.clean(decl) {
             decl_value(self.db, DeclId::new(self.db, file, decl as u32)).spent
         } else {
             cyclic_values(self.db, file).spent
@@ -109,7 +113,13 @@ impl scl_sema::Host for DbHost<'_> {
     }
     fn decl_value(&self, m: ModuleId, decl: usize) -> Option<Value> {
         let file = self.db.module_file(m);
-        if items(self.db, file).clean(decl) {
+        let items = items(self.db, file);
+        // An import's value is the module it names: no query of its own.
+        if items.items.get(decl).map(|x| x.kind) == Some(scl_sema::DeclKind::Import) {
+            let target = (*import_targets(self.db, file).get(decl)?)?;
+            return Some(Value::Module(self.db.module_id(target)));
+        }
+        if items.clean(decl) {
             decl_value(self.db, DeclId::new(self.db, file, decl as u32))
                 .value
                 .clone()
@@ -161,6 +171,28 @@ impl scl_sema::Host for DbHost<'_> {
             .cloned()
             .unwrap_or_default()
     }
+}
+
+/// The module `import "PATH"` in `file` resolves to, if it exists and can
+/// be read (what [`resolve_imports`] gives as the target; it also says why
+/// one fails).
+pub(crate) fn import_target(db: &dyn Db, file: SourceFile, path: &str) -> Option<SourceFile> {
+    let f = if let Some(name) = path.strip_prefix(STD_PREFIX) {
+        let name = name.strip_suffix(".env.scl").unwrap_or(name);
+        let p = match db.stdlib_dir() {
+            Some(dir) => dir.join(format!("{name}.env.scl")),
+            None => PathBuf::from(format!("{STD_PREFIX}{name}.env.scl")),
+        };
+        db.input(&p)
+    } else {
+        let p = resolve_local(db, file, path).ok()?;
+        let f = db.input(&p);
+        if f.unreadable(db).is_some() {
+            return None;
+        }
+        f
+    };
+    file_exists(db, f).then_some(f)
 }
 
 pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {

@@ -54,6 +54,9 @@ pub const MAX_FILE_BYTES: usize = 16 << 20;
 /// exists but cannot be read has empty contents and the system's message in
 /// `unreadable` (reported as E0107 where it is used, never taken for an
 /// empty file).
+///
+/// `syntax` is the parse of the contents (made by the database when it sets
+/// them, so that it can derive the file's [`Semantic`] input from it).
 #[salsa::input(debug)]
 pub struct SourceFile {
     #[returns(ref)]
@@ -62,6 +65,43 @@ pub struct SourceFile {
     pub contents: Option<Arc<[u8]>>,
     #[returns(ref)]
     pub unreadable: Option<Arc<str>>,
+    #[returns(ref)]
+    pub syntax: Arc<scl_syntax::Parse>,
+    /// Whether it exists (has contents): a field of its own, set only when
+    /// that changes, so what depends on a file's existence (an import of
+    /// it) is not re-verified when its text changes.
+    pub exists: bool,
+}
+
+/// What a file's text means, apart from where it is written: its outline
+/// ([`scl_sema::Items`]) and its declarations anchored
+/// (`Decl::anchored`: no positions, no layout, no comments). Set by the
+/// database from the text, and only when it differs: an edit of comments,
+/// blank lines or spaces leaves it untouched, so nothing that reads it
+/// (evaluation, the declarations' types, import targets) is even verified
+/// again. Evaluation reads a file only through this input (and its text
+/// only to quote it in an error message).
+///
+/// Durability: HIGH for the stdlib; MEDIUM for a workspace file until its
+/// meaning changes, LOW from then on. After an edit, salsa verifies in
+/// constant time every result that reads only MEDIUM and HIGH inputs: a
+/// re-check walks only what depends on the files being edited.
+#[salsa::input(debug)]
+pub struct Semantic {
+    #[returns(ref)]
+    pub items: Arc<scl_sema::Items>,
+    /// One input per declaration, in order: an edit sets only those whose
+    /// anchored form changed (so even the first edit of a file leaves the
+    /// others as durable as they were).
+    #[returns(ref)]
+    pub decls: Arc<Vec<DeclInput>>,
+}
+
+/// One declaration of a [`Semantic`] input, anchored.
+#[salsa::input(debug)]
+pub struct DeclInput {
+    #[returns(ref)]
+    pub decl: Arc<scl_sema::AnchoredDecl>,
 }
 
 /// What a path is (following links), whether it is itself a link, and its
@@ -133,6 +173,8 @@ pub trait Db: salsa::Database {
     fn anchor(&self, file: SourceFile, name: &str, occurrence: u32) -> u32;
     /// What an anchor names: the file, the declaration's name and occurrence.
     fn anchor_target(&self, anchor: u32) -> Option<(SourceFile, Arc<str>, u32)>;
+    /// The [`Semantic`] input of a file.
+    fn semantic(&self, file: SourceFile) -> Semantic;
 }
 
 /// The inputs made so far, by path, and the open editor buffers.
@@ -146,6 +188,12 @@ struct Registry {
     overlays: HashMap<PathBuf, Arc<[u8]>>,
     /// Files by display path (the file key of their diagnostics).
     by_key: HashMap<Arc<str>, SourceFile>,
+    /// Files [`Database::check`] was asked about.
+    checked: HashSet<SourceFile>,
+    /// The [`Semantic`] input of each file.
+    semantic: HashMap<SourceFile, Semantic>,
+    /// Files whose inputs are LOW durability ([`Database::will_edit`]).
+    edited: HashSet<SourceFile>,
     /// Anchor `a` names `anchors[a - 1]`.
     anchors: Vec<(SourceFile, Arc<str>, u32)>,
     anchor_of: HashMap<(SourceFile, Arc<str>, u32), u32>,
@@ -168,35 +216,55 @@ impl salsa::Database for Database {}
 #[salsa::db]
 impl Db for Database {
     fn input(&self, path: &Path) -> SourceFile {
+        let overlay = {
+            let reg = self.registry.lock().unwrap();
+            if let Some(f) = reg.by_path.get(path) {
+                return *f;
+            }
+            reg.overlays.get(path).cloned()
+        };
+        // Read and parse without the lock: threads that prefetch imports
+        // parse in parallel (one that loses a race drops its parse).
+        let (contents, unreadable) = match overlay {
+            Some(text) => (Some(text), None),
+            None => read_source(&*self.system, path),
+        };
+        let syntax = raw_parse(contents.as_deref(), unreadable.is_some());
         let mut reg = self.registry.lock().unwrap();
         if let Some(f) = reg.by_path.get(path) {
             return *f;
         }
-        let (contents, unreadable) = match reg.overlays.get(path) {
-            Some(text) => (Some(text.clone()), None),
-            None => read_source(&*self.system, path),
-        };
         // The stdlib does not change while the compiler runs: HIGH
         // durability lets salsa skip re-verifying what depends only on it
-        // after an edit. Workspace files are LOW from the start, the
-        // durability every edit gives them: salsa does not backdate a
-        // result whose input's durability dropped, so a file created HIGH
-        // and edited LOW would re-run everything that depends on it on its
-        // first edit, even when the edit changes nothing it depends on.
+        // after an edit. A workspace file is MEDIUM until it is edited
+        // (see [`Semantic`]); an edit makes what it changed LOW.
         let durability = if self.is_stdlib_path(path) {
             salsa::Durability::HIGH
         } else {
-            salsa::Durability::LOW
+            salsa::Durability::MEDIUM
         };
-        let f = SourceFile::builder(path.to_path_buf(), contents, unreadable)
+        let exists = contents.is_some();
+        let f = SourceFile::builder(path.to_path_buf(), contents, unreadable, syntax.clone(), exists)
             .durability(durability)
             .new(self);
+        let (items, decls) = semantic_of(&mut reg, f, &syntax);
+        let decls: Vec<DeclInput> = decls
+            .into_iter()
+            .map(|d| DeclInput::builder(d).durability(durability).new(self))
+            .collect();
+        let sem = Semantic::builder(items, Arc::new(decls))
+            .durability(durability)
+            .new(self);
+        reg.semantic.insert(f, sem);
         reg.by_path.insert(path.to_path_buf(), f);
         reg.by_key.entry(display_path(self, f)).or_insert(f);
         let id = ModuleId(reg.ids.len() as u32);
         reg.ids.push(f);
         reg.id_of.insert(f, id);
         f
+    }
+    fn semantic(&self, file: SourceFile) -> Semantic {
+        self.registry.lock().unwrap().semantic[&file]
     }
     fn workspace(&self) -> Workspace {
         self.workspace
@@ -231,15 +299,7 @@ impl Db for Database {
         i
     }
     fn anchor(&self, file: SourceFile, name: &str, occurrence: u32) -> u32 {
-        let mut reg = self.registry.lock().unwrap();
-        let key = (file, Arc::<str>::from(name), occurrence);
-        if let Some(&a) = reg.anchor_of.get(&key) {
-            return a;
-        }
-        reg.anchors.push(key.clone());
-        let a = reg.anchors.len() as u32;
-        reg.anchor_of.insert(key, a);
-        a
+        self.registry.lock().unwrap().anchor(file, name, occurrence)
     }
     fn anchor_target(&self, anchor: u32) -> Option<(SourceFile, Arc<str>, u32)> {
         let reg = self.registry.lock().unwrap();
@@ -257,6 +317,56 @@ impl Db for Database {
         reg.listings.insert(dir.to_path_buf(), l);
         l
     }
+}
+
+impl Registry {
+    fn anchor(&mut self, file: SourceFile, name: &str, occurrence: u32) -> u32 {
+        let key = (file, Arc::<str>::from(name), occurrence);
+        if let Some(&a) = self.anchor_of.get(&key) {
+            return a;
+        }
+        self.anchors.push(key.clone());
+        let a = self.anchors.len() as u32;
+        self.anchor_of.insert(key, a);
+        a
+    }
+}
+
+/// The parse of a file's bytes as the compiler reads them (lossy UTF-8, a
+/// byte order mark blanked); an empty parse for a file that cannot be read
+/// or is too large ([`parse`] adds the diagnostics).
+fn raw_parse(contents: Option<&[u8]>, unreadable: bool) -> Arc<scl_syntax::Parse> {
+    let bytes = contents.unwrap_or(b"");
+    if unreadable || too_large(bytes) {
+        return Arc::new(scl_syntax::parse(""));
+    }
+    let mut text = String::from_utf8_lossy(bytes).into_owned();
+    if text.starts_with('\u{feff}') {
+        text.replace_range(0..3, "   ");
+    }
+    Arc::new(scl_syntax::parse(&text))
+}
+
+/// The [`Semantic`] fields of `file` from its parse.
+fn semantic_of(
+    reg: &mut Registry,
+    file: SourceFile,
+    syntax: &scl_syntax::Parse,
+) -> (Arc<scl_sema::Items>, Vec<Arc<scl_sema::AnchoredDecl>>) {
+    let items = scl_sema::Items::of(&syntax.module);
+    let decls = syntax
+        .module
+        .decls
+        .iter()
+        .zip(&items.items)
+        .map(|(d, x)| {
+            let anchor = reg.anchor(file, &x.name, x.occurrence);
+            Arc::new(scl_sema::AnchoredDecl {
+                decl: d.anchored(anchor),
+            })
+        })
+        .collect();
+    (Arc::new(items), decls)
 }
 
 /// The facts of [`PathInfo`] for `path`, an open buffer counting as a file.
@@ -447,11 +557,83 @@ impl Database {
     /// Replaces a file's text (a benchmark edit). Unlike an overlay, a later
     /// [`Database::did_change_files`] of its path reads the disk again.
     pub fn set_text(&mut self, file: SourceFile, text: &str) {
-        file.set_contents(self)
-            .with_durability(salsa::Durability::LOW)
-            .to(Some(Arc::from(text.as_bytes())));
-        if file.unreadable(self).is_some() {
-            file.set_unreadable(self).to(None);
+        self.update_text(file, Some(Arc::from(text.as_bytes())), None);
+    }
+
+    /// Prepares `file` for editing: its inputs become LOW durability, the
+    /// durability of files being edited (a workspace file starts MEDIUM;
+    /// see [`Semantic`]). Salsa does not carry a result across a drop in
+    /// durability, so what reads the file is computed once more now, at
+    /// the next query, and from then on every edit cuts off at the first
+    /// unchanged result (a declaration's value, a module's types). An
+    /// editor calls it when a buffer opens ([`Database::set_overlay`]
+    /// does); without it, the first edit that changes a declaration re-runs
+    /// what reads that declaration even when its result is unchanged.
+    /// Idempotent.
+    pub fn will_edit(&mut self, file: SourceFile) {
+        if !self.registry.lock().unwrap().edited.insert(file) {
+            return;
+        }
+        let low = salsa::Durability::LOW;
+        let contents = file.contents(self).clone();
+        file.set_contents(self).with_durability(low).to(contents);
+        let unreadable = file.unreadable(self).clone();
+        file.set_unreadable(self).with_durability(low).to(unreadable);
+        let syntax = file.syntax(self).clone();
+        file.set_syntax(self).with_durability(low).to(syntax);
+        let exists = *file.exists(self);
+        file.set_exists(self).with_durability(low).to(exists);
+        let sem = self.semantic(file);
+        let items = sem.items(self).clone();
+        sem.set_items(self).with_durability(low).to(items);
+        let decls = sem.decls(self).clone();
+        for d in decls.iter() {
+            let v = d.decl(self).clone();
+            d.set_decl(self).with_durability(low).to(v);
+        }
+        sem.set_decls(self).with_durability(low).to(decls);
+    }
+
+    /// Gives `file` new bytes (or none: it is gone) and unreadable
+    /// message, where they differ: the bytes and their parse become LOW
+    /// durability, and the [`Semantic`] input is set (LOW) only if the
+    /// meaning changed.
+    fn update_text(
+        &mut self,
+        file: SourceFile,
+        contents: Option<Arc<[u8]>>,
+        unreadable: Option<Arc<str>>,
+    ) {
+        if *file.contents(self) == contents && *file.unreadable(self) == unreadable {
+            return;
+        }
+        let syntax = raw_parse(contents.as_deref(), unreadable.is_some());
+        let low = salsa::Durability::LOW;
+        if *file.exists(self) != contents.is_some() {
+            file.set_exists(self).with_durability(low).to(contents.is_some());
+        }
+        file.set_contents(self).with_durability(low).to(contents);
+        if *file.unreadable(self) != unreadable {
+            file.set_unreadable(self).with_durability(low).to(unreadable);
+        }
+        file.set_syntax(self).with_durability(low).to(syntax.clone());
+        let (items, decls) = semantic_of(&mut self.registry.lock().unwrap(), file, &syntax);
+        let sem = self.semantic(file);
+        if **sem.items(self) != *items {
+            sem.set_items(self).with_durability(low).to(items);
+        }
+        let old: Vec<DeclInput> = sem.decls(self).as_ref().clone();
+        for (input, new) in old.iter().zip(&decls) {
+            if **input.decl(self) != **new {
+                input.set_decl(self).with_durability(low).to(new.clone());
+            }
+        }
+        if old.len() != decls.len() {
+            let mut handles: Vec<DeclInput> = old.iter().take(decls.len()).copied().collect();
+            for d in decls.into_iter().skip(old.len()) {
+                handles.push(DeclInput::builder(d).durability(low).new(self));
+            }
+            sem.set_decls(self).with_durability(low).to(Arc::new(handles));
         }
     }
 
@@ -466,14 +648,8 @@ impl Database {
             .overlays
             .insert(path.clone(), Arc::from(text.as_bytes()));
         let file = self.input(&path);
-        if file.contents(self).as_deref() != Some(text.as_bytes()) {
-            file.set_contents(self)
-                .with_durability(salsa::Durability::LOW)
-                .to(Some(Arc::from(text.as_bytes())));
-        }
-        if file.unreadable(self).is_some() {
-            file.set_unreadable(self).to(None);
-        }
+        self.will_edit(file);
+        self.update_text(file, Some(Arc::from(text.as_bytes())), None);
         self.refresh(&path);
     }
 
@@ -543,14 +719,7 @@ impl Database {
             (file, info, listings, contents, facts, lists)
         };
         if let (Some(f), Some((new, unreadable))) = (file, contents) {
-            if *f.contents(self) != new {
-                f.set_contents(self)
-                    .with_durability(salsa::Durability::LOW)
-                    .to(new);
-            }
-            if *f.unreadable(self) != unreadable {
-                f.set_unreadable(self).to(unreadable);
-            }
+            self.update_text(f, new, unreadable);
         }
         if let (Some(i), Some((kind, is_link, canonical))) = (info, facts) {
             if *i.kind(self) != kind {
@@ -631,114 +800,129 @@ impl Database {
     }
 
     /// All diagnostics for `file` and every module it imports (transitively),
-    /// sorted by file (the root file first) and position, plus import cycles.
+    /// sorted by file (the root file first) and position, plus import cycles
+    /// ([`check_diagnostics`], memoized: a re-check after an edit that
+    /// changes no diagnostic costs salsa's verification only). The first
+    /// check of a file parses the modules it reaches on every core first.
     pub fn check(&self, file: SourceFile) -> Vec<Diagnostic> {
-        let walk = self.walk(file);
-        // Evaluate each module after the modules it imports, so that no
-        // module's evaluation waits on another's (an import chain of any
-        // length costs no stack).
-        for f in &walk.post_order {
-            let _ = module_values(self, *f);
+        if self.registry.lock().unwrap().checked.insert(file) {
+            let _ = walk(self, file, &|todo: &[SourceFile]| self.prefetch(todo));
         }
-        let mut out: Vec<Diagnostic> = Vec::new();
-        for f in &walk.order {
-            out.extend(module_diagnostics(self, *f).iter().cloned());
-        }
-        out.extend(walk.cycles);
-        let mut out = types::merge_static_duplicates(self, &walk.order, out);
-        let root = display_path(self, file);
-        let mut seen = HashSet::new();
-        out.retain(|d| seen.insert((d.code, d.at.clone(), d.message.clone())));
-        out.sort_by(|a, b| {
-            ((*a.at.file != *root), &a.at.file, a.at.span.start, a.code).cmp(&(
-                (*b.at.file != *root),
-                &b.at.file,
-                b.at.span.start,
-                b.code,
-            ))
-        });
-        cap_per_file(out)
+        check_diagnostics(self, file).as_ref().clone()
     }
+}
 
-    /// The modules `file` reaches through imports, without recursion: in
-    /// the order they are first reached (`order`, `file` first), and each
-    /// after all it imports (`post_order`), with an `E0103` for every import
-    /// that closes a cycle.
-    fn walk(&self, file: SourceFile) -> Walk {
-        let mut walk = Walk::default();
-        let mut seen: HashSet<SourceFile> = HashSet::new();
-        // The path from `file` to the module being walked: each module, its
-        // imports, and the next import to follow.
-        let mut path: Vec<(SourceFile, Arc<Imports>, usize)> = Vec::new();
-        let mut on_path: HashMap<SourceFile, usize> = HashMap::new();
-        let mut enter = |f: SourceFile,
-                         path: &mut Vec<(SourceFile, Arc<Imports>, usize)>,
-                         on_path: &mut HashMap<SourceFile, usize>,
-                         walk: &mut Walk| {
-            if !seen.insert(f) {
-                return;
-            }
-            walk.order.push(f);
-            let imps = imports(self, f).clone();
-            let todo: Vec<SourceFile> = imps
-                .targets
-                .iter()
-                .flatten()
-                .filter(|t| !seen.contains(*t))
-                .copied()
-                .collect();
-            if todo.len() >= PREFETCH_MIN {
-                self.prefetch(&todo);
-            }
-            on_path.insert(f, path.len());
-            path.push((f, imps, 0));
-        };
-        enter(file, &mut path, &mut on_path, &mut walk);
-        while let Some((f, imps, next)) = path.last_mut() {
-            let (f, decl) = (*f, *next);
-            let Some(target) = imps.targets.get(decl) else {
-                walk.post_order.push(f);
-                on_path.remove(&f);
-                path.pop();
-                continue;
-            };
-            *next += 1;
-            let (Some(t), span) = (*target, imps.spans[decl]) else {
-                continue;
-            };
-            if let Some(&pos) = on_path.get(&t) {
-                // One cycle, one diagnostic, whichever module the walk
-                // started from: the chain starts at the module with the
-                // smallest display path and is reported at the import that
-                // leads back to it. Member i imports member i + 1 through
-                // the import the walk followed (`next - 1`); the last one,
-                // `f`, through `decl`.
-                let members: Vec<(Arc<str>, SourceFile, scl_diag::Span)> = path[pos..]
-                    .iter()
-                    .map(|(m, imps, next)| {
-                        let via = if *m == f { span } else { imps.spans[*next - 1] };
-                        (display_path(self, *m), *m, via)
-                    })
-                    .collect();
-                let n = members.len();
-                let j = (0..n).min_by_key(|&i| &members[i].0).unwrap_or(0);
-                let mut chain: Vec<String> =
-                    (0..n).map(|i| members[(j + i) % n].0.to_string()).collect();
-                chain.push(members[j].0.to_string());
-                let (from, _, at) = &members[(j + n - 1) % n];
-                walk.cycles.push(
-                    Diagnostic::error("E0103", *at, format!("import cycle: {}", chain.join(" → ")))
-                        .in_file(from)
-                        .with_help(
-                            "move what both modules need into a third module that both import",
-                        ),
-                );
-                continue;
-            }
-            enter(t, &mut path, &mut on_path, &mut walk);
-        }
-        walk
+/// What [`Database::check`] returns, as a query: the diagnostics of every
+/// module `file` reaches and the import cycles, one problem once, sorted
+/// and capped per file.
+#[salsa::tracked(returns(ref))]
+pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
+    let walk = walk(db, file, &|_: &[SourceFile]| {});
+    // Evaluate each module after the modules it imports, so that no
+    // module's evaluation waits on another's (an import chain of any
+    // length costs no stack).
+    for f in &walk.post_order {
+        let _ = module_values(db, *f);
     }
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for f in &walk.order {
+        out.extend(module_diagnostics(db, *f).iter().cloned());
+    }
+    out.extend(walk.cycles);
+    let mut out = types::merge_static_duplicates(db, &walk.order, out);
+    let root = display_path(db, file);
+    let mut seen = HashSet::new();
+    out.retain(|d| seen.insert((d.code, d.at.clone(), d.message.clone())));
+    out.sort_by(|a, b| {
+        ((*a.at.file != *root), &a.at.file, a.at.span.start, a.code).cmp(&(
+            (*b.at.file != *root),
+            &b.at.file,
+            b.at.span.start,
+            b.code,
+        ))
+    });
+    Arc::new(cap_per_file(out))
+}
+
+/// The modules `file` reaches through imports, without recursion: in
+/// the order they are first reached (`order`, `file` first), and each
+/// after all it imports (`post_order`), with an `E0103` for every import
+/// that closes a cycle. `prefetch` is given the imports of each module
+/// that has many, before they are walked.
+fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk {
+    let mut walk = Walk::default();
+    let mut seen: HashSet<SourceFile> = HashSet::new();
+    // The path from `file` to the module being walked: each module, its
+    // imports, and the next import to follow.
+    let mut path: Vec<(SourceFile, Arc<Imports>, usize)> = Vec::new();
+    let mut on_path: HashMap<SourceFile, usize> = HashMap::new();
+    let mut enter = |f: SourceFile,
+                     path: &mut Vec<(SourceFile, Arc<Imports>, usize)>,
+                     on_path: &mut HashMap<SourceFile, usize>,
+                     walk: &mut Walk| {
+        if !seen.insert(f) {
+            return;
+        }
+        walk.order.push(f);
+        let imps = imports(db, f).clone();
+        let todo: Vec<SourceFile> = imps
+            .targets
+            .iter()
+            .flatten()
+            .filter(|t| !seen.contains(*t))
+            .copied()
+            .collect();
+        if todo.len() >= PREFETCH_MIN {
+            prefetch(&todo);
+        }
+        on_path.insert(f, path.len());
+        path.push((f, imps, 0));
+    };
+    enter(file, &mut path, &mut on_path, &mut walk);
+    while let Some((f, imps, next)) = path.last_mut() {
+        let (f, decl) = (*f, *next);
+        let Some(target) = imps.targets.get(decl) else {
+            walk.post_order.push(f);
+            on_path.remove(&f);
+            path.pop();
+            continue;
+        };
+        *next += 1;
+        let (Some(t), span) = (*target, imps.spans[decl]) else {
+            continue;
+        };
+        if let Some(&pos) = on_path.get(&t) {
+            // One cycle, one diagnostic, whichever module the walk
+            // started from: the chain starts at the module with the
+            // smallest display path and is reported at the import that
+            // leads back to it. Member i imports member i + 1 through
+            // the import the walk followed (`next - 1`); the last one,
+            // `f`, through `decl`.
+            let members: Vec<(Arc<str>, SourceFile, scl_diag::Span)> = path[pos..]
+                .iter()
+                .map(|(m, imps, next)| {
+                    let via = if *m == f { span } else { imps.spans[*next - 1] };
+                    (display_path(db, *m), *m, via)
+                })
+                .collect();
+            let n = members.len();
+            let j = (0..n).min_by_key(|&i| &members[i].0).unwrap_or(0);
+            let mut chain: Vec<String> =
+                (0..n).map(|i| members[(j + i) % n].0.to_string()).collect();
+            chain.push(members[j].0.to_string());
+            let (from, _, at) = &members[(j + n - 1) % n];
+            walk.cycles.push(
+                Diagnostic::error("E0103", *at, format!("import cycle: {}", chain.join(" → ")))
+                    .in_file(from)
+                    .with_help(
+                        "move what both modules need into a third module that both import",
+                    ),
+            );
+            continue;
+        }
+        enter(t, &mut path, &mut on_path, &mut walk);
+    }
+    walk
 }
 
 /// The most diagnostics [`Database::check`] reports for one file: the
@@ -869,15 +1053,14 @@ pub fn line_index(db: &dyn Db, file: SourceFile) -> Arc<scl_diag::LineIndex> {
     Arc::new(scl_diag::LineIndex::new(&String::from_utf8_lossy(&bytes)))
 }
 
-/// Parses a file (never fails; a missing file parses as empty).
+/// The parse of a file (never fails; a missing file parses as empty), its
+/// diagnostics in the file: the parse the database made when it set the
+/// bytes, with the problems of the bytes themselves (unreadable, too
+/// large, not UTF-8).
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
-    let bytes = file
-        .contents(db)
-        .clone()
-        .unwrap_or_else(|| Arc::from(&b""[..]));
+    let path = display_path(db, file);
     if let Some(why) = file.unreadable(db) {
-        let path = display_path(db, file);
         let mut p = scl_syntax::parse("");
         p.errors.push(
             Diagnostic::error(
@@ -890,8 +1073,8 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
         );
         return Arc::new(p);
     }
-    if too_large(&bytes) {
-        let path = display_path(db, file);
+    let bytes = file.contents(db).as_deref().unwrap_or(b"");
+    if too_large(bytes) {
         let mut p = scl_syntax::parse("");
         p.errors.push(
             Diagnostic::error(
@@ -907,15 +1090,13 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
         );
         return Arc::new(p);
     }
-    let mut text = String::from_utf8_lossy(&bytes).into_owned();
-    // A UTF-8 byte order mark is not part of the program; blank it (same length, same spans).
-    if text.starts_with('\u{feff}') {
-        text.replace_range(0..3, "   ");
-    }
-    let path = display_path(db, file);
-    let mut p = scl_syntax::parse(&text);
-    p.errors = p.errors.into_iter().map(|d| d.in_file(&path)).collect();
-    if let Err(e) = std::str::from_utf8(&bytes) {
+    let syntax = file.syntax(db);
+    let mut p = scl_syntax::Parse {
+        module: syntax.module.clone(),
+        errors: syntax.errors.iter().map(|d| d.clone().in_file(&path)).collect(),
+        trivia: syntax.trivia.clone(),
+    };
+    if let Err(e) = std::str::from_utf8(bytes) {
         let at = e.valid_up_to();
         p.errors.insert(
             0,
@@ -945,9 +1126,8 @@ pub struct Imports {
 
 /// Whether a file exists (has contents). A query of its own, so that a module
 /// importing `file` does not depend on its text, only on its existence.
-#[salsa::tracked]
 pub fn file_exists(db: &dyn Db, file: SourceFile) -> bool {
-    file.contents(db).is_some()
+    *file.exists(db)
 }
 
 /// Resolves every `import` of `file`: `std/NAME` from the stdlib, other paths
@@ -975,19 +1155,29 @@ pub struct DeclId<'db> {
 }
 
 /// The outline of a module: names, kinds and import paths of its
-/// declarations, position-independent (compared by value: an edit that
-/// renames, adds or removes nothing leaves it equal).
-#[salsa::tracked(returns(ref))]
+/// declarations, position-independent (from its [`Semantic`] input).
 pub fn items(db: &dyn Db, file: SourceFile) -> Arc<scl_sema::Items> {
-    Arc::new(scl_sema::Items::of(&parse(db, file).module))
+    db.semantic(file).items(db).clone()
 }
 
 /// What each declaration of a module imports (by declaration index;
-/// `None` for non-imports and failed imports): [`imports`] without its
-/// spans and diagnostics, so that moving text re-runs nothing that reads it.
+/// `None` for non-imports and failed imports): the targets of [`imports`],
+/// resolved from the file's [`Semantic`] outline (the import paths), so
+/// that no edit of its text but one of an import path re-runs what reads
+/// it. The failures are reported by [`imports`].
 #[salsa::tracked(returns(ref))]
 pub fn import_targets(db: &dyn Db, file: SourceFile) -> Arc<Vec<Option<SourceFile>>> {
-    Arc::new(imports(db, file).targets.clone())
+    Arc::new(
+        items(db, file)
+            .items
+            .iter()
+            .map(|x| {
+                x.import
+                    .as_deref()
+                    .and_then(|p| host::import_target(db, file, p))
+            })
+            .collect(),
+    )
 }
 
 /// One declaration, anchored (`Decl::anchored`: spans relative to its
@@ -996,20 +1186,16 @@ pub fn import_targets(db: &dyn Db, file: SourceFile) -> Arc<Vec<Option<SourceFil
 /// the declaration itself changed.
 #[salsa::tracked(returns(ref))]
 pub fn decl_syntax<'db>(db: &'db dyn Db, id: DeclId<'db>) -> Arc<scl_sema::AnchoredDecl> {
-    let file = id.file(db);
-    let parsed = parse(db, file);
-    let i = id.index(db) as usize;
-    let Some(decl) = parsed.module.decls.get(i) else {
-        // Asked for after the declaration disappeared: an empty `let`.
-        let empty = scl_syntax::parse("let _ = 0");
-        let decl = empty.module.decls[0].clone();
-        return Arc::new(scl_sema::AnchoredDecl { decl });
-    };
-    let info = &items(db, file).items[i];
-    let anchor = db.anchor(file, &info.name, info.occurrence);
-    Arc::new(scl_sema::AnchoredDecl {
-        decl: decl.anchored(anchor),
-    })
+    let decls = db.semantic(id.file(db)).decls(db);
+    match decls.get(id.index(db) as usize) {
+        Some(d) => d.decl(db).clone(),
+        None => {
+            // Asked for after the declaration disappeared: an empty `let`.
+            let empty = scl_syntax::parse("let _ = 0");
+            let decl = empty.module.decls[0].clone();
+            Arc::new(scl_sema::AnchoredDecl { decl })
+        }
+    }
 }
 
 /// Where the spans of one declaration are now (`SpanTable`): what turns

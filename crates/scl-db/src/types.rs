@@ -4,7 +4,7 @@
 //! `module_types` compares by value, so an edit that changes no
 //! declaration's type (a comment, a body) re-checks no importer.
 
-use crate::{display_path, imports, parse, Db, SourceFile, STDLIB, STD_PREFIX};
+use crate::{display_path, parse, Db, SourceFile, STDLIB, STD_PREFIX};
 use scl_sema::typeck::{ImportTypes, ModuleTypes, Typed};
 use scl_sema::{KnownModule, StaticInputs};
 use std::sync::{Arc, OnceLock};
@@ -37,10 +37,34 @@ fn typed_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<Typed> {
     Arc::new(Typed::default())
 }
 
-/// The types of a module's declarations (what an importer sees).
+/// The types of a module's declarations (what an importer sees), from its
+/// [`crate::Semantic`] input (the anchored declarations: no positions), so
+/// that an edit of the module's comments or layout re-checks no importer,
+/// and an edit that changes no declaration's type re-checks none either
+/// (compared by value). A declaration with a syntax error of its own has
+/// type `Error`, as in [`typed_module`].
 #[salsa::tracked(returns(ref), cycle_result = types_cycle)]
 pub fn module_types(db: &dyn Db, file: SourceFile) -> Arc<ModuleTypes> {
-    Arc::new(typed_module(db, file).signatures.clone())
+    let sem = db.semantic(file);
+    let module = scl_syntax::ast::Module {
+        decls: sem.decls(db).iter().map(|d| d.decl(db).decl.clone()).collect(),
+        recovered: Vec::new(),
+    };
+    let typed = scl_sema::typeck::type_module(
+        &module,
+        &scl_sema::typeck::Context {
+            text: "",
+            imports: &DbImports { db, file },
+        },
+    );
+    let mut sig = typed.signatures;
+    for x in sem.items(db).items.iter().filter(|x| x.recovered) {
+        if let Some(t) = sig.decls.get_mut(&x.name) {
+            *t = scl_sema::typeck::Type::Error;
+        }
+    }
+    sig.path = display_path(db, file).to_string();
+    Arc::new(sig)
 }
 
 fn types_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<ModuleTypes> {
@@ -66,7 +90,7 @@ struct DbImports<'a> {
 
 impl ImportTypes for DbImports<'_> {
     fn import_types(&self, decl: usize) -> Option<Arc<ModuleTypes>> {
-        let target = (*imports(self.db, self.file).targets.get(decl)?)?;
+        let target = (*crate::import_targets(self.db, self.file).get(decl)?)?;
         Some(module_types(self.db, target).clone())
     }
 }

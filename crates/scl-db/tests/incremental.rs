@@ -136,6 +136,11 @@ fn comment_and_whitespace_edits_anywhere_reevaluate_nothing() {
         // the 1,001 modules that import it (directly or not) re-ran anything.
         let decls: Vec<salsa::Id> = (0..3).map(|i| ws.decl("base.env.scl", i)).collect();
         for e in &run {
+            // The workspace check gathers the diagnostics again (no
+            // evaluation: a concatenation of the modules' memoized lists).
+            if e.query == "check_diagnostics" {
+                continue;
+            }
             assert!(
                 e.key == base || decls.contains(&e.key),
                 "{text}\nran {e:?}, which is not about base.env.scl"

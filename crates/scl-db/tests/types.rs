@@ -40,9 +40,10 @@ fn an_edit_that_keeps_the_declaration_types_rechecks_no_importer() {
         let mut db = Database::new(dir.path(), None);
         let lib = db.open(&dir.path().join("lib.env.scl"));
         let main = db.open(&dir.path().join("main.env.scl"));
-        // No edit first: the first edit of a file read from disk must cut
-        // off too (workspace files are LOW durability from the start; a
-        // file created HIGH and edited LOW is not backdated by salsa).
+        // The file is opened for editing first (its inputs become LOW
+        // durability: salsa does not backdate across a drop in
+        // durability); from then on, every edit cuts off.
+        db.will_edit(lib);
         let first = typed_module(&db, main).clone();
         // A comment and a new body: the same declaration types.
         db.set_text(lib, &format!("// a comment\n{}", LIB.replace("4Gi", "2Gi")));

@@ -34,6 +34,8 @@ pub struct ItemInfo {
     /// Whether the declaration's value needs no cycle of declarations of
     /// this module (see [`Items::clean`]).
     pub clean: bool,
+    /// Whether it has a syntax error of its own (`ast::Module::recovered`).
+    pub recovered: bool,
 }
 
 /// A module's outline (see the module docs).
@@ -69,12 +71,18 @@ impl Items {
                 Decl::Env(e) if e.params.is_some() => (DeclKind::Template, None),
                 Decl::Env(_) => (DeclKind::Env, None),
             };
+            let s = d.span();
+            let recovered = module
+                .recovered
+                .iter()
+                .any(|r| r.start < s.end.max(s.start + 1) && s.start < r.end.max(r.start + 1));
             items.push(ItemInfo {
                 name: name.to_string(),
                 occurrence,
                 kind,
                 import,
                 clean: false,
+                recovered,
             });
         }
         let order = evaluation_order(module, &index);

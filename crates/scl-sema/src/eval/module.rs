@@ -143,6 +143,10 @@ pub fn assemble_module(
         if items.items[i].occurrence > 0 {
             continue;
         }
+        if items.items[i].kind == DeclKind::Import {
+            by_index.insert(i, host.decl_value(m, i));
+            continue;
+        }
         let o = outcome(i);
         diags.extend(o.diagnostics.iter().cloned());
         by_index.insert(i, o.value.clone());
