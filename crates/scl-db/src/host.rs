@@ -7,11 +7,61 @@ use crate::{
 use scl_diag::{did_you_mean, Diagnostic};
 use scl_sema::{AnchoredDecl, FileError, FileInfo, Items, ModuleId, Override, Value};
 use scl_syntax::ast::Decl;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub(crate) struct DbHost<'a> {
     pub db: &'a dyn Db,
+    /// What this evaluation looked up already (each lookup takes the
+    /// registry's lock; the salsa dependency is recorded by the first).
+    files: RefCell<HashMap<ModuleId, SourceFile>>,
+    outlines: RefCell<HashMap<ModuleId, Arc<Items>>>,
+    /// The import targets of each module, as module ids.
+    targets: RefCell<HashMap<ModuleId, Arc<Vec<Option<ModuleId>>>>>,
+}
+
+impl<'a> DbHost<'a> {
+    pub(crate) fn new(db: &'a dyn Db) -> DbHost<'a> {
+        DbHost {
+            db,
+            files: RefCell::default(),
+            outlines: RefCell::default(),
+            targets: RefCell::default(),
+        }
+    }
+
+    /// The module import `decl` of `m` names, if it resolved.
+    fn target(&self, m: ModuleId, decl: usize) -> Option<ModuleId> {
+        if let Some(t) = self.targets.borrow().get(&m) {
+            return t.get(decl).copied().flatten();
+        }
+        let ids: Vec<Option<ModuleId>> = import_targets(self.db, self.file(m))
+            .iter()
+            .map(|t| t.map(|f| self.db.module_id(f)))
+            .collect();
+        let t = ids.get(decl).copied().flatten();
+        self.targets.borrow_mut().insert(m, Arc::new(ids));
+        t
+    }
+
+    fn file(&self, m: ModuleId) -> SourceFile {
+        *self
+            .files
+            .borrow_mut()
+            .entry(m)
+            .or_insert_with(|| self.db.module_file(m))
+    }
+
+    fn outline(&self, m: ModuleId) -> Arc<Items> {
+        if let Some(i) = self.outlines.borrow().get(&m) {
+            return i.clone();
+        }
+        let i = items(self.db, self.file(m));
+        self.outlines.borrow_mut().insert(m, i.clone());
+        i
+    }
 }
 
 pub(crate) fn is_std(p: &Path) -> bool {
@@ -72,15 +122,15 @@ fn ws_relative(db: &dyn Db, p: &Path) -> String {
 
 impl scl_sema::Host for DbHost<'_> {
     fn items(&self, m: ModuleId) -> Arc<Items> {
-        items(self.db, self.db.module_file(m)).clone()
+        self.outline(m)
     }
     fn decl(&self, m: ModuleId, decl: usize) -> Arc<AnchoredDecl> {
-        let file = self.db.module_file(m);
+        let file = self.file(m);
         decl_syntax(self.db, DeclId::new(self.db, file, decl as u32)).clone()
     }
     fn span_text(&self, m: ModuleId, span: scl_diag::Span) -> Option<Arc<str>> {
         if span.anchor == 0 {
-            let text = crate::source_text(self.db, self.db.module_file(m));
+            let text = crate::source_text(self.db, self.file(m));
             return text.get(span.range()).map(Arc::from);
         }
         let (file, _) = crate::anchor_decl(self.db, span.anchor)?;
@@ -89,19 +139,14 @@ impl scl_sema::Host for DbHost<'_> {
             .map(Arc::from)
     }
     fn display_path(&self, m: ModuleId) -> Arc<str> {
-        display_path(self.db, self.db.module_file(m))
+        display_path(self.db, self.file(m))
     }
     fn import(&self, m: ModuleId, decl: usize) -> Option<ModuleId> {
-        let f = self.db.module_file(m);
-        import_targets(self.db, f)
-            .get(decl)
-            .copied()
-            .flatten()
-            .map(|t| self.db.module_id(t))
+        self.target(m, decl)
     }
     fn decl_spent(&self, m: ModuleId, decl: usize) -> scl_sema::Spent {
-        let file = self.db.module_file(m);
-        let items = items(self.db, file);
+        let file = self.file(m);
+        let items = self.outline(m);
         if items.items.get(decl).map(|x| x.kind) == Some(scl_sema::DeclKind::Import) {
             return scl_sema::Spent::default();
         }
@@ -112,12 +157,11 @@ impl scl_sema::Host for DbHost<'_> {
         }
     }
     fn decl_value(&self, m: ModuleId, decl: usize) -> Option<Value> {
-        let file = self.db.module_file(m);
-        let items = items(self.db, file);
+        let file = self.file(m);
+        let items = self.outline(m);
         // An import's value is the module it names: no query of its own.
         if items.items.get(decl).map(|x| x.kind) == Some(scl_sema::DeclKind::Import) {
-            let target = (*import_targets(self.db, file).get(decl)?)?;
-            return Some(Value::Module(self.db.module_id(target)));
+            return self.target(m, decl).map(Value::Module);
         }
         if items.clean(decl) {
             decl_value(self.db, DeclId::new(self.db, file, decl as u32))
@@ -132,7 +176,7 @@ impl scl_sema::Host for DbHost<'_> {
         }
     }
     fn read_file(&self, m: ModuleId, rel: &str) -> Result<FileInfo, FileError> {
-        let f = self.db.module_file(m);
+        let f = self.file(m);
         let p = resolve_local(self.db, f, rel)?;
         let input = self.db.input(&p);
         if let Some(why) = input.unreadable(self.db) {
@@ -155,7 +199,7 @@ impl scl_sema::Host for DbHost<'_> {
         }
     }
     fn host_path(&self, m: ModuleId, rel: &str, must_exist: bool) -> Result<String, FileError> {
-        let f = self.db.module_file(m);
+        let f = self.file(m);
         let p = resolve_local(self.db, f, rel)?;
         if must_exist && *self.db.path_info(&p).kind(self.db) == crate::PathKind::Missing {
             return Err(FileError::NotFound(p.display().to_string()));
@@ -163,7 +207,7 @@ impl scl_sema::Host for DbHost<'_> {
         Ok(ws_relative(self.db, &p))
     }
     fn overrides(&self, m: ModuleId) -> Vec<Override> {
-        let f = self.db.module_file(m);
+        let f = self.file(m);
         self.db
             .workspace()
             .overrides(self.db)

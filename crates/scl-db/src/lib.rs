@@ -817,7 +817,7 @@ impl Database {
 /// and capped per file.
 #[salsa::tracked(returns(ref))]
 pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
-    let walk = walk(db, file, &|_: &[SourceFile]| {});
+    let walk = module_graph(db, file);
     // Evaluate each module after the modules it imports, so that no
     // module's evaluation waits on another's (an import chain of any
     // length costs no stack).
@@ -828,7 +828,10 @@ pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> 
     for f in &walk.order {
         out.extend(module_diagnostics(db, *f).iter().cloned());
     }
-    out.extend(walk.cycles);
+    out.extend(walk.cycles.iter().cloned());
+    if out.is_empty() {
+        return Arc::new(out);
+    }
     let mut out = types::merge_static_duplicates(db, &walk.order, out);
     let root = display_path(db, file);
     let mut seen = HashSet::new();
@@ -842,6 +845,13 @@ pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> 
         ))
     });
     Arc::new(cap_per_file(out))
+}
+
+/// [`walk`] as a query: a re-check after an edit that changes no import
+/// finds it ready.
+#[salsa::tracked(returns(ref))]
+fn module_graph(db: &dyn Db, file: SourceFile) -> Arc<Walk> {
+    Arc::new(walk(db, file, &|_: &[SourceFile]| {}))
 }
 
 /// The modules `file` reaches through imports, without recursion: in
@@ -985,8 +995,8 @@ fn cap_per_file(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
     out
 }
 
-/// What [`Database::walk`] found.
-#[derive(Default)]
+/// What [`walk`] found.
+#[derive(Default, Debug, PartialEq)]
 struct Walk {
     order: Vec<SourceFile>,
     post_order: Vec<SourceFile>,
@@ -1219,7 +1229,7 @@ pub fn decl_spans<'db>(db: &'db dyn Db, id: DeclId<'db>) -> Arc<scl_syntax::ast:
 /// ([`decl_syntax`]) or a value it read changed.
 #[salsa::tracked(returns(ref), cycle_result = decl_value_cycle)]
 pub fn decl_value<'db>(db: &'db dyn Db, id: DeclId<'db>) -> Arc<scl_sema::DeclOutcome> {
-    let host = host::DbHost { db };
+    let host = host::DbHost::new(db);
     let m = db.module_id(id.file(db));
     Arc::new(scl_sema::evaluate_decl(&host, m, id.index(db) as usize))
 }
@@ -1239,7 +1249,7 @@ pub fn cyclic_values(db: &dyn Db, file: SourceFile) -> Arc<scl_sema::CyclicValue
     if items(db, file).items.iter().all(|x| x.clean) {
         return Arc::new(scl_sema::CyclicValues::default());
     }
-    let host = host::DbHost { db };
+    let host = host::DbHost::new(db);
     Arc::new(scl_sema::evaluate_cyclic(&host, db.module_id(file)))
 }
 
@@ -1257,7 +1267,7 @@ fn cyclic_values_cycle(
 /// (the cycle itself is reported by [`Database::check`]).
 #[salsa::tracked(returns(ref), cycle_result = module_values_cycle)]
 pub fn module_values(db: &dyn Db, file: SourceFile) -> Arc<ModuleValues> {
-    let host = host::DbHost { db };
+    let host = host::DbHost::new(db);
     let outcome = |i: usize| decl_value(db, DeclId::new(db, file, i as u32)).clone();
     Arc::new(scl_sema::assemble_module(
         &host,

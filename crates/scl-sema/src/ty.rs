@@ -12,7 +12,7 @@ pub struct EnumDef {
 }
 
 /// A type known to the checker.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ty {
     /// No expectation (an untyped `let`).
     Any,

@@ -358,6 +358,13 @@ fn inprocess(
     let top = db.open(&top_path);
     let last_i = n - 1;
     let last = db.open(&dir.join(format!("mod{last_i}.env.scl")));
+    // The files about to be edited are opened for editing, as an editor
+    // does (their inputs become LOW durability; what reads them is
+    // computed once more, at the next check, untimed).
+    let base = db.open(&dir.join("base.env.scl"));
+    db.will_edit(last);
+    db.will_edit(base);
+    no_errors(&db.check(top))?;
     let mut re = Vec::new();
     for k in 0..edits {
         // Alternate: every edit changes the text (and the last service's description).
@@ -384,7 +391,6 @@ fn inprocess(
     }
     // Comment-only edits of the base module: the text changes (a comment
     // at its end, alternately present and absent), its meaning does not.
-    let base = db.open(&dir.join("base.env.scl"));
     let base_src = workload::base_source();
     let mut comment = Vec::new();
     for k in 0..edits {

@@ -49,7 +49,10 @@ impl Evaluator<'_> {
     /// module's total passes the limit, as if evaluated in one go. E0316 at
     /// `span` (the name that reads it) when that passes the limit.
     pub(super) fn charge_read(&self, i: usize, span: Span) -> R<()> {
-        if self.local(i) || !self.charged.borrow_mut().insert(i) {
+        if self.local(i) || self.items.items[i].kind == crate::DeclKind::Import {
+            return Ok(());
+        }
+        if !self.charged.borrow_mut().insert(i) {
             return Ok(());
         }
         if self.host.decl_value(self.root, i).is_none() {

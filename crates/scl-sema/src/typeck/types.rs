@@ -15,7 +15,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The static type of an expression.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Type {
     /// The expression could not be typed and that was already reported (an
     /// unknown name, a syntax error, a wrong operand): it fits everything,
@@ -67,7 +67,7 @@ pub enum Type {
 }
 
 /// The parameters and result of a function or template.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Signature {
     /// The declared name, for messages.
     pub name: String,
@@ -77,7 +77,7 @@ pub struct Signature {
 }
 
 /// One parameter of a [`Signature`].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Param {
     pub name: String,
     pub ty: Type,
@@ -88,7 +88,7 @@ pub struct Param {
 /// module sees through an import. Position-independent (no spans), so an
 /// edit that does not change them does not re-check the modules that
 /// import it.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct ModuleTypes {
     /// The module's display path (`std/s3-data.env.scl`), for messages.
     pub path: String,
