@@ -175,6 +175,11 @@ pub trait Db: salsa::Database {
     fn anchor_target(&self, anchor: u32) -> Option<(SourceFile, Arc<str>, u32)>;
     /// The [`Semantic`] input of a file.
     fn semantic(&self, file: SourceFile) -> Semantic;
+    /// Whether a file's text was ever changed or opened for editing (its
+    /// text is then LOW durability): `module_types` then types the file's
+    /// anchored declarations instead of reusing `typed_module`'s result,
+    /// which reads the text. Both give the same types.
+    fn text_changed(&self, file: SourceFile) -> bool;
 }
 
 /// The inputs made so far, by path, and the open editor buffers.
@@ -194,6 +199,8 @@ struct Registry {
     semantic: HashMap<SourceFile, Semantic>,
     /// Files whose inputs are LOW durability ([`Database::will_edit`]).
     edited: HashSet<SourceFile>,
+    /// Files whose text was set again after it was first read.
+    changed: HashSet<SourceFile>,
     /// Anchor `a` names `anchors[a - 1]`.
     anchors: Vec<(SourceFile, Arc<str>, u32)>,
     anchor_of: HashMap<(SourceFile, Arc<str>, u32), u32>,
@@ -265,6 +272,10 @@ impl Db for Database {
     }
     fn semantic(&self, file: SourceFile) -> Semantic {
         self.registry.lock().unwrap().semantic[&file]
+    }
+    fn text_changed(&self, file: SourceFile) -> bool {
+        let reg = self.registry.lock().unwrap();
+        reg.edited.contains(&file) || reg.changed.contains(&file)
     }
     fn workspace(&self) -> Workspace {
         self.workspace
@@ -607,6 +618,7 @@ impl Database {
         if *file.contents(self) == contents && *file.unreadable(self) == unreadable {
             return;
         }
+        self.registry.lock().unwrap().changed.insert(file);
         let syntax = raw_parse(contents.as_deref(), unreadable.is_some());
         let low = salsa::Durability::LOW;
         if *file.exists(self) != contents.is_some() {

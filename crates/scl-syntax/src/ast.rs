@@ -577,8 +577,12 @@ impl SpanTable {
 impl Decl {
     /// The span table of this declaration (absolute spans).
     pub fn span_table(&self) -> SpanTable {
+        self.clone().table_of_own_spans()
+    }
+
+    fn table_of_own_spans(&mut self) -> SpanTable {
         let (mut starts, mut ends) = (Vec::new(), Vec::new());
-        self.clone().for_each_span_mut(&mut |s| {
+        self.for_each_span_mut(&mut |s| {
             starts.push(s.start);
             ends.push(s.end);
         });
@@ -598,9 +602,9 @@ impl Decl {
     /// the code means is left. Ranks keep the order of offsets, so joining
     /// two spans ([`Span::to`]) still works. `anchor` must not be 0.
     pub fn anchored(&self, anchor: u32) -> Decl {
-        let table = self.span_table();
-        let rank = |list: &[u32], x: u32| list.binary_search(&x).unwrap_or(0) as u32;
         let mut d = self.clone();
+        let table = d.table_of_own_spans();
+        let rank = |list: &[u32], x: u32| list.binary_search(&x).unwrap_or(0) as u32;
         d.for_each_span_mut(&mut |s| {
             *s = Span {
                 start: rank(&table.starts, s.start),

@@ -358,12 +358,12 @@ fn inprocess(
     let top = db.open(&top_path);
     let last_i = n - 1;
     let last = db.open(&dir.join(format!("mod{last_i}.env.scl")));
-    // The files about to be edited are opened for editing, as an editor
-    // does (their inputs become LOW durability; what reads them is
-    // computed once more, at the next check, untimed).
+    // The leaf is opened for editing, as an editor does (its inputs
+    // become LOW durability; what reads it is computed once more, at the
+    // next check, untimed). The base is edited without: its comment edits
+    // lower only its text's durability, not its declarations'.
     let base = db.open(&dir.join("base.env.scl"));
     db.will_edit(last);
-    db.will_edit(base);
     no_errors(&db.check(top))?;
     let mut re = Vec::new();
     for k in 0..edits {
