@@ -1,14 +1,14 @@
 //! The evaluator's view of the database (`scl_sema::Host`), and import resolution.
 
 use crate::{
-    cyclic_values, decl_syntax, decl_value, display_path, file_exists, import_targets, items,
+    cyclic_values, decl_value, display_path, file_exists, import_targets, items,
     normalize_path, parse, DeclId, Db, Imports, SourceFile, STDLIB, STD_PREFIX,
 };
 use scl_diag::{did_you_mean, Diagnostic};
 use scl_sema::{AnchoredDecl, FileError, FileInfo, Items, ModuleId, Override, Value};
 use scl_syntax::ast::Decl;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -126,7 +126,7 @@ impl scl_sema::Host for DbHost<'_> {
     }
     fn decl(&self, m: ModuleId, decl: usize) -> Arc<AnchoredDecl> {
         let file = self.file(m);
-        decl_syntax(self.db, DeclId::new(self.db, file, decl as u32)).clone()
+        crate::decl_syntax(self.db, file, decl)
     }
     fn span_text(&self, m: ModuleId, span: scl_diag::Span) -> Option<Arc<str>> {
         if span.anchor == 0 {
@@ -221,15 +221,10 @@ impl scl_sema::Host for DbHost<'_> {
 /// be read (what [`resolve_imports`] gives as the target; it also says why
 /// one fails).
 pub(crate) fn import_target(db: &dyn Db, file: SourceFile, path: &str) -> Option<SourceFile> {
-    let f = if let Some(name) = path.strip_prefix(STD_PREFIX) {
-        let name = name.strip_suffix(".env.scl").unwrap_or(name);
-        let p = match db.stdlib_dir() {
-            Some(dir) => dir.join(format!("{name}.env.scl")),
-            None => PathBuf::from(format!("{STD_PREFIX}{name}.env.scl")),
-        };
-        db.input(&p)
+    let f = if path.starts_with(STD_PREFIX) {
+        db.input(&import_path(db, file, path)?)
     } else {
-        let p = resolve_local(db, file, path).ok()?;
+        let p = import_path(db, file, path)?;
         let f = db.input(&p);
         if f.unreadable(db).is_some() {
             return None;
@@ -237,6 +232,19 @@ pub(crate) fn import_target(db: &dyn Db, file: SourceFile, path: &str) -> Option
         f
     };
     file_exists(db, f).then_some(f)
+}
+
+/// The path `import "PATH"` in `file` names (`None` when it leads out of
+/// the workspace).
+pub(crate) fn import_path(db: &dyn Db, file: SourceFile, path: &str) -> Option<PathBuf> {
+    if let Some(name) = path.strip_prefix(STD_PREFIX) {
+        let name = name.strip_suffix(".env.scl").unwrap_or(name);
+        return Some(match db.stdlib_dir() {
+            Some(dir) => dir.join(format!("{name}.env.scl")),
+            None => PathBuf::from(format!("{STD_PREFIX}{name}.env.scl")),
+        });
+    }
+    resolve_local(db, file, path).ok()
 }
 
 pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {

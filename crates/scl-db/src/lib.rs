@@ -33,7 +33,8 @@ pub use types::{known_modules, module_types, typed_module};
 use salsa::Setter;
 use scl_diag::Diagnostic;
 use scl_sema::{ModuleId, ModuleValues, Override};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -237,10 +238,6 @@ impl Db for Database {
             None => read_source(&*self.system, path),
         };
         let syntax = raw_parse(contents.as_deref(), unreadable.is_some());
-        let mut reg = self.registry.lock().unwrap();
-        if let Some(f) = reg.by_path.get(path) {
-            return *f;
-        }
         // The stdlib does not change while the compiler runs: HIGH
         // durability lets salsa skip re-verifying what depends only on it
         // after an edit. A workspace file is MEDIUM until it is edited
@@ -251,10 +248,12 @@ impl Db for Database {
             salsa::Durability::MEDIUM
         };
         let exists = contents.is_some();
+        // The inputs are made without the registry's lock too (a thread
+        // that loses a race leaves its inputs unused).
         let f = SourceFile::builder(path.to_path_buf(), contents, unreadable, syntax.clone(), exists)
             .durability(durability)
             .new(self);
-        let (items, decls) = semantic_of(&mut reg, f, &syntax);
+        let (items, decls) = semantic_of(&|name, k| self.anchor(f, name, k), &syntax);
         let decls: Vec<DeclInput> = decls
             .into_iter()
             .map(|d| DeclInput::builder(d).durability(durability).new(self))
@@ -262,6 +261,10 @@ impl Db for Database {
         let sem = Semantic::builder(items, Arc::new(decls))
             .durability(durability)
             .new(self);
+        let mut reg = self.registry.lock().unwrap();
+        if let Some(f) = reg.by_path.get(path) {
+            return *f;
+        }
         reg.semantic.insert(f, sem);
         reg.by_path.insert(path.to_path_buf(), f);
         reg.by_key.entry(display_path(self, f)).or_insert(f);
@@ -360,8 +363,7 @@ fn raw_parse(contents: Option<&[u8]>, unreadable: bool) -> Arc<scl_syntax::Parse
 
 /// The [`Semantic`] fields of `file` from its parse.
 fn semantic_of(
-    reg: &mut Registry,
-    file: SourceFile,
+    anchor: &dyn Fn(&str, u32) -> u32,
     syntax: &scl_syntax::Parse,
 ) -> (Arc<scl_sema::Items>, Vec<Arc<scl_sema::AnchoredDecl>>) {
     let items = scl_sema::Items::of(&syntax.module);
@@ -371,7 +373,7 @@ fn semantic_of(
         .iter()
         .zip(&items.items)
         .map(|(d, x)| {
-            let anchor = reg.anchor(file, &x.name, x.occurrence);
+            let anchor = anchor(&x.name, x.occurrence);
             Arc::new(scl_sema::AnchoredDecl {
                 decl: d.anchored(anchor),
             })
@@ -629,7 +631,7 @@ impl Database {
             file.set_unreadable(self).with_durability(low).to(unreadable);
         }
         file.set_syntax(self).with_durability(low).to(syntax.clone());
-        let (items, decls) = semantic_of(&mut self.registry.lock().unwrap(), file, &syntax);
+        let (items, decls) = semantic_of(&|name, k| self.anchor(file, name, k), &syntax);
         let sem = self.semantic(file);
         if **sem.items(self) != *items {
             sem.set_items(self).with_durability(low).to(items);
@@ -770,7 +772,7 @@ impl Database {
     }
 
     /// Every file read so far, by display path → text (for rendering diagnostics).
-    pub fn sources(&self) -> HashMap<String, String> {
+    pub fn sources(&self) -> std::collections::HashMap<String, String> {
         let files: Vec<SourceFile> = self.registry.lock().unwrap().ids.clone();
         files
             .into_iter()
@@ -818,6 +820,7 @@ impl Database {
     /// check of a file parses the modules it reaches on every core first.
     pub fn check(&self, file: SourceFile) -> Vec<Diagnostic> {
         if self.registry.lock().unwrap().checked.insert(file) {
+            self.preload(file);
             let _ = walk(self, file, &|todo: &[SourceFile]| self.prefetch(todo));
         }
         check_diagnostics(self, file).as_ref().clone()
@@ -846,7 +849,7 @@ pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> 
     }
     let mut out = types::merge_static_duplicates(db, &walk.order, out);
     let root = display_path(db, file);
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     out.retain(|d| seen.insert((d.code, d.at.clone(), d.message.clone())));
     out.sort_by(|a, b| {
         ((*a.at.file != *root), &a.at.file, a.at.span.start, a.code).cmp(&(
@@ -873,11 +876,11 @@ fn module_graph(db: &dyn Db, file: SourceFile) -> Arc<Walk> {
 /// that has many, before they are walked.
 fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk {
     let mut walk = Walk::default();
-    let mut seen: HashSet<SourceFile> = HashSet::new();
+    let mut seen: HashSet<SourceFile> = HashSet::default();
     // The path from `file` to the module being walked: each module, its
     // imports, and the next import to follow.
     let mut path: Vec<(SourceFile, Arc<Imports>, usize)> = Vec::new();
-    let mut on_path: HashMap<SourceFile, usize> = HashMap::new();
+    let mut on_path: HashMap<SourceFile, usize> = HashMap::default();
     let mut enter = |f: SourceFile,
                      path: &mut Vec<(SourceFile, Arc<Imports>, usize)>,
                      on_path: &mut HashMap<SourceFile, usize>,
@@ -1019,6 +1022,54 @@ struct Walk {
 const PREFETCH_MIN: usize = 16;
 
 impl Database {
+    /// Reads and parses the modules `root` reaches, level by level, each
+    /// level on every core (a file's input is parsed when it is made): the
+    /// walk that follows finds them made. Only a warm-up: it creates no
+    /// input the walk would not (the same path resolution).
+    fn preload(&self, root: SourceFile) {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        if threads < 2 {
+            return;
+        }
+        let mut level = vec![root];
+        let mut seen: HashSet<PathBuf> = HashSet::default();
+        while !level.is_empty() {
+            let mut paths: Vec<PathBuf> = Vec::new();
+            for f in &level {
+                let syntax = f.syntax(self).clone();
+                for d in &syntax.module.decls {
+                    if let scl_syntax::ast::Decl::Import(imp) = d {
+                        if let Some(p) = host::import_path(self, *f, &imp.path) {
+                            if seen.insert(p.clone()) {
+                                paths.push(p);
+                            }
+                        }
+                    }
+                }
+            }
+            if paths.len() < PREFETCH_MIN {
+                level = paths.iter().map(|p| self.input(p)).collect();
+                continue;
+            }
+            let chunk = paths.len().div_ceil(threads);
+            level = std::thread::scope(|s| {
+                let parts: Vec<_> = paths
+                    .chunks(chunk)
+                    .map(|part| {
+                        let db = self.clone();
+                        s.spawn(move || part.iter().map(|p| db.input(p)).collect::<Vec<_>>())
+                    })
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
+            });
+        }
+    }
+
     /// Parses and resolves the imports of `files` on every core, each thread
     /// with its own handle on the same database; the results are memoized,
     /// so the walk that follows finds them ready.
@@ -1167,7 +1218,7 @@ pub fn static_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
 }
 
 /// One declaration of a module, by index: the key of the per-declaration
-/// queries ([`decl_syntax`], [`decl_value`]).
+/// queries ([`decl_value`], [`decl_spans`]).
 #[salsa::interned(debug)]
 pub struct DeclId<'db> {
     #[returns(copy)]
@@ -1202,14 +1253,13 @@ pub fn import_targets(db: &dyn Db, file: SourceFile) -> Arc<Vec<Option<SourceFil
     )
 }
 
-/// One declaration, anchored (`Decl::anchored`: spans relative to its
-/// start) with its text. Re-run by every edit of its file, and equal after
-/// any edit outside the declaration: what depends on it re-runs only when
-/// the declaration itself changed.
-#[salsa::tracked(returns(ref))]
-pub fn decl_syntax<'db>(db: &'db dyn Db, id: DeclId<'db>) -> Arc<scl_sema::AnchoredDecl> {
-    let decls = db.semantic(id.file(db)).decls(db);
-    match decls.get(id.index(db) as usize) {
+/// Declaration `index` of `file`, anchored (`Decl::anchored`), read from
+/// its [`DeclInput`]: what reads it depends on that one declaration (and on
+/// the list of the file's declarations, which changes only when one is
+/// added or removed), so it re-runs only when the declaration itself
+/// changed. (Not a query: the input is the firewall.)
+pub fn decl_syntax(db: &dyn Db, file: SourceFile, index: usize) -> Arc<scl_sema::AnchoredDecl> {
+    match db.semantic(file).decls(db).get(index) {
         Some(d) => d.decl(db).clone(),
         None => {
             // Asked for after the declaration disappeared: an empty `let`.
@@ -1238,7 +1288,7 @@ pub fn decl_spans<'db>(db: &'db dyn Db, id: DeclId<'db>) -> Arc<scl_syntax::ast:
 /// The value of one clean declaration (see `scl_sema::Items::clean`) and
 /// the diagnostics of its evaluation, spans anchored. The unit of
 /// incremental evaluation: it re-runs only when its declaration's text
-/// ([`decl_syntax`]) or a value it read changed.
+/// ([`decl_syntax`]: its [`DeclInput`]) or a value it read changed.
 #[salsa::tracked(returns(ref), cycle_result = decl_value_cycle)]
 pub fn decl_value<'db>(db: &'db dyn Db, id: DeclId<'db>) -> Arc<scl_sema::DeclOutcome> {
     let host = host::DbHost::new(db);
