@@ -72,6 +72,12 @@ pub struct SourceFile {
     /// that changes, so what depends on a file's existence (an import of
     /// it) is not re-verified when its text changes.
     pub exists: bool,
+    /// Whether the text was set again after it was first read, or opened
+    /// for editing: `module_types` then types the file's anchored
+    /// declarations instead of reusing the static pass, which reads the
+    /// text. A tracked field (set once, MEDIUM), so that the switch is seen
+    /// by salsa like any other change.
+    pub text_changed: bool,
 }
 
 /// What a file's text means, apart from where it is written: its outline
@@ -176,11 +182,6 @@ pub trait Db: salsa::Database {
     fn anchor_target(&self, anchor: u32) -> Option<(SourceFile, Arc<str>, u32)>;
     /// The [`Semantic`] input of a file.
     fn semantic(&self, file: SourceFile) -> Semantic;
-    /// Whether a file's text was ever changed or opened for editing (its
-    /// text is then LOW durability): `module_types` then types the file's
-    /// anchored declarations instead of reusing `typed_module`'s result,
-    /// which reads the text. Both give the same types.
-    fn text_changed(&self, file: SourceFile) -> bool;
 }
 
 /// The inputs made so far, by path, and the open editor buffers.
@@ -200,8 +201,7 @@ struct Registry {
     semantic: HashMap<SourceFile, Semantic>,
     /// Files whose inputs are LOW durability ([`Database::will_edit`]).
     edited: HashSet<SourceFile>,
-    /// Files whose text was set again after it was first read.
-    changed: HashSet<SourceFile>,
+
     /// Anchor `a` names `anchors[a - 1]`.
     anchors: Vec<(SourceFile, Arc<str>, u32)>,
     anchor_of: HashMap<(SourceFile, Arc<str>, u32), u32>,
@@ -250,7 +250,14 @@ impl Db for Database {
         let exists = contents.is_some();
         // The inputs are made without the registry's lock too (a thread
         // that loses a race leaves its inputs unused).
-        let f = SourceFile::builder(path.to_path_buf(), contents, unreadable, syntax.clone(), exists)
+        let f = SourceFile::builder(
+            path.to_path_buf(),
+            contents,
+            unreadable,
+            syntax.clone(),
+            exists,
+            false,
+        )
             .durability(durability)
             .new(self);
         let (items, decls) = semantic_of(&|name, k| self.anchor(f, name, k), &syntax);
@@ -276,10 +283,7 @@ impl Db for Database {
     fn semantic(&self, file: SourceFile) -> Semantic {
         self.registry.lock().unwrap().semantic[&file]
     }
-    fn text_changed(&self, file: SourceFile) -> bool {
-        let reg = self.registry.lock().unwrap();
-        reg.edited.contains(&file) || reg.changed.contains(&file)
-    }
+
     fn workspace(&self) -> Workspace {
         self.workspace
             .expect("the workspace input is created in Database::new")
@@ -596,6 +600,9 @@ impl Database {
         file.set_syntax(self).with_durability(low).to(syntax);
         let exists = *file.exists(self);
         file.set_exists(self).with_durability(low).to(exists);
+        file.set_text_changed(self)
+            .with_durability(salsa::Durability::MEDIUM)
+            .to(true);
         let sem = self.semantic(file);
         let items = sem.items(self).clone();
         sem.set_items(self).with_durability(low).to(items);
@@ -620,9 +627,15 @@ impl Database {
         if *file.contents(self) == contents && *file.unreadable(self) == unreadable {
             return;
         }
-        self.registry.lock().unwrap().changed.insert(file);
         let syntax = raw_parse(contents.as_deref(), unreadable.is_some());
         let low = salsa::Durability::LOW;
+        if !*file.text_changed(self) {
+            // MEDIUM: what reads it (a module's types, which importers
+            // read) stays as durable as the declarations.
+            file.set_text_changed(self)
+                .with_durability(salsa::Durability::MEDIUM)
+                .to(true);
+        }
         if *file.exists(self) != contents.is_some() {
             file.set_exists(self).with_durability(low).to(contents.is_some());
         }

@@ -49,10 +49,8 @@ pub fn module_types(db: &dyn Db, file: SourceFile) -> Arc<ModuleTypes> {
     // declarations, and the static pass has typed them already (the same
     // types: the checker reads no position). Once its text changes, the
     // anchored declarations are typed here, so that moving text re-checks
-    // no importer. (Reading `text_changed` outside salsa is sound because
-    // both ways give equal results and the switch happens only when an
-    // input of this file changed.)
-    if !db.text_changed(file) {
+    // no importer. (`text_changed` is an input field: salsa sees the switch.)
+    if !*file.text_changed(db) {
         return Arc::new(typed_module(db, file).signatures.clone());
     }
     let sem = db.semantic(file);
@@ -101,7 +99,14 @@ struct DbImports<'a> {
 impl ImportTypes for DbImports<'_> {
     fn import_types(&self, decl: usize) -> Option<Arc<ModuleTypes>> {
         let target = (*crate::import_targets(self.db, self.file).get(decl)?)?;
-        Some(module_types(self.db, target).clone())
+        let t = module_types(self.db, target).clone();
+        // The placeholder of a module on an import cycle (no path, no
+        // declarations): its types are unknown, not empty (the cycle is
+        // reported by the check; nothing is said about its names).
+        if t.path.is_empty() {
+            return None;
+        }
+        Some(t)
     }
 }
 
