@@ -1,14 +1,14 @@
 //! The evaluator's view of the database (`scl_sema::Host`), and import resolution.
 
 use crate::{
-    cyclic_values, decl_value, display_path, file_exists, import_targets, items,
-    normalize_path, parse, DeclId, Db, Imports, SourceFile, STDLIB, STD_PREFIX,
+    cyclic_values, decl_value, display_path, file_exists, import_targets, items, normalize_path,
+    parse, Db, DeclId, Imports, SourceFile, STDLIB, STD_PREFIX,
 };
+use rustc_hash::FxHashMap as HashMap;
 use scl_diag::{did_you_mean, Diagnostic};
 use scl_sema::{AnchoredDecl, FileError, FileInfo, Items, ModuleId, Override, Value};
 use scl_syntax::ast::Decl;
 use std::cell::RefCell;
-use rustc_hash::FxHashMap as HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

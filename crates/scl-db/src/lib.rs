@@ -30,10 +30,10 @@ pub use stack::{with_compiler_stack, COMPILER_STACK_SIZE};
 pub use system::{DirEntry, MemorySystem, OsSystem, PathKind, System};
 pub use types::{known_modules, module_types, typed_module};
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use salsa::Setter;
 use scl_diag::Diagnostic;
 use scl_sema::{ModuleId, ModuleValues, Override};
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -258,8 +258,8 @@ impl Db for Database {
             exists,
             false,
         )
-            .durability(durability)
-            .new(self);
+        .durability(durability)
+        .new(self);
         let (items, decls) = semantic_of(&|name, k| self.anchor(f, name, k), &syntax);
         let decls: Vec<DeclInput> = decls
             .into_iter()
@@ -595,7 +595,9 @@ impl Database {
         let contents = file.contents(self).clone();
         file.set_contents(self).with_durability(low).to(contents);
         let unreadable = file.unreadable(self).clone();
-        file.set_unreadable(self).with_durability(low).to(unreadable);
+        file.set_unreadable(self)
+            .with_durability(low)
+            .to(unreadable);
         let syntax = file.syntax(self).clone();
         file.set_syntax(self).with_durability(low).to(syntax);
         let exists = *file.exists(self);
@@ -637,13 +639,19 @@ impl Database {
                 .to(true);
         }
         if *file.exists(self) != contents.is_some() {
-            file.set_exists(self).with_durability(low).to(contents.is_some());
+            file.set_exists(self)
+                .with_durability(low)
+                .to(contents.is_some());
         }
         file.set_contents(self).with_durability(low).to(contents);
         if *file.unreadable(self) != unreadable {
-            file.set_unreadable(self).with_durability(low).to(unreadable);
+            file.set_unreadable(self)
+                .with_durability(low)
+                .to(unreadable);
         }
-        file.set_syntax(self).with_durability(low).to(syntax.clone());
+        file.set_syntax(self)
+            .with_durability(low)
+            .to(syntax.clone());
         let (items, decls) = semantic_of(&|name, k| self.anchor(file, name, k), &syntax);
         let sem = self.semantic(file);
         if **sem.items(self) != *items {
@@ -660,7 +668,9 @@ impl Database {
             for d in decls.into_iter().skip(old.len()) {
                 handles.push(DeclInput::builder(d).durability(low).new(self));
             }
-            sem.set_decls(self).with_durability(low).to(Arc::new(handles));
+            sem.set_decls(self)
+                .with_durability(low)
+                .to(Arc::new(handles));
         }
     }
 
@@ -952,9 +962,7 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk
             walk.cycles.push(
                 Diagnostic::error("E0103", *at, format!("import cycle: {}", chain.join(" → ")))
                     .in_file(from)
-                    .with_help(
-                        "move what both modules need into a third module that both import",
-                    ),
+                    .with_help("move what both modules need into a third module that both import"),
             );
             continue;
         }
@@ -1179,7 +1187,11 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
     let syntax = file.syntax(db);
     let mut p = scl_syntax::Parse {
         module: syntax.module.clone(),
-        errors: syntax.errors.iter().map(|d| d.clone().in_file(&path)).collect(),
+        errors: syntax
+            .errors
+            .iter()
+            .map(|d| d.clone().in_file(&path))
+            .collect(),
         trivia: syntax.trivia.clone(),
     };
     if let Err(e) = std::str::from_utf8(bytes) {

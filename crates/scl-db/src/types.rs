@@ -55,7 +55,11 @@ pub fn module_types(db: &dyn Db, file: SourceFile) -> Arc<ModuleTypes> {
     }
     let sem = db.semantic(file);
     let module = scl_syntax::ast::Module {
-        decls: sem.decls(db).iter().map(|d| d.decl(db).decl.clone()).collect(),
+        decls: sem
+            .decls(db)
+            .iter()
+            .map(|d| d.decl(db).decl.clone())
+            .collect(),
         recovered: Vec::new(),
     };
     let typed = scl_sema::typeck::type_module(

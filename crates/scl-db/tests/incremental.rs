@@ -113,7 +113,12 @@ fn few<T: std::fmt::Debug>(xs: &[T]) -> String {
 /// The evaluation queries among `run`.
 fn evaluations(run: &[Executed]) -> Vec<&Executed> {
     run.iter()
-        .filter(|e| matches!(e.query.as_str(), "decl_value" | "cyclic_values" | "module_values"))
+        .filter(|e| {
+            matches!(
+                e.query.as_str(),
+                "decl_value" | "cyclic_values" | "module_values"
+            )
+        })
         .collect()
 }
 
@@ -124,14 +129,21 @@ fn comment_and_whitespace_edits_anywhere_reevaluate_nothing() {
     let edits = [
         format!("// a comment at the top\n{BASE}"),
         BASE.replace("let team", "\n\n\nlet team"),
-        BASE.replace("  description = \"base\"", "  // a comment in the body\n  description = \"base\""),
+        BASE.replace(
+            "  description = \"base\"",
+            "  // a comment in the body\n  description = \"base\"",
+        ),
         BASE.replace("labels { team = team }", "labels {   team   =   team   }"),
         format!("{BASE}\n// a comment at the end\n"),
         BASE.to_string(),
     ];
     for text in &edits {
         let run = ws.edit("base.env.scl", text);
-        assert!(evaluations(&run).is_empty(), "{text}\nre-evaluated: {}", few(&evaluations(&run)));
+        assert!(
+            evaluations(&run).is_empty(),
+            "{text}\nre-evaluated: {}",
+            few(&evaluations(&run))
+        );
         // Only the edited file's own syntax-level queries ran: none of
         // the 1,001 modules that import it (directly or not) re-ran anything.
         let decls: Vec<salsa::Id> = (0..3).map(|i| ws.decl("base.env.scl", i)).collect();
@@ -166,8 +178,10 @@ fn an_edit_inside_one_env_reevaluates_it_and_what_uses_it() {
     // `unused` itself, and the module's values assembled again from its
     // declarations' (which re-evaluates none of the others).
     assert!(
-        evals.iter().all(|e| (e.query == "decl_value" && e.key == unused)
-            || (e.query == "module_values" && e.key == base))
+        evals
+            .iter()
+            .all(|e| (e.query == "decl_value" && e.key == unused)
+                || (e.query == "module_values" && e.key == base))
             && evals.iter().any(|e| e.key == unused),
         "{}",
         few(&evals)
@@ -177,8 +191,14 @@ fn an_edit_inside_one_env_reevaluates_it_and_what_uses_it() {
     let evals = evaluations(&run);
     let decl_values = evals.iter().filter(|e| e.query == "decl_value").count();
     // base_env, m0 … m999, all (the module_values of each file too).
-    assert!(decl_values >= N + 2, "{decl_values} declarations re-evaluated");
-    assert!(evals.iter().all(|e| e.key != unused), "`unused` re-evaluated");
+    assert!(
+        decl_values >= N + 2,
+        "{decl_values} declarations re-evaluated"
+    );
+    assert!(
+        evals.iter().all(|e| e.key != unused),
+        "`unused` re-evaluated"
+    );
 }
 
 #[test]

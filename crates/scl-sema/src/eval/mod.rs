@@ -43,11 +43,11 @@ mod paths;
 
 pub(crate) use self::equality::values_equal;
 pub use self::fixpoint::MAX_SELF_ROUNDS;
+pub(crate) use self::module::evaluation_order;
 pub use self::module::{
     assemble_module, evaluate_cyclic, evaluate_decl, unknown_overrides, CyclicValues, DeclOutcome,
     Spent,
 };
-pub(crate) use self::module::evaluation_order;
 use self::{apply::*, builder::*, decls::*, equality::*, fixpoint::*, paths::*};
 pub(crate) use crate::limits::*;
 pub(crate) use crate::outcome::{all_ok, Reported, R};

@@ -104,9 +104,7 @@ impl Evaluator<'_> {
                         self.host.display_path(*id)
                     ),
                 );
-                if let Some(s) =
-                    self.suggest(name, || items.names().collect())
-                {
+                if let Some(s) = self.suggest(name, || items.names().collect()) {
                     d = d.with_help(format!("did you mean `{s}`?"));
                 }
                 Err(self.report(m, d))
