@@ -261,9 +261,8 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
         out.spans[i] = imp.path_span;
         let target = if let Some(name) = imp.path.strip_prefix(STD_PREFIX) {
             let name = name.strip_suffix(".env.scl").unwrap_or(name);
-            let path = match db.stdlib_dir() {
-                Some(dir) => dir.join(format!("{name}.env.scl")),
-                None => PathBuf::from(format!("{STD_PREFIX}{name}.env.scl")),
+            let Some(path) = import_path(db, file, &imp.path) else {
+                continue;
             };
             let f = db.input(&path);
             if !file_exists(db, f) {

@@ -358,11 +358,17 @@ fn raw_parse(contents: Option<&[u8]>, unreadable: bool) -> Arc<scl_syntax::Parse
     if unreadable || too_large(bytes) {
         return Arc::new(scl_syntax::parse(""));
     }
+    Arc::new(scl_syntax::parse(&reading_text(bytes)))
+}
+
+/// Bytes as the compiler reads them: lossy UTF-8, a byte order mark
+/// blanked (same length, so spans are offsets into the bytes).
+fn reading_text(bytes: &[u8]) -> String {
     let mut text = String::from_utf8_lossy(bytes).into_owned();
     if text.starts_with('\u{feff}') {
         text.replace_range(0..3, "   ");
     }
-    Arc::new(scl_syntax::parse(&text))
+    text
 }
 
 /// The [`Semantic`] fields of `file` from its parse.
@@ -1222,8 +1228,9 @@ pub struct Imports {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Whether a file exists (has contents). A query of its own, so that a module
-/// importing `file` does not depend on its text, only on its existence.
+/// Whether a file exists (has contents): an input field of its own, so that
+/// a module importing `file` does not depend on its text, only on its
+/// existence.
 pub fn file_exists(db: &dyn Db, file: SourceFile) -> bool {
     *file.exists(db)
 }
@@ -1372,15 +1379,7 @@ fn module_values_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<M
 /// mark blanked), made once per revision of its bytes.
 #[salsa::tracked(returns(ref))]
 pub fn source_text(db: &dyn Db, file: SourceFile) -> Arc<str> {
-    let bytes = file
-        .contents(db)
-        .clone()
-        .unwrap_or_else(|| Arc::from(&b""[..]));
-    let mut text = String::from_utf8_lossy(&bytes).into_owned();
-    if text.starts_with('\u{feff}') {
-        text.replace_range(0..3, "   ");
-    }
-    Arc::from(text)
+    Arc::from(reading_text(file.contents(db).as_deref().unwrap_or(b"")))
 }
 
 /// The file and declaration index an anchor names now (`None` when the

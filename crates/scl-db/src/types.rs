@@ -15,12 +15,12 @@ use std::sync::{Arc, OnceLock};
 #[salsa::tracked(returns(ref), cycle_result = typed_cycle)]
 pub fn typed_module(db: &dyn Db, file: SourceFile) -> Arc<Typed> {
     let parsed = parse(db, file);
-    let text = db_text(db, file);
+    let text = crate::source_text(db, file);
     let path = display_path(db, file);
     let mut typed = scl_sema::check_module_with(
         &parsed.module,
         &StaticInputs {
-            text: &text,
+            text,
             imports: &DbImports { db, file },
             known_modules: known_modules(),
         },
@@ -81,18 +81,6 @@ pub fn module_types(db: &dyn Db, file: SourceFile) -> Arc<ModuleTypes> {
 
 fn types_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<ModuleTypes> {
     Arc::new(ModuleTypes::default())
-}
-
-fn db_text(db: &dyn Db, file: SourceFile) -> String {
-    let bytes = file
-        .contents(db)
-        .clone()
-        .unwrap_or_else(|| Arc::from(&b""[..]));
-    let mut text = String::from_utf8_lossy(&bytes).into_owned();
-    if text.starts_with('\u{feff}') {
-        text.replace_range(0..3, "   ");
-    }
-    text
 }
 
 struct DbImports<'a> {

@@ -56,6 +56,15 @@ impl Items {
         let mut index = HashMap::new();
         let mut seen: HashMap<&str, u32> = HashMap::new();
         let mut items = Vec::with_capacity(module.decls.len());
+        // The same overlap rule as everything that skips recovered
+        // declarations (`scl_diag::Ranges`, empty spans one byte wide).
+        let recovered_at = scl_diag::Ranges::new(
+            module
+                .recovered
+                .iter()
+                .map(|s| (s.start, s.end.max(s.start + 1)))
+                .collect(),
+        );
         for (i, d) in module.decls.iter().enumerate() {
             let name = d.name().name.as_str();
             index.entry(name.to_string()).or_insert(i);
@@ -72,10 +81,7 @@ impl Items {
                 Decl::Env(_) => (DeclKind::Env, None),
             };
             let s = d.span();
-            let recovered = module
-                .recovered
-                .iter()
-                .any(|r| r.start < s.end.max(s.start + 1) && s.start < r.end.max(r.start + 1));
+            let recovered = recovered_at.overlaps(s.start, s.end.max(s.start + 1));
             items.push(ItemInfo {
                 name: name.to_string(),
                 occurrence,
