@@ -22,6 +22,14 @@ pub(crate) struct DbHost<'a> {
     targets: RefCell<HashMap<ModuleId, Arc<Vec<Option<ModuleId>>>>>,
 }
 
+/// Where a declaration's value comes from: its module's imports, its own
+/// [`decl_value`] query, or the module's [`cyclic_values`].
+enum ComputedBy<'db> {
+    Import,
+    Decl(DeclId<'db>),
+    Cyclic(SourceFile),
+}
+
 impl<'a> DbHost<'a> {
     pub(crate) fn new(db: &'a dyn Db) -> DbHost<'a> {
         DbHost {
@@ -29,6 +37,18 @@ impl<'a> DbHost<'a> {
             files: RefCell::default(),
             outlines: RefCell::default(),
             targets: RefCell::default(),
+        }
+    }
+
+    /// Which query gives the value of declaration `decl` of `m`.
+    fn computed_by(&self, m: ModuleId, decl: usize) -> ComputedBy<'a> {
+        let items = self.outline(m);
+        if items.items.get(decl).map(|x| x.kind) == Some(scl_sema::DeclKind::Import) {
+            ComputedBy::Import
+        } else if items.clean(decl) {
+            ComputedBy::Decl(DeclId::new(self.db, self.file(m), decl as u32))
+        } else {
+            ComputedBy::Cyclic(self.file(m))
         }
     }
 
@@ -145,34 +165,22 @@ impl scl_sema::Host for DbHost<'_> {
         self.target(m, decl)
     }
     fn decl_spent(&self, m: ModuleId, decl: usize) -> scl_sema::Spent {
-        let file = self.file(m);
-        let items = self.outline(m);
-        if items.items.get(decl).map(|x| x.kind) == Some(scl_sema::DeclKind::Import) {
-            return scl_sema::Spent::default();
-        }
-        if items.clean(decl) {
-            decl_value(self.db, DeclId::new(self.db, file, decl as u32)).spent
-        } else {
-            cyclic_values(self.db, file).spent
+        match self.computed_by(m, decl) {
+            ComputedBy::Import => scl_sema::Spent::default(),
+            ComputedBy::Decl(id) => decl_value(self.db, id).spent,
+            ComputedBy::Cyclic(file) => cyclic_values(self.db, file).spent,
         }
     }
     fn decl_value(&self, m: ModuleId, decl: usize) -> Option<Value> {
-        let file = self.file(m);
-        let items = self.outline(m);
-        // An import's value is the module it names: no query of its own.
-        if items.items.get(decl).map(|x| x.kind) == Some(scl_sema::DeclKind::Import) {
-            return self.target(m, decl).map(Value::Module);
-        }
-        if items.clean(decl) {
-            decl_value(self.db, DeclId::new(self.db, file, decl as u32))
-                .value
-                .clone()
-        } else {
-            cyclic_values(self.db, file)
+        match self.computed_by(m, decl) {
+            // An import's value is the module it names: no query of its own.
+            ComputedBy::Import => self.target(m, decl).map(Value::Module),
+            ComputedBy::Decl(id) => decl_value(self.db, id).value.clone(),
+            ComputedBy::Cyclic(file) => cyclic_values(self.db, file)
                 .values
                 .get(&decl)
                 .cloned()
-                .flatten()
+                .flatten(),
         }
     }
     fn read_file(&self, m: ModuleId, rel: &str) -> Result<FileInfo, FileError> {
