@@ -171,6 +171,14 @@ impl scl_sema::Host for DbHost<'_> {
             ComputedBy::Cyclic(file) => cyclic_values(self.db, file).spent,
         }
     }
+    fn own_decl_value(&self, m: ModuleId, decl: usize, clean: bool) -> Option<Value> {
+        if !clean {
+            return self.decl_value(m, decl);
+        }
+        decl_value(self.db, DeclId::new(self.db, self.file(m), decl as u32))
+            .value
+            .clone()
+    }
     fn decl_value(&self, m: ModuleId, decl: usize) -> Option<Value> {
         match self.computed_by(m, decl) {
             // An import's value is the module it names: no query of its own.

@@ -2,7 +2,8 @@
 //! whitespace edit anywhere re-evaluates nothing; an edit inside one env
 //! re-evaluates that env and only what uses it; in a top env of 1,000
 //! services, an edit of one service's module re-evaluates that service's
-//! entry and the top env that holds it, not the other 999.
+//! env only (the top env holds its services by reference; the top
+//! module's values are assembled again), not the other 999.
 
 use salsa::plumbing::AsId;
 use scl_db::events::{EventLog, Executed};
@@ -186,14 +187,22 @@ fn an_edit_inside_one_env_reevaluates_it_and_what_uses_it() {
         "{}",
         few(&evals)
     );
-    // `base_env` changes: every module's env extends it, and `all` holds them.
+    // `base_env` changes: every module's env extends it, and `all` holds
+    // them by reference (its own value does not change: the top module's
+    // values are assembled again, with each service's new IR).
     let run = ws.edit("base.env.scl", &first.replace("\"base\"", "\"the base\""));
     let evals = evaluations(&run);
     let decl_values = evals.iter().filter(|e| e.query == "decl_value").count();
-    // base_env, m0 … m999, all (the module_values of each file too).
+    // base_env, m0 … m999 (the module_values of each file too).
+    assert_eq!(decl_values, N + 1, "{}", few(&evals));
+    let all = ws.decl("top.env.scl", N as u32);
+    assert!(evals.iter().all(|e| e.key != all), "`all` re-evaluated");
+    let top = ws.file("top.env.scl").as_id();
     assert!(
-        decl_values >= N + 2,
-        "{decl_values} declarations re-evaluated"
+        evals
+            .iter()
+            .any(|e| e.query == "module_values" && e.key == top),
+        "the top module's values were not assembled again"
     );
     assert!(
         evals.iter().all(|e| e.key != unused),
@@ -202,22 +211,44 @@ fn an_edit_inside_one_env_reevaluates_it_and_what_uses_it() {
 }
 
 #[test]
-fn one_service_module_edit_reevaluates_that_service_and_the_top_env_only() {
+fn one_service_module_edit_reevaluates_that_service_only() {
     let mut ws = Ws::new();
     let last = format!("mod{}.env.scl", N - 1);
     let run = ws.edit(&last, &module(N - 1, "edited"));
-    let evals: Vec<&Executed> = evaluations(&run)
-        .into_iter()
+    let all_evals = evaluations(&run);
+    let evals: Vec<&Executed> = all_evals
+        .iter()
+        .copied()
         .filter(|e| e.query == "decl_value")
         .collect();
-    // The service's env (declaration 2 of its module: after two imports)
-    // and the top env `all` (after the N imports); no other module's.
-    let expected = [ws.decl(&last, 2), ws.decl("top.env.scl", N as u32)];
+    // The service's env (declaration 2 of its module: after two imports);
+    // not the top env `all`, which holds its services by reference, and no
+    // other module's.
+    let expected = [ws.decl(&last, 2)];
     assert_eq!(
         evals.iter().map(|e| e.key).collect::<Vec<_>>(),
         expected.to_vec(),
         "{}",
         few(&evals)
+    );
+    // The top module's values are assembled again: `all`'s IR gets the
+    // service's new IR (the other 999 are shared, not re-evaluated).
+    let top = ws.file("top.env.scl").as_id();
+    let assembled: Vec<_> = all_evals
+        .iter()
+        .filter(|e| e.query == "module_values")
+        .map(|e| e.key)
+        .collect();
+    assert!(assembled.contains(&top), "{}", few(&all_evals));
+    assert!(assembled.len() <= 2, "{}", few(&all_evals));
+    let all = scl_db::module_values(&ws.db, ws.top)
+        .final_env("all")
+        .and_then(|f| f.spec.clone())
+        .expect("all has an IR");
+    assert_eq!(all.services.len(), N);
+    assert_eq!(
+        all.services[&format!("e{}", N - 1)].description.as_deref(),
+        Some("edited")
     );
     let ir = ws.db.check(ws.top);
     assert!(ir.is_empty());

@@ -1170,7 +1170,7 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             }
         }
         (Ty::Record(rt), Value::Record(r)) => coerce_record(ev, m, *rt, &r, span),
-        (Ty::Env, v @ Value::Env(_)) => Ok(v),
+        (Ty::Env, v @ (Value::Env(_) | Value::EnvRef(_))) => Ok(v),
         (Ty::Env, Value::Template { .. }) => ev.err(
             m,
             "E0314",

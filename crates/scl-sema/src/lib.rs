@@ -100,6 +100,14 @@ pub trait Host {
     /// ([`Items::clean`]), the declaration's entry of [`evaluate_cyclic`]
     /// for the others.
     fn decl_value(&self, m: ModuleId, decl: usize) -> Option<Value>;
+    /// [`Host::decl_value`] of a declaration the caller knows is not an
+    /// import and is clean ([`Items::clean`]) when `clean`: the same value,
+    /// without looking the declaration up in the outline again (a
+    /// [`Value::EnvRef`] records both when it is made).
+    fn own_decl_value(&self, m: ModuleId, decl: usize, clean: bool) -> Option<Value> {
+        let _ = clean;
+        self.decl_value(m, decl)
+    }
     /// What computing [`Host::decl_value`] spent of the evaluation budget
     /// (for the declarations on cycles: what they spent together).
     fn decl_spent(&self, m: ModuleId, decl: usize) -> Spent;

@@ -331,8 +331,29 @@ pub(crate) trait Sink {
     fn charge_ir(&self, m: crate::ModuleId, span: Span, bytes: usize) -> R<()>;
     /// The final, normalized value of an env (a service).
     fn final_of(&self, env: &Arc<EnvValue>) -> R<Arc<FinalEnv>>;
+    /// `f` with the services it holds by reference added to its IR
+    /// (`Evaluator::complete`).
+    fn complete(&self, f: &Arc<FinalEnv>) -> R<Arc<FinalEnv>>;
     /// The display path of a module, for a label in another file.
     fn display_path(&self, m: crate::ModuleId) -> Arc<str>;
+}
+
+/// Where a diagnostic about `path` points: the origin of `path` (or of the
+/// nearest path above it), else `span` in module `m` (the env's own).
+pub(crate) fn origin_at(
+    origins: &BTreeMap<String, Origin>,
+    m: crate::ModuleId,
+    span: Span,
+    path: &FieldPath,
+) -> (crate::ModuleId, Span) {
+    let mut p = Some(path.clone());
+    while let Some(q) = p.filter(|q| !q.is_empty()) {
+        if let Some(o) = origins.get(&q.render()) {
+            return (o.module, o.span);
+        }
+        p = q.parent();
+    }
+    (m, span)
 }
 
 pub(crate) fn normalize(
@@ -340,20 +361,11 @@ pub(crate) fn normalize(
     env: &Arc<EnvValue>,
     r: &Record,
     origins: &BTreeMap<String, Origin>,
-) -> R<EnvSpec> {
+) -> R<(EnvSpec, Option<Arc<crate::value::PendingServices>>)> {
     let failed = std::cell::Cell::new(false);
     // Where to point for a path: its origin (or the origin of the nearest
     // path above it), else the env's own span.
-    let at = |path: &FieldPath| -> (crate::ModuleId, Span) {
-        let mut p = Some(path.clone());
-        while let Some(q) = p.filter(|q| !q.is_empty()) {
-            if let Some(o) = origins.get(&q.render()) {
-                return (o.module, o.span);
-            }
-            p = q.parent();
-        }
-        (env.module, env.extends_span)
-    };
+    let at = |path: &FieldPath| origin_at(origins, env.module, env.extends_span, path);
     let report = |path: &FieldPath, code: &'static str, msg: String, help: String| {
         let (m, span) = at(path);
         let mut d = Diagnostic::error(code, span, msg);
@@ -451,11 +463,20 @@ pub(crate) fn normalize(
             digest: digest.as_ref().map(|d| d.to_string()),
         });
     }
-    // services
+    // services: those held by reference are added by `complete`, which
+    // then checks them all together.
+    let mut pending: Vec<(String, Arc<crate::value::EnvRef>)> = Vec::new();
     if let Some(services) = rec(get(r, &["services"])) {
         for (name, v) in services.iter() {
-            let Value::Env(e) = v else { continue };
-            match ev.final_of(e) {
+            let e = match v {
+                Value::Env(e) => e,
+                Value::EnvRef(r) => {
+                    pending.push((name.clone(), r.clone()));
+                    continue;
+                }
+                _ => continue,
+            };
+            match ev.final_of(e).and_then(|f| ev.complete(&f)) {
                 Ok(f) => match &f.spec {
                     Some(sp) => {
                         spec.services.insert(name.clone(), sp.clone());
@@ -466,45 +487,8 @@ pub(crate) fn normalize(
             }
         }
         let names: Vec<&String> = services.keys().collect();
-        for (name, sp) in &spec.services {
-            for dep in &sp.depends_on {
-                if !names.contains(&dep) {
-                    report(
-                        &path(&["services"]).key(name),
-                        "E0208",
-                        format!("service `{name}` depends on `{dep}`, which is not a service here"),
-                        format!(
-                            "services: {}",
-                            names
-                                .iter()
-                                .map(|n| n.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    );
-                }
-            }
-        }
-        for (cycle, size) in depends_on_cycles(&spec.services) {
-            let shown: Vec<String> = cycle.iter().map(|n| format!("`{n}`")).collect();
-            let more = if size > cycle.len() - 1 {
-                format!(" ({size} services in all depend on each other in cycles)")
-            } else {
-                String::new()
-            };
-            report(
-                &path(&["services"]).key(&cycle[0]),
-                "E0329",
-                if cycle.len() == 2 {
-                    format!("service `{}` depends on itself{more}", cycle[0])
-                } else {
-                    format!(
-                        "services depend on each other in a cycle: {}{more}",
-                        shown.join(" → ")
-                    )
-                },
-                "a service starts after the services it depends on, so a cycle can never start: remove one `depends_on` entry".into(),
-            );
+        if pending.is_empty() && check_services(ev, &at, &names, &spec.services) {
+            failed.set(true);
         }
     }
     // An env that only has services (even ones that failed) is not built.
@@ -930,10 +914,81 @@ pub(crate) fn normalize(
     }
     spec.ignore = strs(get(r, &["ignore"]));
     if failed.get() {
-        Err(Reported)
-    } else {
-        Ok(spec)
+        return Err(Reported);
     }
+    let pending = (!pending.is_empty()).then(|| {
+        Arc::new(crate::value::PendingServices {
+            module: env.module,
+            span: env.extends_span,
+            services: pending,
+        })
+    });
+    Ok((spec, pending))
+}
+
+/// The checks of an env's services together (`depends_on` names one of
+/// `names`, the env's services, and no cycle of `depends_on`), reported at
+/// `at(path)`; true when one failed.
+pub(crate) fn check_services(
+    ev: &impl Sink,
+    at: &dyn Fn(&FieldPath) -> (crate::ModuleId, Span),
+    names: &[&String],
+    services: &BTreeMap<String, Arc<EnvSpec>>,
+) -> bool {
+    if services.values().all(|s| s.depends_on.is_empty()) {
+        return false;
+    }
+    let failed = std::cell::Cell::new(false);
+    let report = |path: &FieldPath, code: &'static str, msg: String, help: String| {
+        let (m, span) = at(path);
+        let mut d = Diagnostic::error(code, span, msg);
+        if !help.is_empty() {
+            d = d.with_help(help);
+        }
+        ev.report(m, d);
+        failed.set(true);
+    };
+    for (name, sp) in services {
+        for dep in &sp.depends_on {
+            if !names.contains(&dep) {
+                report(
+                    &path(&["services"]).key(name),
+                    "E0208",
+                    format!("service `{name}` depends on `{dep}`, which is not a service here"),
+                    format!(
+                        "services: {}",
+                        names
+                            .iter()
+                            .map(|n| n.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    for (cycle, size) in depends_on_cycles(services) {
+        let shown: Vec<String> = cycle.iter().map(|n| format!("`{n}`")).collect();
+        let more = if size > cycle.len() - 1 {
+            format!(" ({size} services in all depend on each other in cycles)")
+        } else {
+            String::new()
+        };
+        report(
+            &path(&["services"]).key(&cycle[0]),
+            "E0329",
+            if cycle.len() == 2 {
+                format!("service `{}` depends on itself{more}", cycle[0])
+            } else {
+                format!(
+                    "services depend on each other in a cycle: {}{more}",
+                    shown.join(" → ")
+                )
+            },
+            "a service starts after the services it depends on, so a cycle can never start: remove one `depends_on` entry".into(),
+        );
+    }
+    failed.get()
 }
 
 /// The cycles of the services' `depends_on` graph: one for each strongly

@@ -49,6 +49,12 @@ pub enum Value {
         key: Arc<str>,
     },
     Env(Arc<EnvValue>),
+    /// A plain env declared in another module, by reference (`mod.name`):
+    /// resolved through the host where its content is read (a field, an
+    /// `extends`, a `with`, its IR as a service), so that a value which only
+    /// holds it — a `services` entry — does not depend on what it contains.
+    /// Equal to the [`Value::Env`] of the same declaration.
+    EnvRef(Arc<EnvRef>),
     /// A function declared with `fn`.
     Func {
         module: ModuleId,
@@ -90,7 +96,7 @@ impl Value {
             Value::Image { .. } => "Image".into(),
             Value::File { .. } => "File".into(),
             Value::Secret { .. } => "Secret".into(),
-            Value::Env(_) => "Env".into(),
+            Value::Env(_) | Value::EnvRef(_) => "Env".into(),
             Value::Func { .. } | Value::Builtin(_) => "function".into(),
             Value::Template { .. } => "template".into(),
             Value::Module(_) => "module".into(),
@@ -216,6 +222,7 @@ impl fmt::Display for Whole<'_> {
             Value::File { path, .. } => write!(f, "file({path:?})"),
             Value::Secret { name, key } => write!(f, "secret({name:?}, key = {key:?})"),
             Value::Env(e) => write!(f, "env {}", e.name),
+            Value::EnvRef(r) => write!(f, "env {}", r.name),
             other => write!(f, "<{}>", other.type_name()),
         }
     }
@@ -431,6 +438,19 @@ pub struct FinalEnv {
     /// The state after applying every layer, when no layer read `self`: an
     /// env extending this one starts from it and applies only its own items.
     pub(crate) applied: Option<Arc<Applied>>,
+    /// Services held by reference ([`Value::EnvRef`]) whose IR is not in
+    /// `spec` yet: added, and the services checked together, by
+    /// `Evaluator::complete` where the IR is read (the module's assembled
+    /// values, or an env holding this one as a service). `None` when `spec`
+    /// is complete.
+    pub(crate) pending: Option<Arc<PendingServices>>,
+}
+
+impl FinalEnv {
+    /// True when `spec` lacks services held by reference (see `pending`).
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
 }
 
 impl PartialEq for FinalEnv {
@@ -438,7 +458,30 @@ impl PartialEq for FinalEnv {
         (Arc::ptr_eq(&self.record, &other.record) || self.record == other.record)
             && (Arc::ptr_eq(&self.origins, &other.origins) || self.origins == other.origins)
             && self.spec == other.spec
+            && self.pending == other.pending
     }
+}
+
+/// A plain env declaration of another module, named by a [`Value::EnvRef`]:
+/// its module, its index among the module's declarations, and its name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EnvRef {
+    pub module: ModuleId,
+    pub decl: usize,
+    pub name: Arc<str>,
+    /// Whether the declaration is clean (`Items::clean`): which query of
+    /// the host has its value.
+    pub clean: bool,
+}
+
+/// The services of an env held by reference, by service name, with the
+/// env's module and span (where the services' checks point when no origin
+/// is recorded).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PendingServices {
+    pub(crate) module: ModuleId,
+    pub(crate) span: Span,
+    pub(crate) services: Vec<(String, Arc<EnvRef>)>,
 }
 
 /// The last write of a path, for provenance.

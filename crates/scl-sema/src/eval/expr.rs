@@ -297,7 +297,7 @@ impl Evaluator<'_> {
                     } else {
                         self.coerce(cx.module, v, &Ty::Env, span)?
                     };
-                    let env = match b {
+                    let env = match self.resolved(b)? {
                         Value::Env(env) => env,
                         Value::Pending => return Ok(Value::Pending),
                         other => {

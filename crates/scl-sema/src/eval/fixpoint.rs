@@ -274,13 +274,81 @@ impl Evaluator<'_> {
             })
             .collect();
         let origins = Arc::new(origins);
-        let spec = normalize::normalize(self, env, &record, &origins)?;
+        let (spec, pending) = normalize::normalize(self, env, &record, &origins)?;
         let applied = reusable.then(|| Arc::new(b.into_applied(&record)));
         Ok(Arc::new(FinalEnv {
             record,
             origins,
             spec: Some(Arc::new(spec)),
             applied,
+            pending,
+        }))
+    }
+
+    /// `f` with the services it holds by reference ([`Value::EnvRef`])
+    /// added to its IR — each resolved from its module and completed in
+    /// turn — and the services checked together
+    /// (`normalize::check_services`); `f` itself when it holds none.
+    /// `Reported` when a service failed (its errors are in its own module)
+    /// or a check failed. Run where the IR is read, so that the env's own
+    /// value does not depend on its services' content.
+    pub(crate) fn complete(&self, f: &Arc<FinalEnv>) -> R<Arc<FinalEnv>> {
+        let Some(p) = &f.pending else {
+            return Ok(f.clone());
+        };
+        let Some(own) = &f.spec else {
+            return Err(Reported);
+        };
+        let d = self.depth.get();
+        if d > MAX_DEPTH {
+            return Err(self.report(
+                p.module,
+                Diagnostic::error(
+                    "E0316",
+                    p.span,
+                    format!(
+                        "services hold envs holding services more than {MAX_DEPTH} levels deep"
+                    ),
+                ),
+            ));
+        }
+        self.depth.set(d + 1);
+        let mut spec = (**own).clone();
+        let mut failed = false;
+        for (name, r) in &p.services {
+            let sp = self
+                .resolve_env(r)
+                .and_then(|e| self.final_of(&e))
+                .and_then(|sf| self.complete(&sf));
+            match sp.ok().and_then(|sf| sf.spec.clone()) {
+                Some(sp) => {
+                    spec.services.insert(name.clone(), sp);
+                }
+                None => failed = true,
+            }
+        }
+        self.depth.set(d);
+        if failed {
+            return Err(Reported);
+        }
+        let names: Vec<&String> = f
+            .record
+            .get("services")
+            .and_then(|v| match v {
+                Value::Record(r) => Some(r.keys().collect()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let at = |path: &FieldPath| normalize::origin_at(&f.origins, p.module, p.span, path);
+        if normalize::check_services(self, &at, &names, &spec.services) {
+            return Err(Reported);
+        }
+        Ok(Arc::new(FinalEnv {
+            record: f.record.clone(),
+            origins: f.origins.clone(),
+            spec: Some(Arc::new(spec)),
+            applied: f.applied.clone(),
+            pending: None,
         }))
     }
 }
@@ -298,6 +366,9 @@ impl normalize::Sink for Evaluator<'_> {
     }
     fn final_of(&self, env: &Arc<EnvValue>) -> R<Arc<FinalEnv>> {
         Evaluator::final_of(self, env)
+    }
+    fn complete(&self, f: &Arc<FinalEnv>) -> R<Arc<FinalEnv>> {
+        Evaluator::complete(self, f)
     }
     fn display_path(&self, m: ModuleId) -> Arc<str> {
         self.host.display_path(m)

@@ -75,6 +75,13 @@ impl Evaluator<'_> {
             };
             let env = match v {
                 Value::Env(e) => e,
+                Value::EnvRef(r) => match self.resolve_env(&r) {
+                    Ok(e) => e,
+                    Err(_) => {
+                        failed = true;
+                        continue;
+                    }
+                },
                 Value::Template { module, decl } => {
                     match self.instantiate(cx, module, decl, &[], p.span) {
                         Ok(e) => e,

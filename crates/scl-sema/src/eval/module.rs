@@ -138,22 +138,45 @@ pub fn assemble_module(
     let items = host.items(m);
     let mut out = ModuleValues::default();
     let mut diags = unknown_overrides(host, m);
-    let mut by_index: BTreeMap<usize, Option<Value>> = BTreeMap::new();
+    // By declaration index: the value (`None` when it failed), `None` for
+    // a declaration not evaluated (a duplicate).
+    let mut by_index: Vec<Option<Option<Value>>> = vec![None; items.items.len()];
     for &i in &items.order {
         if items.items[i].occurrence > 0 {
             continue;
         }
         if items.items[i].kind == DeclKind::Import {
-            by_index.insert(i, host.decl_value(m, i));
+            by_index[i] = Some(host.decl_value(m, i));
             continue;
         }
         let o = outcome(i);
         diags.extend(o.diagnostics.iter().cloned());
-        by_index.insert(i, o.value.clone());
+        by_index[i] = Some(o.value.clone());
     }
     diags.extend(cyclic.diagnostics.iter().cloned());
     for (&i, v) in &cyclic.values {
-        by_index.insert(i, v.clone());
+        if let Some(slot) = by_index.get_mut(i) {
+            *slot = Some(v.clone());
+        }
+    }
+    // The IR of an env that holds services by reference is completed here,
+    // where it is read: this query, not the env's own, depends on their
+    // content (an edit of one service re-evaluates none of its siblings).
+    let pending = |v: &Option<Value>| matches!(v, Some(Value::Env(e)) if e.final_env.as_ref().is_some_and(|f| f.is_pending()));
+    if by_index.iter().flatten().any(pending) {
+        let ev = Evaluator::new(host, m, None);
+        for v in by_index.iter_mut().flatten() {
+            let Some(Value::Env(e)) = v else { continue };
+            let Some(f) = e.final_env.as_ref().filter(|f| f.is_pending()) else {
+                continue;
+            };
+            *v = ev.complete(f).ok().map(|f| {
+                let mut nv = (**e).clone();
+                nv.final_env = Some(f);
+                Value::Env(Arc::new(nv))
+            });
+        }
+        diags.extend(ev.take_diagnostics());
     }
     for (i, x) in items.items.iter().enumerate() {
         if x.occurrence > 0 {
@@ -162,7 +185,7 @@ pub fn assemble_module(
         if x.kind == DeclKind::Env {
             out.envs.push(x.name.clone());
         }
-        match by_index.remove(&i).flatten() {
+        match by_index.get_mut(i).and_then(Option::take).flatten() {
             Some(v) => {
                 out.values.insert(x.name.clone(), v);
             }

@@ -58,6 +58,25 @@ impl Evaluator<'_> {
         })
     }
 
+    /// The env a [`Value::EnvRef`] names, from its module (the query that
+    /// asks depends on it from here on); `Reported` when it failed there
+    /// (its errors are reported in its own module).
+    pub(crate) fn resolve_env(&self, r: &EnvRef) -> R<Arc<EnvValue>> {
+        match self.host.own_decl_value(r.module, r.decl, r.clean) {
+            Some(Value::Env(e)) => Ok(e),
+            _ => Err(Reported),
+        }
+    }
+
+    /// `v` with an env reference resolved ([`Evaluator::resolve_env`]);
+    /// any other value as it is.
+    pub(crate) fn resolved(&self, v: Value) -> R<Value> {
+        match v {
+            Value::EnvRef(r) => self.resolve_env(&r).map(Value::Env),
+            v => Ok(v),
+        }
+    }
+
     pub fn lookup(&self, cx: Cx, name: &str, span: Span) -> R<Value> {
         if let Some((_, v)) = cx.locals.iter().rev().find(|(n, _)| n == name) {
             return Ok(v.clone());
@@ -94,6 +113,16 @@ impl Evaluator<'_> {
             Value::Module(id) => {
                 let items = self.host.items(*id);
                 if let Some(i) = items.get(name) {
+                    // A plain env is taken by reference: what holds it does
+                    // not depend on its content until it reads it.
+                    if items.items[i].kind == crate::DeclKind::Env {
+                        return Ok(Value::EnvRef(Arc::new(EnvRef {
+                            module: *id,
+                            decl: i,
+                            name: Arc::from(name),
+                            clean: items.clean(i),
+                        })));
+                    }
                     return self.host.decl_value(*id, i).ok_or(Reported);
                 }
                 let mut d = Diagnostic::error(
@@ -127,6 +156,10 @@ impl Evaluator<'_> {
             Value::Env(e) => {
                 let f = self.final_of(e)?;
                 self.member(m, &Value::Record(f.record.clone()), name, span)
+            }
+            Value::EnvRef(r) => {
+                let e = self.resolve_env(r)?;
+                self.member(m, &Value::Env(e), name, span)
             }
             Value::Image { reference, digest } => match name {
                 "ref" => Ok(Value::Str(reference.clone())),
