@@ -864,13 +864,20 @@ pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> 
     let walk = module_graph(db, file);
     // Evaluate each module after the modules it imports, so that no
     // module's evaluation waits on another's (an import chain of any
-    // length costs no stack).
-    for f in &walk.post_order {
-        let _ = module_values(db, *f);
+    // length costs no stack). Modules are taken in groups
+    // ([`ModuleGroup`]): this query depends on the groups, not on every
+    // module, so after an edit salsa verifies a few dozen results here
+    // and the modules of the groups that hold what changed.
+    for chunk in walk.post_order.chunks(MODULE_GROUP) {
+        group_values(db, ModuleGroup::new(db, chunk.to_vec()));
     }
     let mut out: Vec<Diagnostic> = Vec::new();
-    for f in &walk.order {
-        out.extend(module_diagnostics(db, *f).iter().cloned());
+    for chunk in walk.order.chunks(MODULE_GROUP) {
+        out.extend(
+            group_diagnostics(db, ModuleGroup::new(db, chunk.to_vec()))
+                .iter()
+                .cloned(),
+        );
     }
     out.extend(walk.cycles.iter().cloned());
     if out.is_empty() {
@@ -889,6 +896,38 @@ pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> 
         ))
     });
     Arc::new(cap_per_file(out))
+}
+
+/// How many modules one [`ModuleGroup`] holds.
+const MODULE_GROUP: usize = 32;
+
+/// Consecutive modules of a check's walk (at most [`MODULE_GROUP`]):
+/// what [`check_diagnostics`] depends on instead of each module.
+#[salsa::interned(debug)]
+pub struct ModuleGroup<'db> {
+    #[returns(ref)]
+    pub files: Vec<SourceFile>,
+}
+
+/// Evaluates the modules of `group`, in order (each after those it
+/// imports, when the group is a run of a post-order). Its result is
+/// nothing: it only orders evaluation, and never changes.
+#[salsa::tracked]
+fn group_values<'db>(db: &'db dyn Db, group: ModuleGroup<'db>) {
+    for f in group.files(db) {
+        let _ = module_values(db, *f);
+    }
+}
+
+/// The diagnostics of the modules of `group` ([`module_diagnostics`]), in
+/// order: unchanged (and so backdated) when none of theirs changed.
+#[salsa::tracked(returns(ref))]
+fn group_diagnostics<'db>(db: &'db dyn Db, group: ModuleGroup<'db>) -> Arc<Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    for f in group.files(db) {
+        out.extend(module_diagnostics(db, *f).iter().cloned());
+    }
+    Arc::new(out)
 }
 
 /// [`walk`] as a query: a re-check after an edit that changes no import

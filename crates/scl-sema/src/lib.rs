@@ -125,8 +125,9 @@ pub trait Host {
     fn overrides(&self, m: ModuleId) -> Vec<Override>;
 }
 
-/// The result of evaluating one module: every top-level name's value (envs
-/// carry their final, normalized result), and the module's diagnostics.
+/// The result of evaluating one module: the value of every top-level name
+/// but the imports (envs carry their final, normalized result), and the
+/// module's diagnostics.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct ModuleValues {
     pub values: BTreeMap<String, Value>,

@@ -315,21 +315,26 @@ impl Evaluator<'_> {
         self.depth.set(d + 1);
         let mut spec = (**own).clone();
         let mut failed = false;
+        // In name order (the services record's): the map is built in bulk.
+        let mut resolved = Vec::with_capacity(p.services.len());
         for (name, r) in &p.services {
             let sp = self
                 .resolve_env(r)
                 .and_then(|e| self.final_of(&e))
                 .and_then(|sf| self.complete(&sf));
             match sp.ok().and_then(|sf| sf.spec.clone()) {
-                Some(sp) => {
-                    spec.services.insert(name.clone(), sp);
-                }
+                Some(sp) => resolved.push((name.clone(), sp)),
                 None => failed = true,
             }
         }
         self.depth.set(d);
         if failed {
             return Err(Reported);
+        }
+        if spec.services.is_empty() {
+            spec.services = resolved.into_iter().collect();
+        } else {
+            spec.services.extend(resolved);
         }
         let names: Vec<&String> = f
             .record

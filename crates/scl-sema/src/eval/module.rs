@@ -146,8 +146,7 @@ pub fn assemble_module(
             continue;
         }
         if items.items[i].kind == DeclKind::Import {
-            by_index[i] = Some(host.decl_value(m, i));
-            continue;
+            continue; // a module: not one of the module's values
         }
         let o = outcome(i);
         diags.extend(o.diagnostics.iter().cloned());
@@ -179,8 +178,8 @@ pub fn assemble_module(
         diags.extend(ev.take_diagnostics());
     }
     for (i, x) in items.items.iter().enumerate() {
-        if x.occurrence > 0 {
-            continue; // a duplicate: reported by the static pass
+        if x.occurrence > 0 || x.kind == DeclKind::Import {
+            continue; // a duplicate (reported by the static pass), or an import
         }
         if x.kind == DeclKind::Env {
             out.envs.push(x.name.clone());
