@@ -171,6 +171,11 @@ impl scl_sema::Host for DbHost<'_> {
             ComputedBy::Cyclic(file) => cyclic_values(self.db, file).spent,
         }
     }
+    fn completed_env(&self, m: ModuleId, name: &str) -> Option<Arc<scl_sema::FinalEnv>> {
+        crate::module_values(self.db, self.file(m))
+            .final_env(name)
+            .cloned()
+    }
     fn own_decl_value(&self, m: ModuleId, decl: usize, clean: bool) -> Option<Value> {
         if !clean {
             return self.decl_value(m, decl);

@@ -104,6 +104,11 @@ pub trait Host {
     /// import and is clean ([`Items::clean`]) when `clean`: the same value,
     /// without looking the declaration up in the outline again (a
     /// [`Value::EnvRef`] records both when it is made).
+    /// The final value of env `name` of module `m` as that module's
+    /// assembled values hold it (`ModuleValues::final_env`: its services
+    /// held by reference complete), memoized per module; `None` when it
+    /// failed or is no env.
+    fn completed_env(&self, m: ModuleId, name: &str) -> Option<Arc<FinalEnv>>;
     fn own_decl_value(&self, m: ModuleId, decl: usize, clean: bool) -> Option<Value> {
         let _ = clean;
         self.decl_value(m, decl)

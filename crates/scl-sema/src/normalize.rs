@@ -334,6 +334,9 @@ pub(crate) trait Sink {
     /// `f` with the services it holds by reference added to its IR
     /// (`Evaluator::complete`).
     fn complete(&self, f: &Arc<FinalEnv>) -> R<Arc<FinalEnv>>;
+    /// The complete final value of the env `r` names, as its module's
+    /// values hold it (`Host::completed_env`); `None` when it failed.
+    fn completed_env(&self, r: &crate::value::EnvRef) -> Option<Arc<FinalEnv>>;
     /// The display path of a module, for a label in another file.
     fn display_path(&self, m: crate::ModuleId) -> Arc<str>;
 }
@@ -914,12 +917,28 @@ pub(crate) fn normalize(
     }
     spec.ignore = strs(get(r, &["ignore"]));
     if failed.get() {
+        // The env fails, but its services by reference are still checked
+        // together with the others (as they would be if held by value).
+        if !pending.is_empty() {
+            let mut all = spec.services.clone();
+            for (name, r) in &pending {
+                if let Some(sp) = ev.completed_env(r).and_then(|f| f.spec.clone()) {
+                    all.insert(name.clone(), sp);
+                }
+            }
+            let names: Vec<&String> = rec(get(r, &["services"]))
+                .map(|s| s.keys().collect())
+                .unwrap_or_default();
+            check_services(ev, &at, &names, &all);
+        }
         return Err(Reported);
     }
     let pending = (!pending.is_empty()).then(|| {
         Arc::new(crate::value::PendingServices {
             module: env.module,
             span: env.extends_span,
+            name: env.name.clone(),
+            used_at: env.used_at,
             services: pending,
         })
     });

@@ -230,7 +230,9 @@ impl fmt::Display for Whole<'_> {
 
 /// The identity of one inheritance layer: a named env, a template instance
 /// (template + evaluated arguments), or an anonymous env (`with`, record).
-#[derive(Clone, Debug, PartialEq)]
+/// Two instances are one layer when their arguments are equal as the
+/// language compares them (`==`: an env by reference equals the env).
+#[derive(Clone, Debug)]
 pub struct LayerId {
     pub module: ModuleId,
     /// Declaration index for named envs and templates; `None` for anonymous ones.
@@ -239,6 +241,20 @@ pub struct LayerId {
     pub span: Span,
     /// Template arguments (empty for plain envs).
     pub args: Vec<(String, Value)>,
+}
+
+impl PartialEq for LayerId {
+    fn eq(&self, other: &Self) -> bool {
+        self.module == other.module
+            && self.decl == other.decl
+            && self.span == other.span
+            && self.args.len() == other.args.len()
+            && self
+                .args
+                .iter()
+                .zip(&other.args)
+                .all(|((n, a), (m, b))| n == m && crate::eval::values_equal(a, b))
+    }
 }
 
 /// One layer: the items of one env, with the scope they are evaluated in.
@@ -481,6 +497,11 @@ pub struct EnvRef {
 pub(crate) struct PendingServices {
     pub(crate) module: ModuleId,
     pub(crate) span: Span,
+    /// The env's name and, for a template instance made by another
+    /// module's code, that module and the call (`EnvValue::used_at`):
+    /// where the services' checks are labelled.
+    pub(crate) name: String,
+    pub(crate) used_at: Option<(ModuleId, Span)>,
     pub(crate) services: Vec<(String, Arc<EnvRef>)>,
 }
 
@@ -508,7 +529,9 @@ pub(crate) struct Write {
 /// from it and applies only its own items).
 #[derive(Debug)]
 pub(crate) struct Applied {
-    pub(crate) record: Record,
+    /// The env's final record, shared with its `FinalEnv` (a child copies
+    /// it when it starts from this state).
+    pub(crate) record: Arc<Record>,
     pub(crate) track_writes: bool,
     pub(crate) writes: BTreeMap<FieldPath, Vec<Write>>,
     pub(crate) origins: BTreeMap<FieldPath, Written>,

@@ -34,7 +34,7 @@ impl Builder {
 
     pub(super) fn from_applied(a: &Applied) -> Builder {
         Builder {
-            record: a.record.clone(),
+            record: (*a.record).clone(),
             track: true,
             track_writes: a.track_writes,
             layer: 0,
@@ -47,7 +47,7 @@ impl Builder {
 
     pub(super) fn into_applied(self, record: &Arc<Record>) -> Applied {
         Applied {
-            record: (**record).clone(),
+            record: record.clone(),
             track_writes: self.track_writes,
             writes: self.writes,
             origins: self.origins,

@@ -227,7 +227,10 @@ impl Evaluator<'_> {
                     continue;
                 }
             };
-            match v {
+            // An env passed by reference is resolved here: the argument is
+            // the env (a failed one fails the call, and two instances with
+            // the same env argument are one ancestor however it was named).
+            match v.and_then(|v| self.resolved(v)) {
                 Ok(v) => bound.push((p.name.name.clone(), v)),
                 Err(_) => failed = true,
             }

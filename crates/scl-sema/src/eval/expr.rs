@@ -532,6 +532,8 @@ impl Evaluator<'_> {
         match op {
             BinaryOp::Eq | BinaryOp::Ne => {
                 self.work(cx.module, span, compare_work(&x, &y))?;
+                // An env by reference compares as the env (a failed one fails).
+                let (x, y) = (self.resolved(x)?, self.resolved(y)?);
                 let eq = values_equal(&x, &y);
                 return Ok(Bool(if op == BinaryOp::Eq { eq } else { !eq }));
             }

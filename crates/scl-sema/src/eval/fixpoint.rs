@@ -299,35 +299,18 @@ impl Evaluator<'_> {
         let Some(own) = &f.spec else {
             return Err(Reported);
         };
-        let d = self.depth.get();
-        if d > MAX_DEPTH {
-            return Err(self.report(
-                p.module,
-                Diagnostic::error(
-                    "E0316",
-                    p.span,
-                    format!(
-                        "services hold envs holding services more than {MAX_DEPTH} levels deep"
-                    ),
-                ),
-            ));
-        }
-        self.depth.set(d + 1);
         let mut spec = (**own).clone();
         let mut failed = false;
         // In name order (the services record's): the map is built in bulk.
         let mut resolved = Vec::with_capacity(p.services.len());
+        // Each service's complete IR is its module's (memoized there: no
+        // completion is repeated, however services nest).
         for (name, r) in &p.services {
-            let sp = self
-                .resolve_env(r)
-                .and_then(|e| self.final_of(&e))
-                .and_then(|sf| self.complete(&sf));
-            match sp.ok().and_then(|sf| sf.spec.clone()) {
+            match self.completed_env(r).and_then(|sf| sf.spec.clone()) {
                 Some(sp) => resolved.push((name.clone(), sp)),
                 None => failed = true,
             }
         }
-        self.depth.set(d);
         if failed {
             return Err(Reported);
         }
@@ -345,7 +328,17 @@ impl Evaluator<'_> {
             })
             .unwrap_or_default();
         let at = |path: &FieldPath| normalize::origin_at(&f.origins, p.module, p.span, path);
-        if normalize::check_services(self, &at, &names, &spec.services) {
+        let check = || normalize::check_services(self, &at, &names, &spec.services);
+        // A template instance made by another module's code: its errors
+        // get a label at that call, as its other errors do (`final_of`).
+        let bad = match p.used_at {
+            Some((m, span)) if m != p.module => {
+                let name = &p.name;
+                self.using(m, span, || format!("`{name}` is instantiated here"), check)
+            }
+            _ => check(),
+        };
+        if bad {
             return Err(Reported);
         }
         Ok(Arc::new(FinalEnv {
@@ -374,6 +367,9 @@ impl normalize::Sink for Evaluator<'_> {
     }
     fn complete(&self, f: &Arc<FinalEnv>) -> R<Arc<FinalEnv>> {
         Evaluator::complete(self, f)
+    }
+    fn completed_env(&self, r: &EnvRef) -> Option<Arc<FinalEnv>> {
+        Evaluator::completed_env(self, r)
     }
     fn display_path(&self, m: ModuleId) -> Arc<str> {
         self.host.display_path(m)

@@ -63,9 +63,23 @@ impl Evaluator<'_> {
     /// (its errors are reported in its own module).
     pub(crate) fn resolve_env(&self, r: &EnvRef) -> R<Arc<EnvValue>> {
         match self.host.own_decl_value(r.module, r.decl, r.clean) {
+            // An env whose services by reference failed (in its module's
+            // values) has failed, as it would have held by value.
+            Some(Value::Env(e))
+                if e.final_env.as_ref().is_some_and(|f| f.is_pending())
+                    && self.completed_env(r).is_none() =>
+            {
+                Err(Reported)
+            }
             Some(Value::Env(e)) => Ok(e),
             _ => Err(Reported),
         }
+    }
+
+    /// The complete final value of the env `r` names, from its module's
+    /// values (`Host::completed_env`); `None` when it failed.
+    pub(crate) fn completed_env(&self, r: &EnvRef) -> Option<Arc<FinalEnv>> {
+        self.host.completed_env(r.module, &r.name)
     }
 
     /// `v` with an env reference resolved ([`Evaluator::resolve_env`]);
