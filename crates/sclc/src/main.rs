@@ -1,4 +1,5 @@
-//! `sclc`: the command-line front end (`design/cli.md`). The only crate that
+//! `sclc`: the command-line front end (commands and flags: the book's CLI
+//! reference). The only crate that
 //! knows clap; it asks the database and prints.
 //!
 //! Exit codes: 0 success (warnings allowed), 1 the input has errors, 2 usage
