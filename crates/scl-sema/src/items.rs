@@ -56,15 +56,7 @@ impl Items {
         let mut index = HashMap::new();
         let mut seen: HashMap<&str, u32> = HashMap::new();
         let mut items = Vec::with_capacity(module.decls.len());
-        // The same overlap rule as everything that skips recovered
-        // declarations (`scl_diag::Ranges`, empty spans one byte wide).
-        let recovered_at = scl_diag::Ranges::new(
-            module
-                .recovered
-                .iter()
-                .map(|s| (s.start, s.end.max(s.start + 1)))
-                .collect(),
-        );
+        let recovered_at = module.recovered_ranges();
         for (i, d) in module.decls.iter().enumerate() {
             let name = d.name().name.as_str();
             index.entry(name.to_string()).or_insert(i);

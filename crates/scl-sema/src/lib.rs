@@ -100,15 +100,15 @@ pub trait Host {
     /// ([`Items::clean`]), the declaration's entry of [`evaluate_cyclic`]
     /// for the others.
     fn decl_value(&self, m: ModuleId, decl: usize) -> Option<Value>;
-    /// [`Host::decl_value`] of a declaration the caller knows is not an
-    /// import and is clean ([`Items::clean`]) when `clean`: the same value,
-    /// without looking the declaration up in the outline again (a
-    /// [`Value::EnvRef`] records both when it is made).
     /// The final value of env `name` of module `m` as that module's
     /// assembled values hold it (`ModuleValues::final_env`: its services
     /// held by reference complete), memoized per module; `None` when it
     /// failed or is no env.
     fn completed_env(&self, m: ModuleId, name: &str) -> Option<Arc<FinalEnv>>;
+    /// [`Host::decl_value`] of a declaration the caller knows is not an
+    /// import and is clean ([`Items::clean`]) when `clean`: the same value,
+    /// without looking the declaration up in the outline again (a
+    /// [`Value::EnvRef`] records both when it is made).
     fn own_decl_value(&self, m: ModuleId, decl: usize, clean: bool) -> Option<Value> {
         let _ = clean;
         self.decl_value(m, decl)

@@ -359,6 +359,52 @@ pub(crate) fn origin_at(
     (m, span)
 }
 
+/// Reports error `code` at `at(path)` (with `help` unless it is empty) and
+/// marks `failed`: how normalization and the services' checks report.
+fn report_at(
+    ev: &impl Sink,
+    at: &dyn Fn(&FieldPath) -> (crate::ModuleId, Span),
+    failed: &std::cell::Cell<bool>,
+    path: &FieldPath,
+    code: &'static str,
+    msg: String,
+    help: String,
+) {
+    let (m, span) = at(path);
+    let mut d = Diagnostic::error(code, span, msg);
+    if !help.is_empty() {
+        d = d.with_help(help);
+    }
+    ev.report(m, d);
+    failed.set(true);
+}
+
+/// The names of the services of env record `r` (those that failed too), in
+/// order: what a `depends_on` may name.
+pub(crate) fn service_names(r: &Record) -> Vec<&String> {
+    rec(get(r, &["services"]))
+        .map(|s| s.keys().collect())
+        .unwrap_or_default()
+}
+
+/// The complete IR of each service held by reference, from its module's
+/// values (`Sink::completed_env`), in order; the bool is true when one of
+/// them failed (and is left out).
+pub(crate) fn pending_specs(
+    ev: &impl Sink,
+    pending: &[(String, Arc<crate::value::EnvRef>)],
+) -> (Vec<(String, Arc<EnvSpec>)>, bool) {
+    let mut failed = false;
+    let mut out = Vec::with_capacity(pending.len());
+    for (name, r) in pending {
+        match ev.completed_env(r).and_then(|f| f.spec.clone()) {
+            Some(sp) => out.push((name.clone(), sp)),
+            None => failed = true,
+        }
+    }
+    (out, failed)
+}
+
 pub(crate) fn normalize(
     ev: &impl Sink,
     env: &Arc<EnvValue>,
@@ -370,13 +416,7 @@ pub(crate) fn normalize(
     // path above it), else the env's own span.
     let at = |path: &FieldPath| origin_at(origins, env.module, env.extends_span, path);
     let report = |path: &FieldPath, code: &'static str, msg: String, help: String| {
-        let (m, span) = at(path);
-        let mut d = Diagnostic::error(code, span, msg);
-        if !help.is_empty() {
-            d = d.with_help(help);
-        }
-        ev.report(m, d);
-        failed.set(true);
+        report_at(ev, &at, &failed, path, code, msg, help)
     };
     let invalid = |path: &FieldPath, code: &'static str, e: validate::Invalid| {
         report(path, code, e.msg, e.help);
@@ -489,8 +529,7 @@ pub(crate) fn normalize(
                 Err(_) => failed.set(true),
             }
         }
-        let names: Vec<&String> = services.keys().collect();
-        if pending.is_empty() && check_services(ev, &at, &names, &spec.services) {
+        if pending.is_empty() && check_services(ev, &at, &service_names(r), &spec.services) {
             failed.set(true);
         }
     }
@@ -921,15 +960,8 @@ pub(crate) fn normalize(
         // together with the others (as they would be if held by value).
         if !pending.is_empty() {
             let mut all = spec.services.clone();
-            for (name, r) in &pending {
-                if let Some(sp) = ev.completed_env(r).and_then(|f| f.spec.clone()) {
-                    all.insert(name.clone(), sp);
-                }
-            }
-            let names: Vec<&String> = rec(get(r, &["services"]))
-                .map(|s| s.keys().collect())
-                .unwrap_or_default();
-            check_services(ev, &at, &names, &all);
+            all.extend(pending_specs(ev, &pending).0);
+            check_services(ev, &at, &service_names(r), &all);
         }
         return Err(Reported);
     }
@@ -959,13 +991,7 @@ pub(crate) fn check_services(
     }
     let failed = std::cell::Cell::new(false);
     let report = |path: &FieldPath, code: &'static str, msg: String, help: String| {
-        let (m, span) = at(path);
-        let mut d = Diagnostic::error(code, span, msg);
-        if !help.is_empty() {
-            d = d.with_help(help);
-        }
-        ev.report(m, d);
-        failed.set(true);
+        report_at(ev, at, &failed, path, code, msg, help)
     };
     for (name, sp) in services {
         for dep in &sp.depends_on {

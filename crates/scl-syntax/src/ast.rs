@@ -32,6 +32,20 @@ pub struct Module {
     pub recovered: Vec<Span>,
 }
 
+impl Module {
+    /// The [`Module::recovered`] spans as `scl_diag::Ranges`, an empty span
+    /// one byte wide: the one overlap rule of everything that skips
+    /// recovered declarations (the outline, the type checker).
+    pub fn recovered_ranges(&self) -> scl_diag::Ranges {
+        scl_diag::Ranges::new(
+            self.recovered
+                .iter()
+                .map(|s| (s.start, s.end.max(s.start + 1)))
+                .collect(),
+        )
+    }
+}
+
 /// As derived, but `recovered` only when there is one (so the tree of a
 /// valid module prints as it did before the field existed).
 impl std::fmt::Debug for Module {

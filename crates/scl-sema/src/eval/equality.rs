@@ -31,10 +31,9 @@ pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
         // A plain env of another module by reference and by value: the same
         // when the value is that declaration's env.
         (Value::EnvRef(r), Value::Env(e)) | (Value::Env(e), Value::EnvRef(r)) => {
-            e.module == r.module
-                && e.layers.last().is_some_and(|l| {
-                    l.id.module == r.module && l.id.decl == Some(r.decl) && l.id.args.is_empty()
-                })
+            e.layers.last().is_some_and(|l| {
+                l.id.module == r.module && l.id.decl == Some(r.decl) && l.id.args.is_empty()
+            })
         }
         (Value::Record(x), Value::Record(y)) => {
             Arc::ptr_eq(x, y)

@@ -300,17 +300,10 @@ impl Evaluator<'_> {
             return Err(Reported);
         };
         let mut spec = (**own).clone();
-        let mut failed = false;
-        // In name order (the services record's): the map is built in bulk.
-        let mut resolved = Vec::with_capacity(p.services.len());
         // Each service's complete IR is its module's (memoized there: no
-        // completion is repeated, however services nest).
-        for (name, r) in &p.services {
-            match self.completed_env(r).and_then(|sf| sf.spec.clone()) {
-                Some(sp) => resolved.push((name.clone(), sp)),
-                None => failed = true,
-            }
-        }
+        // completion is repeated, however services nest), in name order
+        // (the services record's): the map is built in bulk.
+        let (resolved, failed) = normalize::pending_specs(self, &p.services);
         if failed {
             return Err(Reported);
         }
@@ -319,14 +312,7 @@ impl Evaluator<'_> {
         } else {
             spec.services.extend(resolved);
         }
-        let names: Vec<&String> = f
-            .record
-            .get("services")
-            .and_then(|v| match v {
-                Value::Record(r) => Some(r.keys().collect()),
-                _ => None,
-            })
-            .unwrap_or_default();
+        let names = normalize::service_names(&f.record);
         let at = |path: &FieldPath| normalize::origin_at(&f.origins, p.module, p.span, path);
         let check = || normalize::check_services(self, &at, &names, &spec.services);
         // A template instance made by another module's code: its errors

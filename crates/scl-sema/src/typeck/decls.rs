@@ -11,13 +11,7 @@ use std::sync::Arc;
 
 pub(super) fn check(module: &Module, cx: &Context) -> Typed {
     let mut c = Checker::new(module, cx);
-    let recovered = scl_diag::Ranges::new(
-        module
-            .recovered
-            .iter()
-            .map(|s| (s.start, s.end.max(s.start + 1)))
-            .collect(),
-    );
+    let recovered = module.recovered_ranges();
     for i in order(module, &c) {
         // A declaration with a syntax error means nothing certain: it is
         // not checked, and what uses it is not checked against it.
