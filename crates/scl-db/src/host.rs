@@ -57,9 +57,15 @@ impl<'a> DbHost<'a> {
         if let Some(t) = self.targets.borrow().get(&m) {
             return t.get(decl).copied().flatten();
         }
+        // An import of a module on an import cycle with `m` is unresolved
+        // here (see `import_cycle`): no member's value waits on another's.
+        let cycle = crate::import_cycle(self.db, self.file(m));
         let ids: Vec<Option<ModuleId>> = import_targets(self.db, self.file(m))
             .iter()
-            .map(|t| t.map(|f| self.db.module_id(f)))
+            .map(|t| {
+                t.filter(|f| !cycle.contains(f))
+                    .map(|f| self.db.module_id(f))
+            })
             .collect();
         let t = ids.get(decl).copied().flatten();
         self.targets.borrow_mut().insert(m, Arc::new(ids));

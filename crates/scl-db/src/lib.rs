@@ -1007,7 +1007,11 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk
             walk.cycles.push(
                 Diagnostic::error("E0103", *at, format!("import cycle: {}", chain.join(" → ")))
                     .in_file(from)
-                    .with_help("move what both modules need into a third module that both import"),
+                    .with_help(if n == 1 {
+                        "a module cannot import itself: remove this import and name its declarations directly"
+                    } else {
+                        "move what both modules need into a third module that both import"
+                    }),
             );
             continue;
         }
@@ -1322,6 +1326,135 @@ pub fn import_targets(db: &dyn Db, file: SourceFile) -> Arc<Vec<Option<SourceFil
             })
             .collect(),
     )
+}
+
+/// Whether `file` reaches an import cycle (is on one, or imports, directly
+/// or not, a module that is): [`reaches_cycle`] as a query.
+pub fn reaches_import_cycle(db: &dyn Db, file: SourceFile) -> bool {
+    reaches_cycle(db, file).0
+}
+
+/// [`reaches_import_cycle`], and a number naming the revision it was
+/// computed in: the greatest fixpoint of "some import target is `file`
+/// itself or reaches a cycle". Salsa iterates it from `true` on a cycle
+/// (every query of a salsa cycle here is a module on an import cycle, so
+/// the first round is the answer), so it does not depend on which module
+/// was asked first; on an acyclic import graph no iteration happens.
+///
+/// The revision is part of the value so that a result is never backdated:
+/// salsa 0.28 reports a "backdate violation" (a panic in debug builds) when
+/// a memo computed inside a fixpoint is later recomputed outside one with
+/// an equal value but older inputs (found by `tests/differential.rs`, seeds
+/// 51, 92, 158 and 178 of `explore`). Only an edit of some module's imports
+/// re-runs this query; [`import_cycle`], which reads it, compares by value
+/// and stops the change there.
+#[salsa::tracked(returns(copy), cycle_initial = reaches_cycle_initial)]
+fn reaches_cycle(db: &dyn Db, file: SourceFile) -> (bool, u64) {
+    // Every target is read (no short-circuit), in order.
+    let yes = import_targets(db, file)
+        .iter()
+        .flatten()
+        .fold(false, |any, t| {
+            (*t == file) | reaches_import_cycle(db, *t) | any
+        });
+    (yes, revision_number(db))
+}
+
+fn reaches_cycle_initial(db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> (bool, u64) {
+    (true, revision_number(db))
+}
+
+/// A number that differs between revisions (a hash of salsa's current
+/// revision): see [`reaches_cycle`].
+fn revision_number(db: &dyn Db) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    salsa::plumbing::current_revision(db).hash(&mut h);
+    h.finish()
+}
+
+/// The modules on an import cycle with `file` — its strongly connected
+/// component of the import graph, `file` included, in the order the walk
+/// found them — or nothing when `file`
+/// is on no cycle (a module importing itself is on one). Evaluation and
+/// the type checker treat an import of one of these as unresolved (its
+/// names and types unknown; the cycle is `E0103`), so that no query of one
+/// member waits on another's: what a member of a cycle computes is the
+/// same whichever member was asked first, and no salsa cycle goes through
+/// two modules.
+///
+/// Tarjan's algorithm from `file` (iterative), over the modules that reach
+/// a cycle ([`reaches_import_cycle`]): only they can be on one. Costs
+/// nothing for a module that reaches no cycle; otherwise linear in the
+/// modules it reaches.
+#[salsa::tracked(returns(ref))]
+pub fn import_cycle(db: &dyn Db, file: SourceFile) -> Arc<Vec<SourceFile>> {
+    if !reaches_import_cycle(db, file) {
+        return Arc::default();
+    }
+    // index and lowlink of each visited module; the Tarjan stack; the DFS
+    // path with each module's import targets and the next one to follow.
+    let mut seen: HashMap<SourceFile, (u32, u32)> = HashMap::default();
+    let mut stack: Vec<SourceFile> = Vec::new();
+    let mut on_stack: HashSet<SourceFile> = HashSet::default();
+    let mut path: Vec<(SourceFile, Arc<Vec<Option<SourceFile>>>, usize)> = Vec::new();
+    let visit =
+        |f: SourceFile,
+         seen: &mut HashMap<SourceFile, (u32, u32)>,
+         stack: &mut Vec<SourceFile>,
+         on_stack: &mut HashSet<SourceFile>,
+         path: &mut Vec<(SourceFile, Arc<Vec<Option<SourceFile>>>, usize)>| {
+            let i = seen.len() as u32;
+            seen.insert(f, (i, i));
+            stack.push(f);
+            on_stack.insert(f);
+            path.push((f, import_targets(db, f).clone(), 0));
+        };
+    visit(file, &mut seen, &mut stack, &mut on_stack, &mut path);
+    while let Some((f, targets, next)) = path.last_mut() {
+        let f = *f;
+        if let Some(t) = targets.get(*next) {
+            *next += 1;
+            let Some(t) = *t else { continue };
+            match seen.get(&t) {
+                None if reaches_import_cycle(db, t) => {
+                    visit(t, &mut seen, &mut stack, &mut on_stack, &mut path);
+                }
+                None => {}
+                Some(&(ti, _)) if on_stack.contains(&t) => {
+                    let e = seen.get_mut(&f).expect("visited");
+                    e.1 = e.1.min(ti);
+                }
+                Some(_) => {}
+            }
+            continue;
+        }
+        path.pop();
+        let (fi, fl) = seen[&f];
+        if let Some((parent, _, _)) = path.last() {
+            let e = seen.get_mut(parent).expect("visited");
+            e.1 = e.1.min(fl);
+        }
+        if fi == fl {
+            // `f` is the root of a component: pop it.
+            let mut members = Vec::new();
+            while let Some(m) = stack.pop() {
+                on_stack.remove(&m);
+                members.push(m);
+                if m == f {
+                    break;
+                }
+            }
+            if f == file {
+                let on_cycle = members.len() > 1 || import_targets(db, file).contains(&Some(file));
+                if !on_cycle {
+                    return Arc::default();
+                }
+                return Arc::new(members);
+            }
+        }
+    }
+    Arc::default()
 }
 
 /// Declaration `index` of `file`, anchored (`Decl::anchored`), read from

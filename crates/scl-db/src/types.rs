@@ -91,6 +91,11 @@ struct DbImports<'a> {
 impl ImportTypes for DbImports<'_> {
     fn import_types(&self, decl: usize) -> Option<Arc<ModuleTypes>> {
         let target = (*crate::import_targets(self.db, self.file).get(decl)?)?;
+        // A module on an import cycle with this one: its types are unknown
+        // here (see `import_cycle`; the cycle is reported by the check).
+        if crate::import_cycle(self.db, self.file).contains(&target) {
+            return None;
+        }
         let t = module_types(self.db, target).clone();
         // The placeholder of a module on an import cycle (no path, no
         // declarations): its types are unknown, not empty (the cycle is

@@ -1,0 +1,249 @@
+//! Modules on an import cycle: an import of another member is unresolved
+//! for evaluation and for the type checker (`scl_db::import_cycle`), so
+//! what each module computes is the same whichever module is asked first,
+//! and a module outside the cycle that imports it sees the same too.
+//! These pin the behaviour on fixed files; what it fixed shows only across
+//! edits: salsa's cycle fallbacks made results depend on the order of the
+//! queries, and an incremental database kept stale ones (the differential
+//! tests `module_types_backdate_violation_when_import_cycles_change` and
+//! `random_edits_with_import_cycles` in `differential.rs` fail without it).
+
+use scl_db::{Database, MemorySystem, SourceFile};
+use std::path::Path;
+use std::sync::Arc;
+
+/// a → b → c → a (a cycle of three), d → a (outside it), e → e (a module
+/// importing itself), f → g (no cycle at all).
+const FILES: &[(&str, &str)] = &[
+    (
+        "a",
+        "import \"./b.env.scl\" as b\nenv base_a {\n  base = image(\"debian:12.5\")\n}\nenv x extends b.base_b {\n  workdir = \"/a\"\n}\n",
+    ),
+    (
+        "b",
+        "import \"./c.env.scl\" as c\nenv base_b {\n  base = image(\"debian:12.5\")\n  workdir = \"/b\"\n}\nlet w: String = c.v\n",
+    ),
+    (
+        "c",
+        "import \"./a.env.scl\" as a\nlet v = \"c\"\nenv y extends a.base_a {\n  workdir = 42\n}\n",
+    ),
+    (
+        "d",
+        "import \"./a.env.scl\" as a\nenv z extends a.base_a {\n  workdir = \"/d\"\n}\n",
+    ),
+    (
+        "e",
+        "import \"./e.env.scl\" as e\nenv s {\n  base = image(\"debian:12.5\")\n}\nenv t extends e.s {\n}\n",
+    ),
+    (
+        "f",
+        "import \"./g.env.scl\" as g\nenv u extends g.v {\n}\n",
+    ),
+    ("g", "env v {\n  base = image(\"debian:12.5\")\n}\n"),
+];
+
+fn db() -> Database {
+    let fs = Arc::new(MemorySystem::new());
+    for (name, text) in FILES {
+        fs.write(format!("/w/{name}.env.scl"), text);
+    }
+    fs.set_current_dir("/w");
+    Database::with_system(fs, Path::new("/w"), None)
+}
+
+fn file(db: &Database, name: &str) -> SourceFile {
+    db.open(Path::new(&format!("/w/{name}.env.scl")))
+}
+
+/// Everything a module computes that an importer or a front end reads,
+/// rendered: its values (envs, lets), its evaluation and static
+/// diagnostics, and the types importers see.
+fn outcome(db: &Database, name: &str) -> String {
+    let f = file(db, name);
+    let values = scl_db::module_values(db, f);
+    let mut names: Vec<_> = values.values.keys().cloned().collect();
+    names.sort();
+    let mut out = String::new();
+    // Values by what they mean (module ids and anchors are numbered in
+    // the order files are met, so they are left out): an env by its IR.
+    for n in names {
+        let shown = match values.final_env(&n) {
+            Some(f) => format!("{:?}", f.spec),
+            None => values.values[&n].to_string(),
+        };
+        out.push_str(&format!("{n} = {shown}\n"));
+    }
+    for d in scl_db::module_diagnostics(db, f).iter() {
+        out.push_str(&format!(
+            "{} {}:{} {}\n",
+            d.code, d.at.file, d.at.span.start, d.message
+        ));
+    }
+    out.push_str(&format!("types {:?}\n", scl_db::module_types(db, f)));
+    out
+}
+
+fn cycle_names(db: &Database, name: &str) -> Vec<String> {
+    let mut out: Vec<String> = scl_db::import_cycle(db, file(db, name))
+        .iter()
+        .map(|f| db.display_path(*f).to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn members_of_an_import_cycle_are_found_whichever_module_is_asked() {
+    let db = db();
+    let abc = vec!["a.env.scl", "b.env.scl", "c.env.scl"];
+    // d first: it reaches the cycle but is not on it.
+    assert!(cycle_names(&db, "d").is_empty());
+    assert_eq!(cycle_names(&db, "b"), abc);
+    assert_eq!(cycle_names(&db, "a"), abc);
+    assert_eq!(cycle_names(&db, "c"), abc);
+    assert_eq!(cycle_names(&db, "e"), vec!["e.env.scl"]);
+    assert!(cycle_names(&db, "f").is_empty());
+    assert!(cycle_names(&db, "g").is_empty());
+    assert!(!scl_db::reaches_import_cycle(&db, file(&db, "f")));
+    assert!(scl_db::reaches_import_cycle(&db, file(&db, "d")));
+}
+
+#[test]
+fn what_a_cycle_member_computes_does_not_depend_on_the_order_of_queries() {
+    let names = ["a", "b", "c", "d", "e", "f", "g"];
+    // Every rotation of the order, and the reverse of each, in a fresh
+    // database: the same outcome for every module.
+    let expected: Vec<String> = {
+        let db = db();
+        names.iter().map(|n| outcome(&db, n)).collect()
+    };
+    for start in 0..names.len() {
+        for reverse in [false, true] {
+            let mut order: Vec<usize> = (0..names.len())
+                .map(|i| (start + i) % names.len())
+                .collect();
+            if reverse {
+                order.reverse();
+            }
+            let db = db();
+            let mut got = vec![String::new(); names.len()];
+            for &i in &order {
+                got[i] = outcome(&db, names[i]);
+            }
+            for i in 0..names.len() {
+                assert_eq!(
+                    got[i], expected[i],
+                    "module {} asked in order {order:?}",
+                    names[i]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_check_reports_each_cycle_once_and_nothing_about_unknown_members() {
+    let db = db();
+    for start in ["a", "b", "c", "d", "e"] {
+        let diags = db.check(file(&db, start));
+        let rendered: Vec<String> = diags
+            .iter()
+            .map(|d| format!("{} {}: {}", d.code, d.at.file, d.message))
+            .collect();
+        let cycles: Vec<&String> = rendered.iter().filter(|d| d.starts_with("E0103")).collect();
+        assert_eq!(cycles.len(), 1, "from {start}: {rendered:#?}");
+        // Names read through an import of another member are unknown, not
+        // errors: nothing is said about `b.base_b`, `c.v`, `a.base_a`.
+        assert!(
+            !rendered.iter().any(|d| d.contains("has no declaration")),
+            "from {start}: {rendered:#?}"
+        );
+    }
+    // The cycle through a, b and c is the same one whichever module the
+    // check starts from.
+    let msg = |start: &str| {
+        db.check(file(&db, start))
+            .into_iter()
+            .find(|d| d.code == "E0103")
+            .map(|d| d.message)
+    };
+    assert_eq!(msg("a"), msg("c"));
+    assert_eq!(msg("a"), msg("d"));
+    assert_eq!(
+        msg("a").as_deref(),
+        Some("import cycle: a.env.scl → b.env.scl → c.env.scl → a.env.scl")
+    );
+}
+
+#[test]
+fn a_module_outside_the_cycle_still_reads_a_member_fully() {
+    // d imports a (a member): d is not on the cycle, so `a.base_a` is a
+    // resolved env for d and its IR is complete.
+    let db = db();
+    let d = file(&db, "d");
+    let _ = db.check(d);
+    let values = scl_db::module_values(&db, d);
+    let z = values.final_env("z").expect("env z");
+    let json = format!("{z:?}");
+    assert!(json.contains("debian:12.5"), "{json}");
+    assert!(json.contains("/d"), "{json}");
+}
+
+#[test]
+fn breaking_the_cycle_makes_the_imports_resolve_again() {
+    let fs = Arc::new(MemorySystem::new());
+    for (name, text) in FILES {
+        fs.write(format!("/w/{name}.env.scl"), text);
+    }
+    fs.set_current_dir("/w");
+    let mut db = Database::with_system(fs, Path::new("/w"), None);
+    let c = file(&db, "c");
+    let before = db.check(file(&db, "a"));
+    assert!(before.iter().any(|d| d.code == "E0103"));
+    assert!(!scl_db::import_cycle(&db, c).is_empty());
+    // c no longer imports a: no cycle; b.w reads c.v (a String) again and
+    // c's `workdir = 42` is reported.
+    db.set_text(c, "let v = \"c\"\n");
+    let after = db.check(file(&db, "a"));
+    assert!(after.iter().all(|d| d.code != "E0103"), "{after:?}");
+    assert!(scl_db::import_cycle(&db, c).is_empty());
+    assert!(scl_db::import_cycle(&db, file(&db, "a")).is_empty());
+    // A fresh database over the same files agrees.
+    let fs2 = Arc::new(MemorySystem::new());
+    for (name, text) in FILES {
+        let text = if *name == "c" {
+            "let v = \"c\"\n"
+        } else {
+            text
+        };
+        fs2.write(format!("/w/{name}.env.scl"), text);
+    }
+    fs2.set_current_dir("/w");
+    let fresh2 = Database::with_system(fs2, Path::new("/w"), None);
+    let expected = fresh2.check(fresh2.open(Path::new("/w/a.env.scl")));
+    assert_eq!(format!("{after:?}"), format!("{expected:?}"));
+}
+
+#[test]
+fn a_module_importing_itself_is_told_to_remove_the_import() {
+    let db = db();
+    let diags = db.check(file(&db, "e"));
+    let cycle = diags
+        .iter()
+        .find(|d| d.code == "E0103")
+        .expect("the self-import is a cycle");
+    assert_eq!(cycle.message, "import cycle: e.env.scl → e.env.scl");
+    assert_eq!(
+        cycle.help.as_deref(),
+        Some(
+            "a module cannot import itself: remove this import and name its declarations directly"
+        )
+    );
+    // A cycle of two or more modules keeps the advice for two modules.
+    let abc = db.check(file(&db, "a"));
+    let d = abc.iter().find(|d| d.code == "E0103").expect("cycle");
+    assert_eq!(
+        d.help.as_deref(),
+        Some("move what both modules need into a third module that both import")
+    );
+}
