@@ -400,7 +400,7 @@ impl Analysis {
             let key = keys.entry(o.module).or_insert_with(|| self.key(m)).clone();
             let (line, column) = self.line_col(m, scl_db::absolute_span(&self.db, o.span).start);
             out.insert(
-                path.replace(scl_sema::value::TYPE_KEY, ""),
+                path.render().replace(scl_sema::value::TYPE_KEY, ""),
                 scl_ir::ProvenanceEntry {
                     env: o.layer.to_string(),
                     file: key.to_string(),
@@ -417,20 +417,22 @@ impl Analysis {
     /// (for an editor: go to the item that set a field), sorted by IR path.
     pub fn origins(&self, file: FileId, name: &str) -> Option<Vec<FieldOrigin>> {
         let fin = self.values(file).final_env(name)?;
-        Some(
-            fin.origins
-                .iter()
-                .map(|(path, o)| FieldOrigin {
-                    path: path.replace(scl_sema::value::TYPE_KEY, ""),
-                    env: o.layer.to_string(),
-                    at: NavTarget {
-                        file: FileId(o.module.0),
-                        span: scl_db::absolute_span(&self.db, o.span),
-                    },
-                    replaced: o.replaced.as_deref().map(String::from),
-                })
-                .collect(),
-        )
+        let mut out: Vec<FieldOrigin> = fin
+            .origins
+            .iter()
+            .map(|(path, o)| FieldOrigin {
+                path: path.render().replace(scl_sema::value::TYPE_KEY, ""),
+                env: o.layer.to_string(),
+                at: NavTarget {
+                    file: FileId(o.module.0),
+                    span: scl_db::absolute_span(&self.db, o.span),
+                },
+                replaced: o.replaced.as_deref().map(String::from),
+            })
+            .collect();
+        // Sorted by the rendered path, as documented.
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Some(out)
     }
 
     /// The lowered artifacts of envs `envs` of `file` for `target`, with the

@@ -2,7 +2,6 @@
 
 use crate::{Analysis, Diagnostic, FileId};
 use scl_backends::Lowered;
-use std::collections::BTreeMap;
 
 /// A target format a backend lowers the IR to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -140,16 +139,18 @@ pub(crate) fn lower(a: &Analysis, file: FileId, envs: &[String], target: Target)
 /// The origin's span is made absolute.
 fn field_origin(
     db: &scl_db::Database,
-    origins: &BTreeMap<String, scl_sema::Origin>,
+    origins: &scl_sema::Origins,
     field: &str,
 ) -> Option<scl_sema::Origin> {
     let absolute = |o: &scl_sema::Origin| scl_sema::Origin {
         span: scl_db::absolute_span(db, o.span),
         ..o.clone()
     };
+    // `field` as the backends name it (`system.packages[1]`): itself, then
+    // each enclosing field (an index is not a path of the provenance).
     let mut key = field.to_string();
     loop {
-        if let Some(o) = origins.get(&key) {
+        if let Some(o) = origins.get(&scl_ir::FieldPath::parse(&key)) {
             return Some(absolute(o));
         }
         match key.rfind(['.', '[']) {
@@ -157,10 +158,11 @@ fn field_origin(
             None => break,
         }
     }
-    let below = format!("{field}.");
+    let path = scl_ir::FieldPath::parse(field);
+    // The paths below `field` sort right after it.
     origins
-        .iter()
-        .filter(|(k, _)| k.starts_with(&below))
+        .range(path.clone()..)
+        .take_while(|(k, _)| k.starts_with(&path))
         .map(|(_, o)| absolute(o))
         .min_by_key(|o| o.span.start)
 }

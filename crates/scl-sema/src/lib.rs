@@ -28,7 +28,7 @@ pub use eval::{
 };
 pub use items::{AnchoredDecl, DeclKind, ItemInfo, Items};
 pub use resolve::{check_module, check_module_with, KnownModule, StaticInputs};
-pub use value::{EnvValue, FinalEnv, Origin, Value};
+pub use value::{EnvValue, FinalEnv, Origin, Origins, Value};
 
 use scl_diag::{Diagnostic, Span};
 use std::collections::BTreeMap;

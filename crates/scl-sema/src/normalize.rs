@@ -344,14 +344,14 @@ pub(crate) trait Sink {
 /// Where a diagnostic about `path` points: the origin of `path` (or of the
 /// nearest path above it), else `span` in module `m` (the env's own).
 pub(crate) fn origin_at(
-    origins: &BTreeMap<String, Origin>,
+    origins: &Origins,
     m: crate::ModuleId,
     span: Span,
     path: &FieldPath,
 ) -> (crate::ModuleId, Span) {
     let mut p = Some(path.clone());
     while let Some(q) = p.filter(|q| !q.is_empty()) {
-        if let Some(o) = origins.get(&q.render()) {
+        if let Some(o) = origins.get(&q) {
             return (o.module, o.span);
         }
         p = q.parent();
@@ -409,7 +409,7 @@ pub(crate) fn normalize(
     ev: &impl Sink,
     env: &Arc<EnvValue>,
     r: &Record,
-    origins: &BTreeMap<String, Origin>,
+    origins: &Origins,
 ) -> R<(EnvSpec, Option<Arc<crate::value::PendingServices>>)> {
     let failed = std::cell::Cell::new(false);
     // Where to point for a path: its origin (or the origin of the nearest
@@ -490,7 +490,7 @@ pub(crate) fn normalize(
         }
         // A top-level key is its own path.
         let (m, span) = origins
-            .get(k)
+            .get(&FieldPath::root().key(k))
             .map_or((env.module, env.extends_span), |o| (o.module, o.span));
         ev.charge_ir(m, span, ir_bytes(v, MAX_PRODUCED) as usize)?;
     }

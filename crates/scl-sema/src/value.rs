@@ -439,17 +439,26 @@ impl PartialEq for EnvValue {
 pub struct Origin {
     /// The name of the layer (env) that wrote it, shared with the layer.
     pub layer: Arc<str>,
+    /// The position of that layer in the env's linearization (0 = the
+    /// first ancestor applied).
+    pub position: usize,
     pub module: ModuleId,
     pub span: Span,
     pub replaced: Option<Arc<str>>,
 }
+
+/// The provenance of an env: the [`Origin`] of every written path, in
+/// [`FieldPath`] order (a path's children right after it). The
+/// evaluator's own map, shared by the env's [`FinalEnv`] and by the envs
+/// that start from its state; render a path with [`FieldPath::render`].
+pub type Origins = BTreeMap<FieldPath, Origin>;
 
 /// An env after inheritance: the record, the provenance of every written
 /// path, and the normalized IR (`None` if normalization reported errors).
 #[derive(Clone, Debug)]
 pub struct FinalEnv {
     pub record: Arc<Record>,
-    pub origins: Arc<BTreeMap<String, Origin>>,
+    pub origins: Arc<Origins>,
     pub spec: Option<Arc<scl_ir::EnvSpec>>,
     /// The state after applying every layer, when no layer read `self`: an
     /// env extending this one starts from it and applies only its own items.
@@ -505,18 +514,6 @@ pub(crate) struct PendingServices {
     pub(crate) services: Vec<(String, Arc<EnvRef>)>,
 }
 
-/// The last write of a path, for provenance.
-#[derive(Clone, Debug)]
-pub(crate) struct Written {
-    /// Position of the layer that wrote it.
-    pub(crate) layer: usize,
-    pub(crate) name: Arc<str>,
-    pub(crate) module: ModuleId,
-    pub(crate) span: Span,
-    /// The layer whose write it replaced, if another one.
-    pub(crate) replaced: Option<Arc<str>>,
-}
-
 #[derive(Clone, Debug)]
 pub(crate) struct Write {
     pub(crate) layer: usize,
@@ -534,7 +531,7 @@ pub(crate) struct Applied {
     pub(crate) record: Arc<Record>,
     pub(crate) track_writes: bool,
     pub(crate) writes: BTreeMap<FieldPath, Vec<Write>>,
-    pub(crate) origins: BTreeMap<FieldPath, Written>,
+    pub(crate) origins: Arc<Origins>,
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ pub(crate) struct Builder {
     pub layer_name: Arc<str>,
     pub layer_module: ModuleId,
     pub writes: BTreeMap<FieldPath, Vec<Write>>,
-    pub origins: BTreeMap<FieldPath, Written>,
+    pub origins: Origins,
 }
 
 impl Builder {
@@ -41,16 +41,18 @@ impl Builder {
             layer_name: Arc::from(""),
             layer_module: ModuleId(0),
             writes: a.writes.clone(),
-            origins: a.origins.clone(),
+            origins: (*a.origins).clone(),
         }
     }
 
-    pub(super) fn into_applied(self, record: &Arc<Record>) -> Applied {
+    /// The state to keep for the envs that extend this one; `origins` is
+    /// the builder's, already moved into the env's `FinalEnv`.
+    pub(super) fn into_applied(self, record: &Arc<Record>, origins: &Arc<Origins>) -> Applied {
         Applied {
             record: record.clone(),
             track_writes: self.track_writes,
             writes: self.writes,
-            origins: self.origins,
+            origins: origins.clone(),
         }
     }
 
@@ -108,9 +110,9 @@ impl Builder {
                 span,
             });
         }
-        let mut w = Written {
-            layer: self.layer,
-            name: self.layer_name.clone(),
+        let mut w = Origin {
+            position: self.layer,
+            layer: self.layer_name.clone(),
             module: self.layer_module,
             span,
             replaced: None,
@@ -118,8 +120,8 @@ impl Builder {
         match self.origins.entry(key) {
             std::collections::btree_map::Entry::Occupied(mut o) => {
                 let prev = o.get();
-                if prev.layer != w.layer {
-                    w.replaced = Some(prev.name.clone());
+                if prev.position != w.position {
+                    w.replaced = Some(prev.layer.clone());
                 }
                 o.insert(w);
             }
@@ -160,9 +162,9 @@ impl Builder {
         }
         self.origins.insert(
             key,
-            Written {
-                layer: self.layer,
-                name: self.layer_name.clone(),
+            Origin {
+                position: self.layer,
+                layer: self.layer_name.clone(),
                 module: self.layer_module,
                 span,
                 replaced: None,

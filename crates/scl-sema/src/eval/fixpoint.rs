@@ -258,24 +258,10 @@ impl Evaluator<'_> {
         }
         let (record, b, reusable) = last.ok_or(Reported)?;
         self.check_conflicts(env, &b)?;
-        let origins: BTreeMap<String, Origin> = b
-            .origins
-            .iter()
-            .map(|(k, o)| {
-                (
-                    k.render(),
-                    Origin {
-                        layer: o.name.clone(),
-                        module: o.module,
-                        span: o.span,
-                        replaced: o.replaced.clone(),
-                    },
-                )
-            })
-            .collect();
-        let origins = Arc::new(origins);
+        let mut b = b;
+        let origins = Arc::new(std::mem::take(&mut b.origins));
         let (spec, pending) = normalize::normalize(self, env, &record, &origins)?;
-        let applied = reusable.then(|| Arc::new(b.into_applied(&record)));
+        let applied = reusable.then(|| Arc::new(b.into_applied(&record, &origins)));
         Ok(Arc::new(FinalEnv {
             record,
             origins,
