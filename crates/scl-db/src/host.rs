@@ -94,8 +94,34 @@ pub(crate) fn is_std(p: &Path) -> bool {
     p.to_str().is_some_and(|s| s.starts_with(STD_PREFIX))
 }
 
-/// Resolves `rel` against the folder of `file`; checks the workspace root.
+/// A path written in a module (an import's, a `file()`'s): the key of
+/// [`resolved_local`].
+#[salsa::interned(debug)]
+struct LocalPath<'db> {
+    #[returns(copy)]
+    file: SourceFile,
+    #[returns(ref)]
+    rel: String,
+}
+
+/// [`resolve_local_now`], memoized per module and path: an import is
+/// resolved once, although its outline ([`crate::import_targets`]), its
+/// diagnostics ([`resolve_imports`]) and the check's warm-up all ask
+/// (resolving costs path normalization and several hashed lookups of
+/// path facts).
+#[salsa::tracked(returns(ref))]
+fn resolved_local<'db>(db: &'db dyn Db, key: LocalPath<'db>) -> Result<PathBuf, FileError> {
+    resolve_local_now(db, key.file(db), key.rel(db))
+}
+
+/// Resolves `rel` against the folder of `file`; checks the workspace root
+/// (memoized: [`resolved_local`]).
 fn resolve_local(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf, FileError> {
+    resolved_local(db, LocalPath::new(db, file, rel.to_string())).clone()
+}
+
+/// Resolves `rel` against the folder of `file`; checks the workspace root.
+fn resolve_local_now(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf, FileError> {
     let from = file.path(db);
     if is_std(from) {
         return Err(FileError::NotFound(rel.to_string()));

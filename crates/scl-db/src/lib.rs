@@ -1373,6 +1373,10 @@ fn revision_number(db: &dyn Db) -> u64 {
     h.finish()
 }
 
+/// A module on the path of [`import_cycle`]'s walk: its import targets and
+/// the next one to follow.
+type DfsFrame = (SourceFile, Arc<Vec<Option<SourceFile>>>, usize);
+
 /// The modules on an import cycle with `file` — its strongly connected
 /// component of the import graph, `file` included, in the order the walk
 /// found them — or nothing when `file`
@@ -1397,19 +1401,18 @@ pub fn import_cycle(db: &dyn Db, file: SourceFile) -> Arc<Vec<SourceFile>> {
     let mut seen: HashMap<SourceFile, (u32, u32)> = HashMap::default();
     let mut stack: Vec<SourceFile> = Vec::new();
     let mut on_stack: HashSet<SourceFile> = HashSet::default();
-    let mut path: Vec<(SourceFile, Arc<Vec<Option<SourceFile>>>, usize)> = Vec::new();
-    let visit =
-        |f: SourceFile,
-         seen: &mut HashMap<SourceFile, (u32, u32)>,
-         stack: &mut Vec<SourceFile>,
-         on_stack: &mut HashSet<SourceFile>,
-         path: &mut Vec<(SourceFile, Arc<Vec<Option<SourceFile>>>, usize)>| {
-            let i = seen.len() as u32;
-            seen.insert(f, (i, i));
-            stack.push(f);
-            on_stack.insert(f);
-            path.push((f, import_targets(db, f).clone(), 0));
-        };
+    let mut path: Vec<DfsFrame> = Vec::new();
+    let visit = |f: SourceFile,
+                 seen: &mut HashMap<SourceFile, (u32, u32)>,
+                 stack: &mut Vec<SourceFile>,
+                 on_stack: &mut HashSet<SourceFile>,
+                 path: &mut Vec<DfsFrame>| {
+        let i = seen.len() as u32;
+        seen.insert(f, (i, i));
+        stack.push(f);
+        on_stack.insert(f);
+        path.push((f, import_targets(db, f).clone(), 0));
+    };
     visit(file, &mut seen, &mut stack, &mut on_stack, &mut path);
     while let Some((f, targets, next)) = path.last_mut() {
         let f = *f;

@@ -121,6 +121,7 @@ fn snapshot(db: &Database, existing: &[&str]) -> Snapshot {
                 .map(|s| serde_json::to_string(&*s).expect("the IR serializes"));
             let origins = fe
                 .origins
+                .flatten()
                 .iter()
                 .map(|(k, o)| {
                     let s = absolute_span(db, o.span);

@@ -395,7 +395,7 @@ impl Analysis {
         let fin = self.values(file).final_env(name)?;
         let mut out = BTreeMap::new();
         let mut keys: HashMap<scl_sema::ModuleId, Arc<str>> = HashMap::new();
-        for (path, o) in fin.origins.iter() {
+        for (path, o) in fin.origins.flatten().iter() {
             let m = FileId(o.module.0);
             let key = keys.entry(o.module).or_insert_with(|| self.key(m)).clone();
             let (line, column) = self.line_col(m, scl_db::absolute_span(&self.db, o.span).start);
@@ -419,6 +419,7 @@ impl Analysis {
         let fin = self.values(file).final_env(name)?;
         let mut out: Vec<FieldOrigin> = fin
             .origins
+            .flatten()
             .iter()
             .map(|(path, o)| FieldOrigin {
                 path: path.render().replace(scl_sema::value::TYPE_KEY, ""),

@@ -161,8 +161,9 @@ fn field_origin(
     let path = scl_ir::FieldPath::parse(field);
     // The paths below `field` sort right after it.
     origins
-        .range(path.clone()..)
-        .take_while(|(k, _)| k.starts_with(&path))
-        .map(|(_, o)| absolute(o))
+        .paths_below(&path)
+        .iter()
+        .filter_map(|k| origins.get(k))
+        .map(absolute)
         .min_by_key(|o| o.span.start)
 }

@@ -68,7 +68,7 @@ pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
 // ----- shared helpers ---------------------------------------------------------
 
 fn no_leading_dash(s: &str, tool: &str) -> Result<(), Invalid> {
-    let q = quoted(s);
+    let q = Quoted(s);
     if s.starts_with('-') {
         return bad(
             format!("{q} starts with `-`, which {tool} would read as an option"),
@@ -113,9 +113,22 @@ pub(crate) fn clip(s: &str) -> std::borrow::Cow<'_, str> {
 
 /// `s` quoted (`{:?}`) for a message, clipped like [`clip`].
 pub(crate) fn quoted(s: &str) -> String {
-    match s.char_indices().nth(QUOTE_MAX) {
-        None => format!("{s:?}"),
-        Some((i, _)) => format!("{:?}… ({} bytes in all)", &s[..i], s.len()),
+    Quoted(s).to_string()
+}
+
+/// [`quoted`] made only when shown: what a validator keeps to name its
+/// value in a message, at no cost when the value is valid (validation runs
+/// for every list element of every env).
+#[derive(Clone, Copy)]
+pub(crate) struct Quoted<'a>(pub(crate) &'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.0;
+        match s.char_indices().nth(QUOTE_MAX) {
+            None => write!(f, "{s:?}"),
+            Some((i, _)) => write!(f, "{:?}… ({} bytes in all)", &s[..i], s.len()),
+        }
     }
 }
 
@@ -136,7 +149,7 @@ pub(crate) fn quoted(s: &str) -> String {
 /// - RELEASE: an archive or codename (`bookworm-backports`, `stable`):
 ///   letters, digits and `. + ~ _ -`, starting with a letter or digit.
 pub(crate) fn debian_package(s: &str) -> Result<(), Invalid> {
-    let q = quoted(s);
+    let q = Quoted(s);
     no_leading_dash(s, "apt-get")?;
     let help = "write a Debian package name (`curl`, `libssl-dev`), optionally with `:ARCH`, `=VERSION` or `/RELEASE` (`curl=7.88.1-10`, `curl:amd64`, `curl/bookworm-backports`)";
     let (head, tail) = match s.find(['=', '/']) {
@@ -246,7 +259,7 @@ fn debian_version(v: &str) -> Result<(), &'static str> {
 /// `/x` as a file, and `* ? [` as globs; a name ending in `.rpm` is
 /// refused, as dnf installs it as a package file.
 pub(crate) fn rpm_package(s: &str) -> Result<(), Invalid> {
-    let q = quoted(s);
+    let q = Quoted(s);
     no_leading_dash(s, "dnf")?;
     let help = "write an RPM package name (`python3-devel`), optionally with its version (`curl-8.6.0-1.fc40`)";
     let ok = |c: char| alnum(c) || "._+-~^:".contains(c);
@@ -293,7 +306,7 @@ pub(crate) fn rpm_package(s: &str) -> Result<(), Invalid> {
 /// - VERSION: apk-package(5) — `number{.number}…{letter}{_suffix{number}}…{~hash}{-r#}`
 ///   with the suffixes `alpha beta pre rc cvs svn git hg p`.
 pub(crate) fn apk_package(s: &str) -> Result<(), Invalid> {
-    let q = quoted(s);
+    let q = Quoted(s);
     no_leading_dash(s, "apk")?;
     let help = "write an Alpine package name (`py3-numpy`), optionally with `@TAG` or a version (`curl=8.5.0-r0`, `python3~3.11`)";
     let op_at = s.find(['=', '<', '>', '~']);
@@ -413,7 +426,7 @@ fn apk_version(v: &str) -> bool {
 /// in `[a-z_]`, and at most 32 characters. We take that intersection without
 /// the trailing `$` (Samba machine accounts).
 pub(crate) fn user_name(s: &str) -> Result<(), Invalid> {
-    let q = quoted(s);
+    let q = Quoted(s);
     no_leading_dash(s, "useradd")?;
     let help = "write a lower-case name such as `app` or `trainer` (letters a-z, digits, `_` and `-`; starting with a letter or `_`)";
     let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-".contains(c);
@@ -450,7 +463,7 @@ pub(crate) fn user_name(s: &str) -> Result<(), Invalid> {
 /// a letter, digit or `_` (the regex's `\b` anchors); the name has at most 96
 /// characters; no `--` or `..`; not ending in `.git`.
 pub(crate) fn hf_repo_id(s: &str) -> Result<(), Invalid> {
-    let q = quoted(s);
+    let q = Quoted(s);
     no_leading_dash(s, "huggingface-cli")?;
     let help = "write `owner/name` (`bert-base-uncased`, `google-bert/bert-base-uncased`): letters, digits, `-`, `_` and `.`";
     let msg = |why: &str| format!("{q} is not a Hugging Face repository id: {why}");
@@ -492,7 +505,7 @@ pub(crate) fn hf_repo_id(s: &str) -> Result<(), Invalid> {
 /// no trailing `.`; no `@{`; not `@`; and, as `git check-ref-format --branch`
 /// does, no leading `-`.
 pub(crate) fn hf_revision(s: &str) -> Result<(), Invalid> {
-    let q = quoted(s);
+    let q = Quoted(s);
     no_leading_dash(s, "huggingface-cli")?;
     let help = "write a branch, tag or commit hash (`main`, `v1.0`, `refs/pr/1`, `a1b2c3…`)";
     let msg = |why: &str| format!("{q} is not a git revision: {why}");
@@ -531,7 +544,7 @@ pub(crate) fn hf_revision(s: &str) -> Result<(), Invalid> {
 /// component (which would leave the download folder), and no `*`, `?` or
 /// `[`: files are fetched by exact name.
 pub(crate) fn hf_file(s: &str) -> Result<(), Invalid> {
-    let q = quoted(s);
+    let q = Quoted(s);
     no_leading_dash(s, "huggingface-cli")?;
     let help = "write a path inside the repository (`config.json`, `onnx/model.onnx`)";
     if s.is_empty() || s.chars().any(char::is_control) {
@@ -567,7 +580,7 @@ pub(crate) fn hf_file(s: &str) -> Result<(), Invalid> {
 /// paths are refused (they are not in the image), and so is rattler's
 /// platform selector (`name[linux-64]`), which conda itself does not read.
 pub(crate) fn conda_channel(s: &str) -> Result<(), Invalid> {
-    let q = quoted(s);
+    let q = Quoted(s);
     no_leading_dash(s, "conda")?;
     if s.contains("://") {
         return http_url(s).map(|_| ());
@@ -600,7 +613,7 @@ pub(crate) fn conda_channel(s: &str) -> Result<(), Invalid> {
 /// working directory.
 pub(crate) fn conda_spec_source(spec: &str, channels: &[String]) -> Result<(), Invalid> {
     use rattler_conda_types::{Channel, ChannelConfig, MatchSpec, ParseStrictness};
-    let q = quoted(spec);
+    let q = Quoted(spec);
     let config = ChannelConfig::default_with_root_dir(std::path::PathBuf::from("/"));
     let Some(Ok(parsed)) = guarded(|| MatchSpec::from_str(spec, ParseStrictness::Strict)) else {
         // Reported where the spec was checked.
@@ -673,7 +686,7 @@ const NAME_TOTAL_LENGTH_MAX: usize = 255;
 /// lower case, the whole name at most 255 characters; digests must be
 /// `sha256:` and 64 hex digits, which is what every target can pin.
 pub(crate) fn image_reference(s: &str) -> Result<ImageParts, Invalid> {
-    let q = quoted(s);
+    let q = Quoted(s);
     let help = "write `NAME[:TAG][@sha256:DIGEST]` with a lower-case name (`debian:12.5`, `nvcr.io/nvidia/pytorch:23.10-py3`)";
     no_leading_dash(s, "the container tools")?;
     let ok = |c: char| alnum(c) || "._-/:@".contains(c);
@@ -743,7 +756,7 @@ pub(crate) fn image_digest(d: &str) -> Result<(), Invalid> {
 /// value in the IR is the one every tool reads. Any scheme (`s3://`,
 /// `file://`); see [`http_url`] for downloads.
 pub(crate) fn url(s: &str) -> Result<url::Url, Invalid> {
-    let q = quoted(s);
+    let q = Quoted(s);
     no_leading_dash(s, "the tool that reads it")?;
     let help =
         "write `scheme://HOST/PATH`; percent-encode spaces and other special characters (`%20`)";
@@ -780,7 +793,7 @@ pub(crate) fn url(s: &str) -> Result<url::Url, Invalid> {
 /// An `http(s)` URL with a host (see [`url`]): what a download (`url()`,
 /// Docker's `ADD`), a pip index line or a conda channel URL needs.
 pub(crate) fn http_url(s: &str) -> Result<url::Url, Invalid> {
-    let q = quoted(s);
+    let q = Quoted(s);
     let u = url(s)?;
     let help = "write an `https://HOST/PATH` URL";
     if !matches!(u.scheme(), "http" | "https") {

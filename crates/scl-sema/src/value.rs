@@ -447,11 +447,140 @@ pub struct Origin {
     pub replaced: Option<Arc<str>>,
 }
 
-/// The provenance of an env: the [`Origin`] of every written path, in
-/// [`FieldPath`] order (a path's children right after it). The
+/// The provenance of an env: the [`Origin`] of every written path. The
 /// evaluator's own map, shared by the env's [`FinalEnv`] and by the envs
-/// that start from its state; render a path with [`FieldPath::render`].
-pub type Origins = BTreeMap<FieldPath, Origin>;
+/// that start from its state (render a path with [`FieldPath::render`]).
+///
+/// Layered: an env that starts from its parent's state holds only what its
+/// own layer wrote (or forgot) over the parent's map, shared, so a chain of
+/// envs that each set a few fields costs a few entries per env, not a copy
+/// of every inherited path. A lookup goes down at most
+/// [`Origins::MAX_DEPTH`] layers: a deeper chain starts a flat copy.
+#[derive(Clone, Debug, Default)]
+pub struct Origins {
+    /// What the layers over `base` wrote (`Some`) or forgot (`None`).
+    own: BTreeMap<FieldPath, Option<Origin>>,
+    base: Option<Arc<Origins>>,
+    /// How many maps `base` stacks (0 for a flat map).
+    depth: u32,
+    /// How many paths have an origin.
+    len: usize,
+}
+
+impl Origins {
+    /// The most maps stacked under one [`Origins`].
+    pub const MAX_DEPTH: u32 = 8;
+
+    /// An empty map over `base`: what a child env starts from. Flattened
+    /// (one copy) when `base` is already [`Self::MAX_DEPTH`] deep.
+    pub(crate) fn over(base: &Arc<Origins>) -> Origins {
+        if base.depth >= Self::MAX_DEPTH {
+            return Origins {
+                own: base
+                    .flatten()
+                    .into_iter()
+                    .map(|(k, o)| (k, Some(o)))
+                    .collect(),
+                base: None,
+                depth: 0,
+                len: base.len,
+            };
+        }
+        Origins {
+            own: BTreeMap::new(),
+            base: Some(base.clone()),
+            depth: base.depth + 1,
+            len: base.len,
+        }
+    }
+
+    /// The origin of exactly `path`.
+    pub fn get(&self, path: &FieldPath) -> Option<&Origin> {
+        match self.own.get(path) {
+            Some(o) => o.as_ref(),
+            None => self.base.as_ref().and_then(|b| b.get(path)),
+        }
+    }
+
+    /// How many paths have an origin.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when no path has an origin.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Sets the origin of `path`.
+    pub(crate) fn insert(&mut self, path: FieldPath, origin: Origin) {
+        if self.get(&path).is_none() {
+            self.len += 1;
+        }
+        self.own.insert(path, Some(origin));
+    }
+
+    /// Drops the origin of `path`.
+    pub(crate) fn remove(&mut self, path: &FieldPath) {
+        if self.get(path).is_none() {
+            return;
+        }
+        self.len -= 1;
+        if self.base.as_ref().is_some_and(|b| b.get(path).is_some()) {
+            self.own.insert(path.clone(), None);
+        } else {
+            self.own.remove(path);
+        }
+    }
+
+    /// The paths strictly below `key` that have an origin, in order.
+    pub fn paths_below(&self, key: &FieldPath) -> Vec<FieldPath> {
+        use std::ops::Bound;
+        let mut out: std::collections::BTreeSet<FieldPath> = match &self.base {
+            Some(b) => b.paths_below(key).into_iter().collect(),
+            None => Default::default(),
+        };
+        // The paths below `key` sort right after it ([`FieldPath`]'s order).
+        for (k, o) in self
+            .own
+            .range((Bound::Excluded(key), Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(key))
+        {
+            if o.is_some() {
+                out.insert(k.clone());
+            } else {
+                out.remove(k);
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    /// Every path with its origin, in [`FieldPath`] order (a path's
+    /// children right after it), as one flat map.
+    pub fn flatten(&self) -> BTreeMap<FieldPath, Origin> {
+        let mut out = match &self.base {
+            Some(b) => b.flatten(),
+            None => BTreeMap::new(),
+        };
+        for (k, o) in &self.own {
+            match o {
+                Some(o) => {
+                    out.insert(k.clone(), o.clone());
+                }
+                None => {
+                    out.remove(k);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl PartialEq for Origins {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.flatten() == other.flatten()
+    }
+}
 
 /// An env after inheritance: the record, the provenance of every written
 /// path, and the normalized IR (`None` if normalization reported errors).
@@ -537,6 +666,66 @@ pub(crate) struct Applied {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn origin(layer: &str, position: usize) -> Origin {
+        Origin {
+            layer: Arc::from(layer),
+            position,
+            module: ModuleId(0),
+            span: Span::new(position, position + 1),
+            replaced: None,
+        }
+    }
+
+    /// A layered map answers as the flat map of the same writes would,
+    /// through every depth (including past `MAX_DEPTH`, where a layer
+    /// starts a flat copy).
+    #[test]
+    fn layered_origins_answer_as_one_flat_map() {
+        let p = |s: &str| FieldPath::parse(s);
+        let mut flat: BTreeMap<FieldPath, Origin> = BTreeMap::new();
+        let mut layered = Arc::new(Origins::default());
+        for depth in 0..(3 * Origins::MAX_DEPTH as usize) {
+            let mut o = Origins::over(&layered);
+            let name = format!("e{depth}");
+            // Each layer writes one new path and rewrites an inherited one,
+            // and every third layer forgets a record's paths below it.
+            let own = p(&format!("vars.V{depth}"));
+            o.insert(own.clone(), origin(&name, depth));
+            flat.insert(own, origin(&name, depth));
+            o.insert(p("description"), origin(&name, depth));
+            flat.insert(p("description"), origin(&name, depth));
+            if depth % 3 == 2 {
+                let below = o.paths_below(&p("vars"));
+                let want: Vec<FieldPath> = flat
+                    .keys()
+                    .filter(|k| k.starts_with(&p("vars")) && **k != p("vars"))
+                    .cloned()
+                    .collect();
+                assert_eq!(below, want, "depth {depth}");
+                for k in below {
+                    o.remove(&k);
+                    flat.remove(&k);
+                }
+                o.remove(&p("not.there"));
+            }
+            assert_eq!(o.len(), flat.len(), "depth {depth}");
+            assert_eq!(o.flatten(), flat, "depth {depth}");
+            for k in flat.keys() {
+                assert_eq!(o.get(k), flat.get(k), "depth {depth}: {}", k.render());
+            }
+            assert!(o.depth <= Origins::MAX_DEPTH);
+            layered = Arc::new(o);
+        }
+        // Equality is by content, whatever the layering.
+        let mut one = Origins::default();
+        for (k, v) in &flat {
+            one.insert(k.clone(), v.clone());
+        }
+        assert_eq!(*layered, one);
+        one.insert(p("description"), origin("other", 99));
+        assert_ne!(*layered, one);
+    }
 
     #[test]
     fn values_in_messages_are_clipped() {

@@ -28,7 +28,7 @@ impl Builder {
             layer_name: Arc::from(""),
             layer_module: ModuleId(0),
             writes: BTreeMap::new(),
-            origins: BTreeMap::new(),
+            origins: Origins::default(),
         }
     }
 
@@ -41,7 +41,7 @@ impl Builder {
             layer_name: Arc::from(""),
             layer_module: ModuleId(0),
             writes: a.writes.clone(),
-            origins: (*a.origins).clone(),
+            origins: Origins::over(&a.origins),
         }
     }
 
@@ -117,18 +117,12 @@ impl Builder {
             span,
             replaced: None,
         };
-        match self.origins.entry(key) {
-            std::collections::btree_map::Entry::Occupied(mut o) => {
-                let prev = o.get();
-                if prev.position != w.position {
-                    w.replaced = Some(prev.layer.clone());
-                }
-                o.insert(w);
-            }
-            std::collections::btree_map::Entry::Vacant(v) => {
-                v.insert(w);
+        if let Some(prev) = self.origins.get(&key) {
+            if prev.position != w.position {
+                w.replaced = Some(prev.layer.clone());
             }
         }
+        self.origins.insert(key, w);
     }
 
     /// Drops the provenance of `key` and of every path below it.
@@ -142,15 +136,7 @@ impl Builder {
 
     /// Drops the provenance of every path below `key`.
     pub(super) fn forget_below(&mut self, key: &FieldPath) {
-        use std::ops::Bound;
-        // The paths below `key` sort right after it ([`FieldPath`]'s order).
-        let stale: Vec<FieldPath> = self
-            .origins
-            .range((Bound::Excluded(key), Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(key))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in stale {
+        for k in self.origins.paths_below(key) {
             self.origins.remove(&k);
         }
     }
