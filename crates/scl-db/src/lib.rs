@@ -1173,7 +1173,17 @@ fn absolute(cwd: &Path, p: &Path) -> PathBuf {
     normalize_path(&p)
 }
 
+/// How a file is named in diagnostics: relative to the workspace root
+/// (`/` as the separator), `std/NAME.env.scl` for the stdlib, else its
+/// absolute path. A query: every module's diagnostics, outline and
+/// import checks ask for it, and stripping a path prefix walks its
+/// components.
 fn display_path(db: &dyn Db, file: SourceFile) -> Arc<str> {
+    display_path_of(db, file).clone()
+}
+
+#[salsa::tracked(returns(ref))]
+fn display_path_of(db: &dyn Db, file: SourceFile) -> Arc<str> {
     let p = file.path(db);
     let root = db.workspace().root(db);
     if let Some(s) = p.to_str().filter(|s| s.starts_with(STD_PREFIX)) {

@@ -21,7 +21,7 @@ pub fn typed_module(db: &dyn Db, file: SourceFile) -> Arc<Typed> {
         &parsed.module,
         &StaticInputs {
             text,
-            imports: &DbImports { db, file },
+            imports: &DbImports::new(db, file),
             known_modules: known_modules(),
         },
     );
@@ -66,7 +66,7 @@ pub fn module_types(db: &dyn Db, file: SourceFile) -> Arc<ModuleTypes> {
         &module,
         &scl_sema::typeck::Context {
             text: "",
-            imports: &DbImports { db, file },
+            imports: &DbImports::new(db, file),
         },
     );
     let mut sig = typed.signatures;
@@ -86,6 +86,18 @@ fn types_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<ModuleTyp
 struct DbImports<'a> {
     db: &'a dyn Db,
     file: SourceFile,
+    /// `import_cycle(file)`, fetched once (a module may import 1,000).
+    cycle: OnceLock<Arc<Vec<SourceFile>>>,
+}
+
+impl<'a> DbImports<'a> {
+    fn new(db: &'a dyn Db, file: SourceFile) -> DbImports<'a> {
+        DbImports {
+            db,
+            file,
+            cycle: OnceLock::new(),
+        }
+    }
 }
 
 impl ImportTypes for DbImports<'_> {
@@ -93,7 +105,10 @@ impl ImportTypes for DbImports<'_> {
         let target = (*crate::import_targets(self.db, self.file).get(decl)?)?;
         // A module on an import cycle with this one: its types are unknown
         // here (see `import_cycle`; the cycle is reported by the check).
-        if crate::import_cycle(self.db, self.file).contains(&target) {
+        let cycle = self
+            .cycle
+            .get_or_init(|| crate::import_cycle(self.db, self.file).clone());
+        if cycle.contains(&target) {
             return None;
         }
         let t = module_types(self.db, target).clone();

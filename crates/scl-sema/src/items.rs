@@ -4,8 +4,8 @@
 //! a body, blank lines) leaves it equal and re-runs nothing that reads it.
 
 use crate::eval::evaluation_order;
+use rustc_hash::FxHashMap as HashMap;
 use scl_syntax::ast::{self, Decl};
-use std::collections::HashMap;
 
 /// What a declaration is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -53,8 +53,8 @@ pub struct Items {
 impl Items {
     /// The outline of a parsed module.
     pub fn of(module: &ast::Module) -> Items {
-        let mut index = HashMap::new();
-        let mut seen: HashMap<&str, u32> = HashMap::new();
+        let mut index = HashMap::default();
+        let mut seen: HashMap<&str, u32> = HashMap::default();
         let mut items = Vec::with_capacity(module.decls.len());
         let recovered_at = module.recovered_ranges();
         for (i, d) in module.decls.iter().enumerate() {

@@ -12,11 +12,12 @@ use crate::schema::{self, path, FieldDefault};
 use crate::ty::{RecordTy, Ty};
 use crate::validate;
 use crate::value::*;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use scl_diag::{Diagnostic, Span};
 use scl_ir::FieldPath;
 use scl_ir::*;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// How two elements of a set-like list compare: as written. Borrowed from
@@ -41,7 +42,7 @@ fn dedup_key(v: &Value) -> DedupKey<'_> {
 
 /// The list `l` without repeated elements (first kept), or `None` if it has none.
 fn dedup_list(l: &[Value]) -> Option<Vec<Value>> {
-    let mut seen = HashSet::with_capacity(l.len());
+    let mut seen = HashSet::with_capacity_and_hasher(l.len(), Default::default());
     let keys: Vec<bool> = l.iter().map(|v| seen.insert(dedup_key(v))).collect();
     if keys.iter().all(|k| *k) {
         return None;
@@ -163,7 +164,7 @@ fn carried(r: &Record) -> Carried {
     }
     // A URL pip drops and reads again later is in its final list.
     c.dropped.retain(|(_, _, u)| !extras.contains(u));
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::default();
     c.dropped.retain(|(_, _, u)| seen.insert(u.clone()));
     c
 }
@@ -751,7 +752,7 @@ pub(crate) fn normalize(
                 mode,
             });
         }
-        let mut names: HashSet<&str> = HashSet::new();
+        let mut names: HashSet<&str> = HashSet::default();
         let mut mounts: BTreeMap<String, &str> = BTreeMap::new();
         for v in &spec.volumes {
             if !names.insert(&v.name) {

@@ -6,9 +6,10 @@
 use crate::builtins;
 use crate::ty::Ty;
 use crate::typeck;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use scl_diag::{Diagnostic, Suggestions};
 use scl_syntax::ast::*;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Checks one module's syntax tree; the diagnostics' files are left empty.
@@ -64,7 +65,7 @@ pub fn check_module_with(module: &Module, inputs: &StaticInputs) -> typeck::Type
 
 fn names(module: &Module, known_modules: &[KnownModule]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let mut first: HashMap<&str, &Ident> = HashMap::new();
+    let mut first: HashMap<&str, &Ident> = HashMap::default();
     for d in &module.decls {
         let n = d.name();
         if let Some(prev) = first.get(n.name.as_str()) {
@@ -175,7 +176,7 @@ fn names(module: &Module, known_modules: &[KnownModule]) -> Vec<Diagnostic> {
             _ => None,
         })
         .collect();
-    let mut state: HashMap<usize, u8> = HashMap::new(); // 1 = on stack, 2 = done
+    let mut state: HashMap<usize, u8> = HashMap::default(); // 1 = on stack, 2 = done
     let mut reported = false;
     for &start in calls.keys() {
         let mut stack = vec![start];

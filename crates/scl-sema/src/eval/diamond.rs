@@ -17,7 +17,7 @@ pub(super) struct Ancestry<'a> {
 
 impl<'a> Ancestry<'a> {
     pub(super) fn new(layers: &'a [Arc<Layer>]) -> Ancestry<'a> {
-        let mut index: HashMap<_, Vec<usize>> = HashMap::new();
+        let mut index: HashMap<_, Vec<usize>> = HashMap::default();
         for (i, l) in layers.iter().enumerate() {
             index
                 .entry((l.id.module, l.id.decl, l.id.span.start, l.id.span.end))
@@ -27,7 +27,7 @@ impl<'a> Ancestry<'a> {
         Ancestry {
             layers,
             index,
-            sets: RefCell::new(HashMap::new()),
+            sets: RefCell::new(HashMap::default()),
         }
     }
 

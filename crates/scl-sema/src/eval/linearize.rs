@@ -19,7 +19,7 @@ pub(super) fn linearize(parents: &[Arc<EnvValue>]) -> (Lin, bool) {
     // arguments (two instances of one template).
     type Key = (ModuleId, Option<usize>, u32, u32);
     let key = |l: &Layer| -> Key { (l.id.module, l.id.decl, l.id.span.start, l.id.span.end) };
-    let mut seen: HashMap<Key, Vec<Arc<Layer>>> = HashMap::new();
+    let mut seen: HashMap<Key, Vec<Arc<Layer>>> = HashMap::default();
     for l in first.layers.to_vec() {
         seen.entry(key(&l)).or_default().push(l);
     }

@@ -18,11 +18,12 @@ use crate::normalize;
 use crate::ty::{EnumDef, RecordTy, Ty};
 use crate::value::*;
 use crate::{Host, ModuleId, ModuleValues};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use scl_diag::{did_you_mean, Diagnostic, Span};
 use scl_ir::{path::Seg, FieldPath};
 use scl_syntax::ast::{self, AssignOp, BinaryOp, Decl, ExprKind, ItemKind, UnaryOp};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod apply;
@@ -114,7 +115,7 @@ impl<'h> Evaluator<'h> {
             slots: RefCell::default(),
             diags: RefCell::new(Vec::new()),
             env_stack: RefCell::new(Vec::new()),
-            finals: RefCell::new(HashMap::new()),
+            finals: RefCell::new(HashMap::default()),
             depth: Cell::new(0),
             calls: RefCell::new(Vec::new()),
             finalizing: RefCell::new(Vec::new()),
@@ -246,7 +247,7 @@ impl<'h> Evaluator<'h> {
     /// once.
     fn take_diagnostics(self) -> Vec<Diagnostic> {
         let file = self.host.display_path(self.root);
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         self.diags
             .into_inner()
             .into_iter()

@@ -191,7 +191,7 @@ pub fn assemble_module(
             None => out.failed.push(x.name.clone()),
         }
     }
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     out.diagnostics = diags
         .into_iter()
         .filter(|d| seen.insert((d.code, d.at.clone(), d.message.clone())))

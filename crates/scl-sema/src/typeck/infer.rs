@@ -6,9 +6,9 @@ use super::messages::{a_type, mismatch, quoted};
 use super::types::{fits, join, ModuleTypes, Type};
 use super::Context;
 use crate::ty::{EnumDef, Ty};
+use rustc_hash::FxHashMap as HashMap;
 use scl_diag::{did_you_mean, Diagnostic, Span, Suggestions};
 use scl_syntax::ast::*;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The fields of a plain record type.
@@ -37,7 +37,7 @@ pub(super) struct Checker<'a> {
 
 impl<'a> Checker<'a> {
     pub fn new(module: &'a Module, cx: &'a Context<'a>) -> Self {
-        let mut index = HashMap::new();
+        let mut index = HashMap::default();
         for (i, d) in module.decls.iter().enumerate() {
             index.entry(d.name().name.as_str()).or_insert(i);
         }
@@ -51,7 +51,7 @@ impl<'a> Checker<'a> {
             out: Vec::new(),
             table: Vec::new(),
             suggestions: Suggestions::default(),
-            as_map: HashMap::new(),
+            as_map: HashMap::default(),
         }
     }
 

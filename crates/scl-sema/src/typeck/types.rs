@@ -221,8 +221,8 @@ pub fn join(a: &Type, b: &Type) -> Option<Type> {
 /// new types while it runs), so no address is reused while the memo lives.
 #[derive(Default)]
 struct Memo {
-    fits: std::collections::HashMap<(usize, usize), bool>,
-    join: std::collections::HashMap<(usize, usize), Option<Type>>,
+    fits: rustc_hash::FxHashMap<(usize, usize), bool>,
+    join: rustc_hash::FxHashMap<(usize, usize), Option<Type>>,
     keep: Vec<Type>,
 }
 
