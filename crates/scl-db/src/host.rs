@@ -94,6 +94,35 @@ pub(crate) fn is_std(p: &Path) -> bool {
     p.to_str().is_some_and(|s| s.starts_with(STD_PREFIX))
 }
 
+/// How many services one [`ServiceGroup`] holds.
+const SERVICE_GROUP: usize = 32;
+
+/// Consecutive services (module, env name) of an env that holds them by
+/// reference: the key of [`service_group_envs`].
+#[salsa::interned(debug)]
+struct ServiceGroup<'db> {
+    #[returns(ref)]
+    envs: Vec<(SourceFile, Arc<str>)>,
+}
+
+/// The completed final value of each env of `group`, from its module's
+/// values ([`crate::module_values`]): an env holding 1,000 services depends
+/// on 32 of these instead of 1,000 modules, so after an edit of one
+/// service salsa verifies a few dozen results and re-reads one group.
+#[salsa::tracked(returns(ref))]
+fn service_group_envs<'db>(
+    db: &'db dyn Db,
+    group: ServiceGroup<'db>,
+) -> Arc<Vec<Option<Arc<scl_sema::FinalEnv>>>> {
+    Arc::new(
+        group
+            .envs(db)
+            .iter()
+            .map(|(f, name)| crate::module_values(db, *f).final_env(name).cloned())
+            .collect(),
+    )
+}
+
 /// A path written in a module (an import's, a `file()`'s): the key of
 /// [`resolved_local`].
 #[salsa::interned(debug)]
@@ -207,6 +236,23 @@ impl scl_sema::Host for DbHost<'_> {
         crate::module_values(self.db, self.file(m))
             .final_env(name)
             .cloned()
+    }
+    fn completed_envs(
+        &self,
+        envs: &[(ModuleId, Arc<str>)],
+    ) -> Vec<Option<Arc<scl_sema::FinalEnv>>> {
+        let mut out = Vec::with_capacity(envs.len());
+        for chunk in envs.chunks(SERVICE_GROUP) {
+            let group = ServiceGroup::new(
+                self.db,
+                chunk
+                    .iter()
+                    .map(|(m, n)| (self.file(*m), n.clone()))
+                    .collect::<Vec<_>>(),
+            );
+            out.extend(service_group_envs(self.db, group).iter().cloned());
+        }
+        out
     }
     fn own_decl_value(&self, m: ModuleId, decl: usize, clean: bool) -> Option<Value> {
         if !clean {

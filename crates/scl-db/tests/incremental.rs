@@ -245,6 +245,13 @@ fn one_service_module_edit_reevaluates_that_service_only() {
         .collect();
     assert!(assembled.contains(&top), "{}", few(&all_evals));
     assert!(assembled.len() <= 2, "{}", few(&all_evals));
+    // `all` reads its services in groups of 32 (one query per group): only
+    // the edited service's group is read again.
+    let groups = run
+        .iter()
+        .filter(|e| e.query == "service_group_envs")
+        .count();
+    assert_eq!(groups, 1, "{}", few(&run.iter().collect::<Vec<_>>()));
     let all = scl_db::module_values(&ws.db, ws.top)
         .final_env("all")
         .and_then(|f| f.spec.clone())

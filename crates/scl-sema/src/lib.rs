@@ -105,6 +105,16 @@ pub trait Host {
     /// held by reference complete), memoized per module; `None` when it
     /// failed or is no env.
     fn completed_env(&self, m: ModuleId, name: &str) -> Option<Arc<FinalEnv>>;
+    /// [`Host::completed_env`] of each of `envs` (module, env name), in
+    /// order: what an env holding many services by reference reads. A host
+    /// may answer in batches (the database: one memoized query per group
+    /// of services, so that an env with 1,000 services depends on a few
+    /// dozen results, not on 1,000 modules).
+    fn completed_envs(&self, envs: &[(ModuleId, Arc<str>)]) -> Vec<Option<Arc<FinalEnv>>> {
+        envs.iter()
+            .map(|(m, n)| self.completed_env(*m, n))
+            .collect()
+    }
     /// [`Host::decl_value`] of a declaration the caller knows is not an
     /// import and is clean ([`Items::clean`]) when `clean`: the same value,
     /// without looking the declaration up in the outline again (a

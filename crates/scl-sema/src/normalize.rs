@@ -335,9 +335,10 @@ pub(crate) trait Sink {
     /// `f` with the services it holds by reference added to its IR
     /// (`Evaluator::complete`).
     fn complete(&self, f: &Arc<FinalEnv>) -> R<Arc<FinalEnv>>;
-    /// The complete final value of the env `r` names, as its module's
-    /// values hold it (`Host::completed_env`); `None` when it failed.
-    fn completed_env(&self, r: &crate::value::EnvRef) -> Option<Arc<FinalEnv>>;
+    /// The complete final value of each env `refs` name, as their modules'
+    /// values hold them (`Host::completed_envs`), in order; `None` for one
+    /// that failed.
+    fn completed_envs(&self, refs: &[&crate::value::EnvRef]) -> Vec<Option<Arc<FinalEnv>>>;
     /// The display path of a module, for a label in another file.
     fn display_path(&self, m: crate::ModuleId) -> Arc<str>;
 }
@@ -397,8 +398,9 @@ pub(crate) fn pending_specs(
 ) -> (Vec<(String, Arc<EnvSpec>)>, bool) {
     let mut failed = false;
     let mut out = Vec::with_capacity(pending.len());
-    for (name, r) in pending {
-        match ev.completed_env(r).and_then(|f| f.spec.clone()) {
+    let refs: Vec<&crate::value::EnvRef> = pending.iter().map(|(_, r)| &**r).collect();
+    for ((name, _), f) in pending.iter().zip(ev.completed_envs(&refs)) {
+        match f.and_then(|f| f.spec.clone()) {
             Some(sp) => out.push((name.clone(), sp)),
             None => failed = true,
         }

@@ -340,8 +340,10 @@ impl normalize::Sink for Evaluator<'_> {
     fn complete(&self, f: &Arc<FinalEnv>) -> R<Arc<FinalEnv>> {
         Evaluator::complete(self, f)
     }
-    fn completed_env(&self, r: &EnvRef) -> Option<Arc<FinalEnv>> {
-        Evaluator::completed_env(self, r)
+    fn completed_envs(&self, refs: &[&EnvRef]) -> Vec<Option<Arc<FinalEnv>>> {
+        let envs: Vec<(ModuleId, Arc<str>)> =
+            refs.iter().map(|r| (r.module, r.name.clone())).collect();
+        self.host.completed_envs(&envs)
     }
     fn display_path(&self, m: ModuleId) -> Arc<str> {
         self.host.display_path(m)
