@@ -981,43 +981,100 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk
             continue;
         };
         *next += 1;
-        let (Some(t), span) = (*target, imps.spans[decl]) else {
+        let Some(t) = *target else {
             continue;
         };
-        if let Some(&pos) = on_path.get(&t) {
-            // One cycle, one diagnostic, whichever module the walk
-            // started from: the chain starts at the module with the
-            // smallest display path and is reported at the import that
-            // leads back to it. Member i imports member i + 1 through
-            // the import the walk followed (`next - 1`); the last one,
-            // `f`, through `decl`.
-            let members: Vec<(Arc<str>, SourceFile, scl_diag::Span)> = path[pos..]
-                .iter()
-                .map(|(m, imps, next)| {
-                    let via = if *m == f { span } else { imps.spans[*next - 1] };
-                    (display_path(db, *m), *m, via)
-                })
-                .collect();
-            let n = members.len();
-            let j = (0..n).min_by_key(|&i| &members[i].0).unwrap_or(0);
-            let mut chain: Vec<String> =
-                (0..n).map(|i| members[(j + i) % n].0.to_string()).collect();
-            chain.push(members[j].0.to_string());
-            let (from, _, at) = &members[(j + n - 1) % n];
-            walk.cycles.push(
-                Diagnostic::error("E0103", *at, format!("import cycle: {}", chain.join(" → ")))
-                    .in_file(from)
-                    .with_help(if n == 1 {
-                        "a module cannot import itself: remove this import and name its declarations directly"
-                    } else {
-                        "move what both modules need into a third module that both import"
-                    }),
-            );
+        if on_path.contains_key(&t) {
+            // An import that closes a cycle: reported below, once per
+            // strongly connected component.
             continue;
         }
         enter(t, &mut path, &mut on_path, &mut walk);
     }
+    walk.cycles = cycle_diagnostics(db, &walk.order);
+
     walk
+}
+
+/// One `E0103` for each strongly connected component of the import graph
+/// among `files` ([`import_cycle`]), whichever file the walk started from:
+/// the shortest cycle through the member with the smallest display path,
+/// reported at the import that leads back to it, with the other members
+/// named when the component holds more than that cycle.
+fn cycle_diagnostics(db: &dyn Db, files: &[SourceFile]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut done: HashSet<SourceFile> = HashSet::default();
+    for &f in files {
+        if done.contains(&f) {
+            continue;
+        }
+        let members = import_cycle(db, f);
+        if members.is_empty() {
+            continue;
+        }
+        done.extend(members.iter().copied());
+        let in_scc: HashSet<SourceFile> = members.iter().copied().collect();
+        let first = *members
+            .iter()
+            .min_by_key(|m| display_path(db, **m))
+            .expect("a component has a member");
+        // Breadth-first from `first` inside the component, imports in
+        // declaration order: the first import found that leads back to
+        // `first` closes a shortest cycle.
+        let mut parent: HashMap<SourceFile, SourceFile> = HashMap::default();
+        let mut queue = std::collections::VecDeque::from([first]);
+        let mut closing: Option<(SourceFile, scl_diag::Span)> = None;
+        'bfs: while let Some(m) = queue.pop_front() {
+            let imps = imports(db, m);
+            for (decl, t) in imps.targets.iter().enumerate() {
+                let Some(t) = *t else { continue };
+                if t == first {
+                    closing = Some((m, imps.spans[decl]));
+                    break 'bfs;
+                }
+                if in_scc.contains(&t) && t != m && !parent.contains_key(&t) {
+                    parent.insert(t, m);
+                    queue.push_back(t);
+                }
+            }
+        }
+        let Some((last, at)) = closing else { continue };
+        let mut chain = vec![last];
+        while let Some(&p) = chain.last().and_then(|c| parent.get(c)) {
+            chain.push(p);
+        }
+        chain.reverse();
+        // `chain` runs from `first` to `last`; the cycle closes at `first`.
+        if chain.first() != Some(&first) {
+            chain.insert(0, first);
+        }
+        let names: Vec<String> = chain
+            .iter()
+            .chain([&first])
+            .map(|m| display_path(db, *m).to_string())
+            .collect();
+        let mut d = Diagnostic::error("E0103", at, format!("import cycle: {}", names.join(" → ")))
+            .in_file(&display_path(db, last))
+            .with_help(if chain.len() == 1 {
+                "a module cannot import itself: remove this import and name its declarations directly"
+            } else {
+                "move what both modules need into a third module that both import"
+            });
+        if members.len() > chain.len() {
+            let mut all: Vec<String> = members
+                .iter()
+                .map(|m| display_path(db, *m).to_string())
+                .collect();
+            all.sort();
+            d = d.with_note(format!(
+                "{} modules import each other, directly or not: {}",
+                all.len(),
+                all.join(", ")
+            ));
+        }
+        out.push(d);
+    }
+    out
 }
 
 /// The most diagnostics [`Database::check`] reports for one file: the

@@ -217,3 +217,67 @@ fn every_position_of_real_files_answers_without_a_panic() {
         }
     })
 }
+
+/// `replaced` names the env whose value a write replaced, for every way
+/// the two writes can meet: the same path, a path below a record the
+/// parent wrote whole, a record written whole over paths the parent set
+/// below it, a map merged with `+=`; and nothing when the write adds a
+/// value the parent did not have, or the env rewrites its own value.
+#[test]
+fn provenance_names_what_each_write_replaced() {
+    scl_ide::with_compiler_stack(|| {
+        let sys = MemorySystem::new();
+        sys.write(
+            "/ws/main.env.scl",
+            r#"env a {
+  base = image("debian:12.5")
+  python = { version = "3.11" }
+  vars = { A = "1" }
+  resources.requests = { cpu = 1 }
+  resources.limits { cpu = 4, memory = 8Gi }
+  labels { k = "r" }
+  workdir = "/a"
+}
+env b extends a {
+  python.version = "3.12"
+  vars { A = "2", NEW = "n" }
+  resources.requests.cpu = 2
+  resources.limits = { cpu = 3 }
+  labels += { k = "s" }
+  workdir = "/b"
+  description = "new"
+}
+env c extends b {
+  python = { version = "3.13" }
+}
+"#,
+        );
+        let h = host(&sys);
+        let a = h.analysis();
+        let f = a.file(Path::new("main.env.scl"));
+        assert_eq!(a.check(&[f]), vec![]);
+        let prov = a.provenance(f, "b").unwrap();
+        let got = |p: &str| {
+            let e = &prov[p];
+            (e.env.as_str(), e.replaced.as_deref())
+        };
+        assert_eq!(got("python.version"), ("b", Some("a")));
+        assert_eq!(got("vars.A"), ("b", Some("a")));
+        assert_eq!(got("resources.requests.cpu"), ("b", Some("a")));
+        assert_eq!(got("resources.limits"), ("b", Some("a")));
+        assert_eq!(got("labels.k"), ("b", Some("a")));
+        assert_eq!(got("workdir"), ("b", Some("a")));
+        // New values replace nothing.
+        assert_eq!(got("vars.NEW"), ("b", None));
+        assert_eq!(got("description"), ("b", None));
+        // A record written whole forgets what the parent set below it.
+        assert!(!prov.contains_key("resources.limits.memory"), "{prov:?}");
+        assert_eq!(got("base"), ("a", None));
+        // A record written whole over a path a child of its writer set:
+        // the last env that wrote below it.
+        let prov = a.provenance(f, "c").unwrap();
+        assert_eq!(prov["python"].env, "c");
+        assert_eq!(prov["python"].replaced.as_deref(), Some("b"));
+        assert!(!prov.contains_key("python.version"), "{prov:?}");
+    })
+}

@@ -94,10 +94,18 @@ impl Builder {
         Builder::slot(&mut self.record, path.segments());
     }
 
-    pub(super) fn note_write(&mut self, key: FieldPath, value: &Value, span: Span) {
+    /// Records that the current layer wrote `value` at `key`; `existed`
+    /// says whether the record held a value there before (what the write
+    /// replaced).
+    pub(super) fn note_write(&mut self, key: FieldPath, value: &Value, span: Span, existed: bool) {
         if !self.track {
             return;
         }
+        let replaced = if existed {
+            self.previous_writer(&key, matches!(value, Value::Record(_)))
+        } else {
+            None
+        };
         // A record written whole replaces what was recorded below it (only a
         // record can have paths below it).
         if matches!(value, Value::Record(_)) {
@@ -110,19 +118,49 @@ impl Builder {
                 span,
             });
         }
-        let mut w = Origin {
+        let w = Origin {
             position: self.layer,
             layer: self.layer_name.clone(),
             module: self.layer_module,
             span,
-            replaced: None,
+            replaced,
         };
-        if let Some(prev) = self.origins.get(&key) {
-            if prev.position != w.position {
-                w.replaced = Some(prev.layer.clone());
+        self.origins.insert(key, w);
+    }
+
+    /// The other layer whose value at `key` a write replaces: for a record
+    /// written whole, the last one that wrote it or a path below it; else
+    /// the one that wrote `key` itself; else the one that wrote the nearest
+    /// enclosing record whole (`python = {…}`, then `python.version = …`).
+    /// `None` when the current layer wrote it last.
+    fn previous_writer(&self, key: &FieldPath, record: bool) -> Option<Arc<str>> {
+        let other = |o: &Origin| (o.position != self.layer).then(|| o.layer.clone());
+        if record {
+            // The value held parts written by several layers: the last one.
+            let below = self.origins.paths_below(key);
+            let last = self
+                .origins
+                .get(key)
+                .into_iter()
+                .chain(below.iter().filter_map(|k| self.origins.get(k)))
+                .filter(|o| o.position != self.layer)
+                .max_by_key(|o| o.position)
+                .map(|o| o.layer.clone());
+            if last.is_some() {
+                return last;
             }
         }
-        self.origins.insert(key, w);
+        if let Some(o) = self.origins.get(key) {
+            return other(o);
+        }
+        let mut p = key.parent();
+        while let Some(q) = p.filter(|q| !q.is_empty()) {
+            if let Some(o) = self.origins.get(&q) {
+                return other(o);
+            }
+            p = q.parent();
+        }
+        None
     }
 
     /// Drops the provenance of `key` and of every path below it.
@@ -174,8 +212,9 @@ impl Builder {
             || (matches!(ty, Ty::Any) && matches!(v, Value::Record(_)) && op == AssignOp::Append);
         match op {
             AssignOp::Set => {
-                Builder::slot(&mut self.record, parent).insert(last.to_string(), v.clone());
-                self.note_write(key, &v, span);
+                let old =
+                    Builder::slot(&mut self.record, parent).insert(last.to_string(), v.clone());
+                self.note_write(key, &v, span, old.is_some());
             }
             AssignOp::Append => {
                 let rec = Builder::slot(&mut self.record, parent);
@@ -197,14 +236,14 @@ impl Builder {
                         };
                         let mut writes = Vec::new();
                         for (k, x) in new.iter() {
-                            merged.insert(k.clone(), x.clone());
+                            let old = merged.insert(k.clone(), x.clone());
                             if k != TYPE_KEY {
-                                writes.push((key.key(k), x.clone()));
+                                writes.push((key.key(k), x.clone(), old.is_some()));
                             }
                         }
                         rec.insert(last.to_string(), Value::Record(Arc::new(merged)));
-                        for (k, x) in writes {
-                            self.note_write(k, &x, span);
+                        for (k, x, existed) in writes {
+                            self.note_write(k, &x, span, existed);
                         }
                     }
                     (_, v) => {
