@@ -169,6 +169,32 @@ impl AnalysisHost {
         diags
     }
 
+    /// Whether the `--set` flag `flag` is addressed to `root`: `NAME=VALUE`
+    /// when `root` declares a parameter `NAME`, `ALIAS.NAME=VALUE` when it
+    /// imports a module as `ALIAS`. A malformed flag (no `=`) is addressed
+    /// to every file, so that it is reported. `sclc check` over several
+    /// files gives each file the flags addressed to it.
+    pub fn accepts_override(&self, root: FileId, flag: &str) -> bool {
+        let Some(f) = self.db.file_of_id(root) else {
+            return false;
+        };
+        let Some((key, _)) = flag.split_once('=') else {
+            return true;
+        };
+        let key = key.trim();
+        let items = scl_db::items(&self.db, f);
+        match key.split_once('.') {
+            None => items
+                .items
+                .iter()
+                .any(|x| x.kind == scl_sema::DeclKind::Param && *x.name == *key),
+            Some((alias, _)) => items
+                .items
+                .iter()
+                .any(|x| x.kind == scl_sema::DeclKind::Import && *x.name == *alias),
+        }
+    }
+
     /// A snapshot to ask questions of.
     pub fn analysis(&self) -> Analysis {
         Analysis {

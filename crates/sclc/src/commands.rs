@@ -326,14 +326,32 @@ fn check(paths: &[PathBuf], set: &[String], fmt: MessageFormat, stdlib: Option<P
         }
         return i32::from(errors);
     }
-    // With `--set`, every file is a root of its own (the values apply to
-    // it); a diagnostic reached from several of them is still printed once.
-    // Each root may be its own workspace, whose file names are relative to
-    // it: the same problem is the same diagnostic in the same file on disk.
+    // With `--set`, every file is a root of its own, given the flags
+    // addressed to it (a parameter it declares, an alias it imports); a
+    // flag addressed to none of the files is given to the first, so that
+    // its error is reported once. A diagnostic reached from
+    // several roots is printed once. Each root may be its own workspace,
+    // whose file names are relative to it: the same problem is the same
+    // diagnostic in the same file on disk.
+    let accepted: Vec<Vec<bool>> = files
+        .iter()
+        .map(
+            |f| match AnalysisHost::open_root(Arc::new(OsSystem), f, stdlib.clone()) {
+                Ok((host, id)) => set.iter().map(|s| host.accepts_override(id, s)).collect(),
+                Err(_) => vec![true; set.len()],
+            },
+        )
+        .collect();
     let mut printed: std::collections::HashSet<(Option<PathBuf>, Diagnostic)> =
         std::collections::HashSet::new();
-    for f in files {
-        match load(&f, set, stdlib.clone()) {
+    for (i, f) in files.iter().enumerate() {
+        let flags: Vec<String> = set
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| accepted[i][*k] || (i == 0 && accepted.iter().all(|a| !a[*k])))
+            .map(|(_, s)| s.clone())
+            .collect();
+        match load(f, &flags, stdlib.clone()) {
             Ok((_host, a, _, diags)) => {
                 let diags: Vec<Diagnostic> = diags
                     .into_iter()

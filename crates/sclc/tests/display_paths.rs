@@ -96,6 +96,54 @@ fn the_same_error_in_two_workspaces_is_printed_for_each() {
     assert_eq!(files_of(&out), ["a/main.env.scl", "b/main.env.scl"]);
 }
 
+#[test]
+fn check_of_a_folder_gives_each_file_the_set_flags_addressed_to_it() {
+    // A parameter declared by one file and an alias imported by another:
+    // each flag goes to the files that take it, and the files that take
+    // neither (a base module) are checked without them. A flag no file
+    // takes is one error, reported once.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("base.env.scl"),
+        "param torch_ver: String = \"2.3.1\"\nenv base_env {\n  base = image(\"debian:12.5\")\n}\n",
+    );
+    write(
+        &dir.path().join("train.env.scl"),
+        "import \"./base.env.scl\" as common\nparam gpus: Int = 1\nenv train extends common.base_env {\n  description = \"gpus ${gpus}\"\n}\n",
+    );
+    let ok = sclc(
+        dir.path(),
+        &[
+            "check",
+            ".",
+            "--set",
+            "gpus=2",
+            "--set",
+            "common.torch_ver=2.4.0",
+        ],
+    );
+    assert_eq!(ok.status.code(), Some(0), "{ok:?}");
+    assert!(ok.stderr.is_empty(), "{ok:?}");
+    let bad = sclc(
+        dir.path(),
+        &[
+            "check",
+            ".",
+            "--set",
+            "gpus=2",
+            "--set",
+            "nope=1",
+            "--message-format",
+            "json",
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(1), "{bad:?}");
+    let err = String::from_utf8_lossy(&bad.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("\"E0312\"")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("has no parameter `nope`"), "{err}");
+}
+
 #[cfg(unix)]
 #[test]
 fn a_removed_current_folder_is_a_usage_error() {
