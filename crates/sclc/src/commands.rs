@@ -244,8 +244,17 @@ pub(crate) fn render_diagnostics(sources: &dyn SourceCache, diags: &[Diagnostic]
         };
     }
     if fmt == MessageFormat::Human {
-        let e = diags.iter().filter(|d| d.is_error()).count();
-        let w = diags.len() - e;
+        // The per-file cap's notes (E0008, W0005: "and N more … not shown")
+        // are not problems of their own: not counted, but said.
+        let capped = |d: &&Diagnostic| d.code == "E0008" || d.code == "W0005";
+        let shown: Vec<&Diagnostic> = diags.iter().filter(|d| !capped(d)).collect();
+        let more = if shown.len() < diags.len() {
+            ", more not shown"
+        } else {
+            ""
+        };
+        let e = shown.iter().filter(|d| d.is_error()).count();
+        let w = shown.len() - e;
         let plural = |n: usize, s: &str| {
             if n == 1 {
                 format!("{n} {s}")
@@ -254,11 +263,11 @@ pub(crate) fn render_diagnostics(sources: &dyn SourceCache, diags: &[Diagnostic]
             }
         };
         let _ = match (e, w) {
-            (0, w) => writeln!(err, "{} emitted", plural(w, "warning")),
-            (e, 0) => writeln!(err, "{} emitted", plural(e, "error")),
+            (0, w) => writeln!(err, "{} emitted{more}", plural(w, "warning")),
+            (e, 0) => writeln!(err, "{} emitted{more}", plural(e, "error")),
             (e, w) => writeln!(
                 err,
-                "{} and {} emitted",
+                "{} and {} emitted{more}",
                 plural(e, "error"),
                 plural(w, "warning")
             ),

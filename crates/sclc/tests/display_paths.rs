@@ -170,3 +170,24 @@ fn a_removed_current_folder_is_a_usage_error() {
         "{err}"
     );
 }
+
+#[test]
+fn the_summary_counts_the_problems_shown_and_says_when_more_were_left_out() {
+    // 150 errors in one file: 100 shown, then E0008 ("and 50 more …"),
+    // which is not counted as an error of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..150).map(|i| format!("let x{i} = nope{i}\n")).collect();
+    write(&dir.path().join("many.env.scl"), &text);
+    let out = sclc(dir.path(), &["check", "many.env.scl"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("and 50 more errors in this file, not shown"),
+        "{err}"
+    );
+    assert_eq!(
+        err.lines().last(),
+        Some("100 errors emitted, more not shown"),
+        "{err}"
+    );
+}
