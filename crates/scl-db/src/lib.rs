@@ -948,35 +948,33 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk
     // The path from `file` to the module being walked: each module, its
     // imports, and the next import to follow.
     let mut path: Vec<(SourceFile, Arc<Imports>, usize)> = Vec::new();
-    let mut on_path: HashMap<SourceFile, usize> = HashMap::default();
-    let mut enter = |f: SourceFile,
-                     path: &mut Vec<(SourceFile, Arc<Imports>, usize)>,
-                     on_path: &mut HashMap<SourceFile, usize>,
-                     walk: &mut Walk| {
-        if !seen.insert(f) {
-            return;
-        }
-        walk.order.push(f);
-        let imps = imports(db, f).clone();
-        let todo: Vec<SourceFile> = imps
-            .targets
-            .iter()
-            .flatten()
-            .filter(|t| !seen.contains(*t))
-            .copied()
-            .collect();
-        if todo.len() >= PREFETCH_MIN {
-            prefetch(&todo);
-        }
-        on_path.insert(f, path.len());
-        path.push((f, imps, 0));
-    };
-    enter(file, &mut path, &mut on_path, &mut walk);
+    // A module met again (also one on `path`: an import closing a cycle,
+    // reported below once per strongly connected component) is not
+    // entered again.
+    let mut enter =
+        |f: SourceFile, path: &mut Vec<(SourceFile, Arc<Imports>, usize)>, walk: &mut Walk| {
+            if !seen.insert(f) {
+                return;
+            }
+            walk.order.push(f);
+            let imps = imports(db, f).clone();
+            let todo: Vec<SourceFile> = imps
+                .targets
+                .iter()
+                .flatten()
+                .filter(|t| !seen.contains(*t))
+                .copied()
+                .collect();
+            if todo.len() >= PREFETCH_MIN {
+                prefetch(&todo);
+            }
+            path.push((f, imps, 0));
+        };
+    enter(file, &mut path, &mut walk);
     while let Some((f, imps, next)) = path.last_mut() {
         let (f, decl) = (*f, *next);
         let Some(target) = imps.targets.get(decl) else {
             walk.post_order.push(f);
-            on_path.remove(&f);
             path.pop();
             continue;
         };
@@ -984,12 +982,7 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk
         let Some(t) = *target else {
             continue;
         };
-        if on_path.contains_key(&t) {
-            // An import that closes a cycle: reported below, once per
-            // strongly connected component.
-            continue;
-        }
-        enter(t, &mut path, &mut on_path, &mut walk);
+        enter(t, &mut path, &mut walk);
     }
     walk.cycles = cycle_diagnostics(db, &walk.order);
 
@@ -1043,11 +1036,9 @@ fn cycle_diagnostics(db: &dyn Db, files: &[SourceFile]) -> Vec<Diagnostic> {
         while let Some(&p) = chain.last().and_then(|c| parent.get(c)) {
             chain.push(p);
         }
+        // From `first` (the root of the search: no parent) to `last`; the
+        // cycle closes at `first`.
         chain.reverse();
-        // `chain` runs from `first` to `last`; the cycle closes at `first`.
-        if chain.first() != Some(&first) {
-            chain.insert(0, first);
-        }
         let names: Vec<String> = chain
             .iter()
             .chain([&first])
@@ -1422,7 +1413,8 @@ fn reaches_cycle(db: &dyn Db, file: SourceFile) -> (bool, u64) {
         .iter()
         .flatten()
         .fold(false, |any, t| {
-            (*t == file) | reaches_import_cycle(db, *t) | any
+            // A self-import is a cycle; it needs no query of its own.
+            (*t == file || reaches_import_cycle(db, *t)) | any
         });
     (yes, revision_number(db))
 }

@@ -171,28 +171,13 @@ impl AnalysisHost {
 
     /// Whether the `--set` flag `flag` is addressed to `root`: `NAME=VALUE`
     /// when `root` declares a parameter `NAME`, `ALIAS.NAME=VALUE` when it
-    /// imports a module as `ALIAS`. A malformed flag (no `=`) is addressed
-    /// to every file, so that it is reported. `sclc check` over several
-    /// files gives each file the flags addressed to it.
+    /// imports a module as `ALIAS`; a malformed flag is addressed to every
+    /// file, so that it is reported. `sclc check` over several files gives
+    /// each file the flags addressed to it.
     pub fn accepts_override(&self, root: FileId, flag: &str) -> bool {
-        let Some(f) = self.db.file_of_id(root) else {
-            return false;
-        };
-        let Some((key, _)) = flag.split_once('=') else {
-            return true;
-        };
-        let key = key.trim();
-        let items = scl_db::items(&self.db, f);
-        match key.split_once('.') {
-            None => items
-                .items
-                .iter()
-                .any(|x| x.kind == scl_sema::DeclKind::Param && *x.name == *key),
-            Some((alias, _)) => items
-                .items
-                .iter()
-                .any(|x| x.kind == scl_sema::DeclKind::Import && *x.name == *alias),
-        }
+        self.db
+            .file_of_id(root)
+            .is_some_and(|f| overrides::addressed_to(&self.db, f, flag))
     }
 
     /// A snapshot to ask questions of.

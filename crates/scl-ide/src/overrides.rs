@@ -8,6 +8,33 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The declaration index of the import of `root` named `alias`.
+fn import_named(db: &Database, root: SourceFile, alias: &str) -> Option<usize> {
+    scl_db::parse(db, root)
+        .module
+        .decls
+        .iter()
+        .position(|d| matches!(d, scl_syntax::ast::Decl::Import(i) if i.alias.name == alias))
+}
+
+/// Whether the `--set` flag `flag` is addressed to `root`: `NAME=VALUE`
+/// when `root` declares a parameter `NAME`, `ALIAS.NAME=VALUE` when it
+/// imports a module as `ALIAS` (as [`parse`] reads them). A malformed flag
+/// (no `=`) is addressed to every file, so that it is reported.
+pub(crate) fn addressed_to(db: &Database, root: SourceFile, flag: &str) -> bool {
+    let Some((key, _)) = flag.split_once('=') else {
+        return true;
+    };
+    match key.trim().split_once('.') {
+        None => scl_db::parse(db, root)
+            .module
+            .decls
+            .iter()
+            .any(|d| matches!(d, scl_syntax::ast::Decl::Param(p) if p.name.name == key.trim())),
+        Some((alias, _)) => import_named(db, root, alias).is_some(),
+    }
+}
+
 /// Parses `--set` flags into overrides for the root file's modules.
 /// Returns the command-line pseudo-source and the overrides, or diagnostics:
 /// a malformed flag or an unknown alias (E0312), and a parameter set twice
@@ -66,12 +93,8 @@ pub(crate) fn parse(
         let (target, name) = match key.split_once('.') {
             None => (Some(root), key.to_string()),
             Some((alias, name)) => {
-                let parse = scl_db::parse(db, root);
                 let imps = scl_db::imports(db, root);
-                let idx = parse.module.decls.iter().position(
-                    |d| matches!(d, scl_syntax::ast::Decl::Import(i) if i.alias.name == alias),
-                );
-                match idx.and_then(|i| imps.targets[i]) {
+                match import_named(db, root, alias).and_then(|i| imps.targets[i]) {
                     Some(f) => (Some(f), name.to_string()),
                     None => {
                         let mut d = Diagnostic::error(

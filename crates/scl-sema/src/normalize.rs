@@ -351,14 +351,9 @@ pub(crate) fn origin_at(
     span: Span,
     path: &FieldPath,
 ) -> (crate::ModuleId, Span) {
-    let mut p = Some(path.clone());
-    while let Some(q) = p.filter(|q| !q.is_empty()) {
-        if let Some(o) = origins.get(&q) {
-            return (o.module, o.span);
-        }
-        p = q.parent();
-    }
-    (m, span)
+    origins
+        .nearest(path)
+        .map_or((m, span), |o| (o.module, o.span))
 }
 
 /// Reports error `code` at `at(path)` (with `help` unless it is empty) and

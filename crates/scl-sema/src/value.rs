@@ -502,6 +502,19 @@ impl Origins {
         }
     }
 
+    /// The origin of `path` or, when it has none, of the nearest path above
+    /// it (a record written whole): where a value at `path` came from.
+    pub fn nearest(&self, path: &FieldPath) -> Option<&Origin> {
+        let mut p = Some(path.clone());
+        while let Some(q) = p.filter(|q| !q.is_empty()) {
+            if let Some(o) = self.get(&q) {
+                return Some(o);
+            }
+            p = q.parent();
+        }
+        None
+    }
+
     /// How many paths have an origin.
     pub fn len(&self) -> usize {
         self.len

@@ -282,7 +282,19 @@ fn load(
     set: &[String],
     stdlib: Option<PathBuf>,
 ) -> Result<(AnalysisHost, Analysis, FileId, Vec<Diagnostic>), i32> {
-    let (mut host, f) = match AnalysisHost::open_root(Arc::new(OsSystem), file, stdlib) {
+    let opened = AnalysisHost::open_root(Arc::new(OsSystem), file, stdlib);
+    load_opened(file, opened, set)
+}
+
+/// [`load`] of a root file already opened (`AnalysisHost::open_root`): the
+/// usage error when it could not be, else the `--set` flags applied and
+/// the file checked.
+fn load_opened(
+    file: &Path,
+    opened: Result<(AnalysisHost, FileId), OpenError>,
+    set: &[String],
+) -> Result<(AnalysisHost, Analysis, FileId, Vec<Diagnostic>), i32> {
+    let (mut host, f) = match opened {
         Ok(x) => x,
         Err(OpenError::IsDir) => {
             return Err(usage_error(&format!(
@@ -342,25 +354,29 @@ fn check(paths: &[PathBuf], set: &[String], fmt: MessageFormat, stdlib: Option<P
     // several roots is printed once. Each root may be its own workspace,
     // whose file names are relative to it: the same problem is the same
     // diagnostic in the same file on disk.
-    let accepted: Vec<Vec<bool>> = files
+    // Each file is opened once: what it declares and imports says which
+    // flags are addressed to it, then it is checked with them.
+    let opened: Vec<Result<(AnalysisHost, FileId), OpenError>> = files
         .iter()
-        .map(
-            |f| match AnalysisHost::open_root(Arc::new(OsSystem), f, stdlib.clone()) {
-                Ok((host, id)) => set.iter().map(|s| host.accepts_override(id, s)).collect(),
-                Err(_) => vec![true; set.len()],
-            },
-        )
+        .map(|f| AnalysisHost::open_root(Arc::new(OsSystem), f, stdlib.clone()))
+        .collect();
+    let accepted: Vec<Vec<bool>> = opened
+        .iter()
+        .map(|o| match o {
+            Ok((host, id)) => set.iter().map(|s| host.accepts_override(*id, s)).collect(),
+            Err(_) => vec![true; set.len()],
+        })
         .collect();
     let mut printed: std::collections::HashSet<(Option<PathBuf>, Diagnostic)> =
         std::collections::HashSet::new();
-    for (i, f) in files.iter().enumerate() {
+    for (i, (f, o)) in files.iter().zip(opened).enumerate() {
         let flags: Vec<String> = set
             .iter()
             .enumerate()
             .filter(|(k, _)| accepted[i][*k] || (i == 0 && accepted.iter().all(|a| !a[*k])))
             .map(|(_, s)| s.clone())
             .collect();
-        match load(f, &flags, stdlib.clone()) {
+        match load_opened(f, o, &flags) {
             Ok((_host, a, _, diags)) => {
                 let diags: Vec<Diagnostic> = diags
                     .into_iter()

@@ -150,17 +150,7 @@ impl Builder {
                 return last;
             }
         }
-        if let Some(o) = self.origins.get(key) {
-            return other(o);
-        }
-        let mut p = key.parent();
-        while let Some(q) = p.filter(|q| !q.is_empty()) {
-            if let Some(o) = self.origins.get(&q) {
-                return other(o);
-            }
-            p = q.parent();
-        }
-        None
+        self.origins.nearest(key).and_then(other)
     }
 
     /// Drops the provenance of `key` and of every path below it.
