@@ -254,6 +254,34 @@ fn is_folder_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
+/// The Dockerfile target in the [`crate::REGISTRY`].
+pub struct Docker;
+
+impl crate::Backend for Docker {
+    fn name(&self) -> &'static str {
+        "docker"
+    }
+    fn summary(&self) -> &'static str {
+        "a Dockerfile (and .dockerignore) per image: docker build / podman build"
+    }
+    fn layout(&self) -> &'static [&'static str] {
+        &[
+            "Dockerfile",
+            "Dockerfile.dockerignore",
+            ".dockerignore",
+            "<service>/Dockerfile",
+            "<service>/Dockerfile.dockerignore",
+            "<service>/.dockerignore",
+        ]
+    }
+    fn expresses(&self) -> &'static Expresses {
+        &EXPRESSES
+    }
+    fn lower(&self, spec: &EnvSpec, cx: &crate::LowerCx) -> Lowered {
+        lower(spec, &cx.env)
+    }
+}
+
 /// The IR fields the Docker target expresses ([`crate::expresses`]): a
 /// field set in an env and not written here is a warning, computed from
 /// this list.

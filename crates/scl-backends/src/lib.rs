@@ -16,11 +16,17 @@
 //! e.g. [`docker::EXPRESSES`]); the warnings for set fields it does not
 //! write are computed from that declaration ([`expresses::unexpressed`]).
 //!
+//! Every target is a [`Backend`] in [`REGISTRY`] ([`backend`]): its name,
+//! file layout, the fields it expresses and `lower(&EnvSpec, &LowerCx)`.
 //! Targets: [`docker`] (Dockerfile + `.dockerignore`).
 
+pub mod backend;
 pub mod docker;
 pub mod expresses;
+pub mod names;
 pub mod quote;
+
+pub use backend::{context_hash, Backend, LowerCx, REGISTRY};
 
 /// One generated file.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -24,7 +24,7 @@ mod nav;
 mod overrides;
 
 pub use files::{collect_files, CollectError};
-pub use lower::{Lowering, Target};
+pub use lower::{LowerOptions, Lowering, Target};
 pub use nav::{Completion, CompletionKind, Hover, NavTarget, Symbol, SymbolKind};
 pub use scl_backends::{Artifact, Lowered};
 pub use scl_db::{
@@ -453,7 +453,19 @@ impl Analysis {
     /// first item below it), and E0406 for envs whose names differ only in
     /// case (one output folder on a case-insensitive file system).
     pub fn lower(&self, file: FileId, envs: &[String], target: Target) -> Lowering {
-        lower::lower(self, file, envs, target)
+        lower::lower(self, file, envs, target, &LowerOptions::default())
+    }
+
+    /// [`Analysis::lower`] with options that do not come from the source
+    /// (`--image-repo`).
+    pub fn lower_with(
+        &self,
+        file: FileId,
+        envs: &[String],
+        target: Target,
+        options: &LowerOptions,
+    ) -> Lowering {
+        lower::lower(self, file, envs, target, options)
     }
 
     /// The declarations of a file, in order, with their children (a

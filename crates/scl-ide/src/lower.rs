@@ -1,39 +1,60 @@
 //! Lowering envs to a target, with the target's findings located in the source.
 
 use crate::{Analysis, Diagnostic, FileId};
-use scl_backends::Lowered;
+use scl_backends::{Backend, LowerCx, Lowered};
 
-/// A target format a backend lowers the IR to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Target {
-    /// A Dockerfile and a `.dockerignore` per env (`scl_backends::docker`).
-    Docker,
+/// A target format: one backend of the registry ([`scl_backends::REGISTRY`]).
+#[derive(Clone, Copy)]
+pub struct Target(&'static dyn Backend);
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Target({})", self.name())
+    }
 }
 
+impl PartialEq for Target {
+    fn eq(&self, other: &Target) -> bool {
+        self.name() == other.name()
+    }
+}
+impl Eq for Target {}
+
 impl Target {
-    /// The targets implemented, by the name the CLI takes.
-    pub const ALL: &'static [(&'static str, Target)] = &[("docker", Target::Docker)];
+    /// The Dockerfile target.
+    pub const DOCKER: Target = Target(&scl_backends::docker::Docker);
+
+    /// Every target, in registry order.
+    pub fn all() -> impl Iterator<Item = Target> {
+        scl_backends::REGISTRY.iter().map(|b| Target(*b))
+    }
+
+    /// The targets `--target all` writes (registry order).
+    pub fn in_all() -> impl Iterator<Item = Target> {
+        scl_backends::backend::all().map(Target)
+    }
 
     /// The target called `name` (`docker`), if implemented.
     pub fn from_name(name: &str) -> Option<Target> {
-        Target::ALL
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, t)| *t)
+        scl_backends::backend::backend(name).map(Target)
     }
 
     /// The name the CLI takes and diagnostics start with.
     pub fn name(self) -> &'static str {
-        match self {
-            Target::Docker => "docker",
-        }
+        self.0.name()
     }
 
-    fn lower(self, spec: &scl_ir::EnvSpec, env: &str) -> Lowered {
-        match self {
-            Target::Docker => scl_backends::docker::lower(spec, env),
-        }
+    /// The backend.
+    pub fn backend(self) -> &'static dyn Backend {
+        self.0
     }
+}
+
+/// Options of a lowering that do not come from the source.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LowerOptions {
+    /// `--image-repo`: the repository of the images (default: the env's name).
+    pub image_repo: Option<String>,
 }
 
 /// What [`Analysis::lower`] made.
@@ -51,7 +72,13 @@ pub struct Lowering {
     pub incomplete: bool,
 }
 
-pub(crate) fn lower(a: &Analysis, file: FileId, envs: &[String], target: Target) -> Lowering {
+pub(crate) fn lower(
+    a: &Analysis,
+    file: FileId,
+    envs: &[String],
+    target: Target,
+    options: &LowerOptions,
+) -> Lowering {
     let mut out = Lowering::default();
     let key = a.key(file);
     // Each env is the folder `--out/<env>`: two envs whose names differ
@@ -89,7 +116,12 @@ pub(crate) fn lower(a: &Analysis, file: FileId, envs: &[String], target: Target)
             out.incomplete = true;
             return out;
         };
-        let l = target.lower(spec, name);
+        let cx = LowerCx {
+            env: name.clone(),
+            image_repo: options.image_repo.clone(),
+            context_sha256: context_sha256(spec),
+        };
+        let l = target.0.lower(spec, &cx);
         // Point each warning and error at the source of its field.
         let located = |code: &'static str, field: &str, message: String, error: bool| {
             let origin = field_origin(a.db(), &fin.origins, field);
@@ -166,4 +198,21 @@ fn field_origin(
         .filter_map(|k| origins.get(k))
         .map(absolute)
         .min_by_key(|o| o.span.start)
+}
+
+/// The hash of what the build context of `spec` sends that the IR records
+/// by content: its requirements files (and its services'), by path and
+/// SHA-256 ([`scl_backends::context_hash`]).
+fn context_sha256(spec: &scl_ir::EnvSpec) -> String {
+    let mut files = Vec::new();
+    let mut todo = vec![spec];
+    while let Some(s) = todo.pop() {
+        if let Some(p) = &s.python {
+            for r in &p.requirements {
+                files.push((r.path.clone(), r.sha256.clone()));
+            }
+        }
+        todo.extend(s.services.values().map(|v| &**v));
+    }
+    scl_backends::context_hash(&files)
 }

@@ -78,7 +78,7 @@ fn envs_ir_provenance_and_lowering() {
         let w = o.iter().find(|o| o.path == "workdir").unwrap();
         assert_eq!(w.at.file, f);
         assert_eq!(&a.text(f)[w.at.span.range()], "workdir = \"/app\"");
-        let l = a.lower(f, &a.envs(f), Target::Docker);
+        let l = a.lower(f, &a.envs(f), Target::DOCKER);
         assert!(!l.incomplete);
         assert_eq!(l.outputs.len(), 1);
         let paths: Vec<&str> = l.outputs[0]

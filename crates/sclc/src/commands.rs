@@ -57,9 +57,13 @@ enum Command {
         file: PathBuf,
         #[arg(long)]
         env: Option<String>,
-        /// The target format.
-        #[arg(long, value_enum)]
-        target: Target,
+        /// The target format (`all`: every target but `trainjob`).
+        #[arg(long, value_parser = target_names())]
+        target: String,
+        /// The repository of the images Kubernetes and compose files run
+        /// (`registry.example.com/team/bert`; default: the env's name).
+        #[arg(long, value_name = "REPO")]
+        image_repo: Option<String>,
         /// The output folder.
         #[arg(long, default_value = "out")]
         out: PathBuf,
@@ -86,14 +90,13 @@ enum Command {
     },
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum Target {
-    Docker,
-    Apptainer,
-    Conda,
-    K8s,
-    Compose,
-    All,
+/// The values `--target` takes: every backend of the registry, then `all`.
+fn target_names() -> clap::builder::PossibleValuesParser {
+    let mut v: Vec<clap::builder::PossibleValue> = scl_ide::Target::all()
+        .map(|t| clap::builder::PossibleValue::new(t.name()).help(t.backend().summary()))
+        .collect();
+    v.push(clap::builder::PossibleValue::new("all").help("every target above but trainjob"));
+    clap::builder::PossibleValuesParser::new(v)
 }
 
 /// Runs the CLI; returns the exit code.
@@ -135,9 +138,19 @@ pub fn main() -> i32 {
             file,
             env,
             target,
+            image_repo,
             out,
             set,
-        } => build(&file, env.as_deref(), target, &out, &set, fmt, cli.stdlib),
+        } => build(
+            &file,
+            env.as_deref(),
+            &target,
+            image_repo,
+            &out,
+            &set,
+            fmt,
+            cli.stdlib,
+        ),
     }
 }
 
@@ -493,21 +506,21 @@ fn ir(
 fn build(
     file: &Path,
     env: Option<&str>,
-    target: Target,
+    target: &str,
+    image_repo: Option<String>,
     out: &Path,
     set: &[String],
     fmt: MessageFormat,
     stdlib: Option<PathBuf>,
 ) -> i32 {
-    let target = match target {
-        Target::Docker => scl_ide::Target::Docker,
-        other => {
-            return usage_error(&format!(
-                "the target `{}` is not implemented yet; available: docker",
-                format!("{other:?}").to_lowercase()
-            ))
-        }
+    let targets: Vec<scl_ide::Target> = match target {
+        "all" => scl_ide::Target::in_all().collect(),
+        name => match scl_ide::Target::from_name(name) {
+            Some(t) => vec![t],
+            None => return usage_error(&format!("there is no target `{name}`")),
+        },
     };
+    let options = scl_ide::LowerOptions { image_repo };
     let Loaded {
         host: _host,
         a,
@@ -522,17 +535,32 @@ fn build(
         print_diagnostics(&a, &diags, fmt);
         return 1;
     }
-    let lowering = a.lower(f, &envs, target);
-    if lowering.incomplete {
-        return 1;
+    // Every target of every env is lowered before anything is written: an
+    // env's folder gets all its targets together, or nothing.
+    let mut outputs: Vec<(String, scl_ide::Lowered)> = Vec::new();
+    for t in targets {
+        let lowering = a.lower_with(f, &envs, t, &options);
+        if lowering.incomplete {
+            return 1;
+        }
+        diags.extend(lowering.diagnostics);
+        for (env, l) in lowering.outputs {
+            match outputs.iter_mut().find(|(e, _)| *e == env) {
+                Some((_, all)) => {
+                    all.artifacts.extend(l.artifacts);
+                    all.warnings.extend(l.warnings);
+                    all.errors.extend(l.errors);
+                }
+                None => outputs.push((env, l)),
+            }
+        }
     }
-    diags.extend(lowering.diagnostics);
     print_diagnostics(&a, &diags, fmt);
     if diags.iter().any(Diagnostic::is_error) {
         // A value the target cannot write safely: nothing is written.
         return 1;
     }
-    match write_atomically(out, &lowering.outputs) {
+    match write_atomically(out, &outputs) {
         Ok(written) => {
             let mut stdout = std::io::stdout().lock();
             for p in written {
