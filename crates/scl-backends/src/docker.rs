@@ -759,6 +759,7 @@ impl Job<'_> {
                     files,
                     revision,
                     to,
+                    ..
                 } => {
                     let repo_q = self.shell_name(format!("{field}.repo"), repo, "a repo id");
                     let rev_q =

@@ -131,6 +131,11 @@ pub const OWN_FILE_NAMES: &[&str] = &[
     "Dockerfile",
     "Dockerfile.dockerignore",
     ".dockerignore",
+    "apptainer.def",
+    "environment.yml",
+    "k8s.yaml",
+    "trainjob.yaml",
+    "compose.yaml",
 ];
 
 /// Why `name`, used as a folder of an output tree (an env under `--out`, a

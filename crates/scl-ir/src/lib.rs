@@ -43,6 +43,11 @@ pub struct EnvSpec {
     /// Required for an env that is built; absent for a services-only env.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<ImageRef>,
+    /// The image compiled wheels are built in (a multi-stage build): the
+    /// Python packages are built there and only the results copied into
+    /// `base`. Absent: one stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builder: Option<ImageRef>,
     /// Exec form, kept exactly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
@@ -79,6 +84,10 @@ pub struct EnvSpec {
     pub setup: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<System>,
+    /// Smoke-test commands (each one `sh -c` line), run in the built image:
+    /// Apptainer `%test`, a `docker run` check printed by `sclc build`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test: Vec<String>,
     /// Defaults to `{ name = "app", uid = 1000 }` for a built env.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<User>,
@@ -90,6 +99,10 @@ pub struct EnvSpec {
     /// Defaults to `/workspace` for a built env.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workdir: Option<String>,
+    /// Container folders the runtime user must be able to write (caches
+    /// such as `HF_HOME`): created and owned by that user. Set-like.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writable: Vec<String>,
 }
 
 /// An image reference: `{"ref": "<as written>", "digest": "sha256:…"?}`.
@@ -138,6 +151,11 @@ pub enum SystemManager {
 pub struct Python {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra_index_urls: Vec<String>,
+    /// Credentials for the package indexes, a netrc file held as a secret
+    /// (`machine HOST login USER password TOKEN`): given to the build as a
+    /// secret mount, never written into an image or a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_credentials: Option<SecretRef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_url: Option<String>,
     pub manager: PythonManager,
@@ -213,6 +231,10 @@ pub struct Gpu {
     pub count: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<u64>,
+    /// The node label whose value is `type` (Kubernetes `nodeSelector`);
+    /// absent: `nvidia.com/gpu.product`, GPU Feature Discovery's label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_label: Option<String>,
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
 }
@@ -292,6 +314,10 @@ pub enum Asset {
         repo: String,
         revision: String,
         to: String,
+        /// The Hugging Face token of a gated or private repository, given
+        /// to the build as a secret mount (never written).
+        #[serde(default)]
+        token: Option<SecretRef>,
     },
     /// `url(URL, sha256 = "...", to = PATH)`.
     Url {
@@ -312,6 +338,7 @@ impl Serialize for Asset {
                 repo,
                 revision,
                 to,
+                token,
             } => {
                 if !files.is_empty() {
                     m.serialize_entry("files", files)?;
@@ -320,6 +347,9 @@ impl Serialize for Asset {
                 m.serialize_entry("repo", repo)?;
                 m.serialize_entry("revision", revision)?;
                 m.serialize_entry("to", to)?;
+                if let Some(t) = token {
+                    m.serialize_entry("token", t)?;
+                }
             }
             Asset::Url { sha256, to, url } => {
                 m.serialize_entry("kind", "url")?;

@@ -50,6 +50,8 @@ pub enum ParamTy {
     Item,
     /// A map or a record (`keys`).
     Map,
+    /// A `secret(...)` reference.
+    Secret,
 }
 
 /// The static type of a builtin's result.
@@ -122,9 +124,10 @@ pub const TABLE: &[BuiltinDef] = &[
             p("files", ParamTy::StrList, false),
             p("revision", ParamTy::Str, false),
             p("to", ParamTy::Path, true),
+            p("token", ParamTy::Secret, false),
         ],
         ret: RetTy::Asset,
-        doc: "An asset: files of a Hugging Face Hub repository (all without `files`), fetched at build time into `to`.",
+        doc: "An asset: files of a Hugging Face Hub repository (all without `files`), fetched at build time into `to`; `token = secret(...)` for a gated or private repository (given to the build as a secret, never written).",
     },
     BuiltinDef {
         builtin: Builtin::Url,
@@ -455,6 +458,23 @@ pub(crate) fn call(
             );
             r.insert("revision".into(), Value::Str(rev));
             r.insert("to".into(), to);
+            match &vals[4] {
+                None => {}
+                Some((v @ Value::Secret { .. }, _)) => {
+                    r.insert("token".into(), v.clone());
+                }
+                Some((v, sp)) => {
+                    return ev.err(
+                        m,
+                        "E0201",
+                        *sp,
+                        format!(
+                            "`huggingface` expects a `secret(...)` for `token`, found {}",
+                            v.type_name()
+                        ),
+                    )
+                }
+            }
             Ok(Value::Record(Arc::new(r)))
         }
         Builtin::Url => {

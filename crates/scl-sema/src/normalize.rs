@@ -504,6 +504,14 @@ pub(crate) fn normalize(
             digest: digest.as_ref().map(|d| d.to_string()),
         });
     }
+    if let Some(Value::Image { reference, digest }) = get(r, &["builder"]) {
+        spec.builder = Some(ImageRef {
+            reference: reference.to_string(),
+            digest: digest.as_ref().map(|d| d.to_string()),
+        });
+    }
+    spec.test = strs(get(r, &["test"]));
+    spec.writable = strs(get(r, &["writable"]));
     // services: those held by reference are added by `complete`, which
     // then checks them all together.
     let mut pending: Vec<(String, Arc<crate::value::EnvRef>)> = Vec::new();
@@ -604,6 +612,7 @@ pub(crate) fn normalize(
             requirements,
             index_url: py.get("index_url").map(s),
             extra_index_urls: strs(py.get("extra_index_urls")),
+            index_credentials: py.get("index_credentials").and_then(secret_ref),
         });
     }
     if let Some(c) = rec(get(r, &["conda"])) {
@@ -667,6 +676,7 @@ pub(crate) fn normalize(
                     )
                 }),
                 kind: g.get("type").map(s),
+                node_label: g.get("node_label").map(s),
                 memory: memory(
                     g.get("memory"),
                     &path(&["resources"]).key(which).key("gpu").key("memory"),
@@ -799,6 +809,7 @@ pub(crate) fn normalize(
                     files: strs(x.get("files")),
                     revision: x.get("revision").map(s).unwrap_or_else(|| "main".into()),
                     to: x.get("to").map(s).unwrap_or_default(),
+                    token: x.get("token").and_then(secret_ref),
                 }
             } else {
                 Asset::Url {
@@ -1295,5 +1306,16 @@ mod tests {
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].0.len(), n + 1);
         assert_eq!(got[0].0[1], "s000001");
+    }
+}
+
+/// The IR reference of a `secret(...)` value.
+fn secret_ref(v: &Value) -> Option<SecretRef> {
+    match v {
+        Value::Secret { name, key } => Some(SecretRef {
+            secret: name.to_string(),
+            key: key.to_string(),
+        }),
+        _ => None,
     }
 }

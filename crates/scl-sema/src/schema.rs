@@ -300,6 +300,8 @@ fn build(rt: RecordTy) -> Vec<FieldDef> {
             f("description", String, "What the env is for. The Docker target writes it as a one-line `LABEL`."),
             f("base", Image, "The image the env is built on: `image(\"debian:12.5\")`. Required for an env that is built (not for one that only has `services`).")
                 .aliases(&["image", "from", "base_image"]),
+            f("builder", Image, "An image to build compiled Python wheels in (a multi-stage build): the packages are built there and only the wheels are copied into `base`.")
+                .aliases(&["build_image", "builder_image"]),
             f("system", Record(RecordTy::System), "OS packages and the package manager that installs them.")
                 .default(D::Inferred("when `base` is set: the manager inferred from the image, and no packages")),
             f("python", Record(RecordTy::Python), "The Python interpreter version, package manager, packages, requirements files and indexes.")
@@ -316,6 +318,11 @@ fn build(rt: RecordTy) -> Vec<FieldDef> {
                 .aliases(&["copy", "add"]),
             f("setup", list(String), "Build-time shell scripts, run after packages, in order, as root; each is one `sh -e` script.")
                 .aliases(&["run", "steps", "build_steps"]),
+            f("test", list(String), "Smoke-test commands (`sh -c` lines) run in the built image: Apptainer `%test`, and the `docker run` check `sclc build` prints.")
+                .aliases(&["tests", "smoke_test", "check"]),
+            f("writable", list(Path), "Container folders the runtime user must write (caches such as `HF_HOME`): created in the image and owned by that user.")
+                .aliases(&["writable_dirs", "cache_dirs", "caches"])
+                .set_like(),
             f("workdir", Path, "The working folder of the container; not `/` nor a top-level system folder.")
                 .default(D::Str("/workspace"))
                 .aliases(&["working_dir", "work_dir", "cwd", "workingdir"]),
@@ -358,6 +365,8 @@ fn build(rt: RecordTy) -> Vec<FieldDef> {
             f("index_url", Url, "The package index that replaces PyPI; also set by a requirements file's `--index-url` line."),
             f("extra_index_urls", list(Url), "More package indexes; requirements files' `--extra-index-url` lines are appended.")
                 .set_like(),
+            f("index_credentials", Secret, "A netrc file (`machine HOST login USER password TOKEN`) held as a `secret(...)`, for private package indexes: given to the build as a secret mount, never written.")
+                .aliases(&["netrc", "index_auth", "credentials"]),
         ],
         RecordTy::Conda => vec![
             f("channels", list(String), "Conda channels (a name such as `conda-forge`, or an http(s) URL), in priority order.")
@@ -382,6 +391,7 @@ fn build(rt: RecordTy) -> Vec<FieldDef> {
                 .range(0, U32),
             f("type", String, "The accelerator type used for node selection (`\"nvidia-a100\"`)."),
             f("memory", Memory, "The least memory per GPU."),
+            f("node_label", String, "The node label whose value is `type` (Kubernetes `nodeSelector`); default `nvidia.com/gpu.product`, GPU Feature Discovery's label."),
         ],
         RecordTy::Volume => vec![
             f("name", String, "The volume's name in manifests; unique in an env.").required(),

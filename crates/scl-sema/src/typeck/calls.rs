@@ -206,6 +206,7 @@ impl Checker<'_> {
                 ParamTy::Str => self.check(&a.value, &Type::string()),
                 ParamTy::Path => self.check(&a.value, &Type::Str(Ty::Path)),
                 ParamTy::StrList => self.check(&a.value, &Type::list(Type::string())),
+                ParamTy::Secret => self.check(&a.value, &Type::Secret),
                 _ => self.infer(&a.value),
             };
             vals[i] = Some((t, a.value.span));
@@ -256,7 +257,7 @@ impl Checker<'_> {
                 continue;
             }
             let ok = match p.ty {
-                ParamTy::Str | ParamTy::Path | ParamTy::StrList => true,
+                ParamTy::Str | ParamTy::Path | ParamTy::StrList | ParamTy::Secret => true,
                 ParamTy::Sized | ParamTy::Container => matches!(
                     t,
                     Type::Str(_) | Type::List(_) | Type::Map(_) | Type::Record(_) | Type::Schema(_)
