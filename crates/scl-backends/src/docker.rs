@@ -1493,43 +1493,18 @@ fn tidy(text: &str) -> String {
     out
 }
 
-/// The package manager of an image when `system` is absent from the IR, by
-/// the rule of the Env schema (`design/language.md`): alpine → apk;
-/// fedora, rocky, ubi, centos, almalinux → dnf; otherwise apt.
+/// The package manager of an image when `system` is absent from the IR:
+/// the base-image table's ([`scl_ir::bases::manager`]).
 pub fn infer_manager(image: &str) -> SystemManager {
-    let lower = image.to_ascii_lowercase();
-    let (repo, tag) = split_ref(&lower);
-    let name = repo.rsplit('/').next().unwrap_or(repo);
-    if name.contains("alpine") || tag.is_some_and(|t| t.contains("alpine")) {
-        SystemManager::Apk
-    } else if ["fedora", "rocky", "rockylinux", "centos", "almalinux"].contains(&name)
-        || name.starts_with("ubi")
-        || repo.contains("/ubi")
-    {
-        SystemManager::Dnf
-    } else {
-        SystemManager::Apt
-    }
+    scl_ir::bases::manager(image)
 }
 
-/// `(repository, tag)` of an image reference, digest dropped.
-fn split_ref(image: &str) -> (&str, Option<&str>) {
-    let without_digest = image.split('@').next().unwrap_or(image);
-    let last_slash = without_digest.rfind('/').map_or(0, |i| i + 1);
-    match without_digest[last_slash..].rfind(':') {
-        Some(i) => (
-            &without_digest[..last_slash + i],
-            Some(&without_digest[last_slash + i + 1..]),
-        ),
-        None => (without_digest, None),
-    }
-}
 
 /// The tag of an official-style Python image (`python:3.10-slim`,
 /// `docker.io/library/python:3.11`), or `None` for any other image (or an
 /// untagged one).
 fn python_image_tag(image: &str) -> Option<&str> {
-    let (repo, tag) = split_ref(image);
+    let (repo, tag) = scl_ir::bases::split_ref(image);
     (repo.rsplit('/').next() == Some("python"))
         .then_some(tag)
         .flatten()
@@ -1615,11 +1590,11 @@ mod tests {
     #[test]
     fn refs_and_versions() {
         assert_eq!(
-            split_ref("localhost:5000/a/b:1.2@sha256:ff"),
+            scl_ir::bases::split_ref("localhost:5000/a/b:1.2@sha256:ff"),
             ("localhost:5000/a/b", Some("1.2"))
         );
         assert_eq!(
-            split_ref("localhost:5000/a/b"),
+            scl_ir::bases::split_ref("localhost:5000/a/b"),
             ("localhost:5000/a/b", None)
         );
         assert_eq!(python_image_tag("python:3.10-slim"), Some("3.10-slim"));

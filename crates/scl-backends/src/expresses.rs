@@ -127,6 +127,7 @@ mod tests {
                 digest: None,
             }),
             python: Some(Python {
+                index_credentials: None,
                 version: Some("3.12".into()),
                 manager: PythonManager::Pip,
                 packages: vec!["numpy".into()],

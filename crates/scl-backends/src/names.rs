@@ -63,8 +63,8 @@ pub fn repository_component(name: &str) -> String {
                 }
             }
             out.push(c);
-        } else if c == '_' && sep.is_none() {
-            sep = Some('_');
+        } else if c == '_' {
+            sep.get_or_insert('_');
         } else {
             sep = Some('-');
         }

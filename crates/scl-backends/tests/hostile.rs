@@ -146,6 +146,7 @@ fn base() -> Case {
 
 fn python(c: &mut Case) -> &mut Python {
     c.spec.python.get_or_insert(Python {
+        index_credentials: None,
         version: None,
         manager: PythonManager::Pip,
         packages: vec![],
@@ -180,6 +181,7 @@ fn hf(c: &mut Case, n: usize, repo: &str, files: &[&str], revision: &str, to: &s
         c,
         n,
         Asset::Huggingface {
+            token: None,
             repo: repo.into(),
             files: files.iter().map(|s| s.to_string()).collect(),
             revision: revision.into(),

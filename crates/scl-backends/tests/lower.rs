@@ -389,6 +389,7 @@ fn packages_are_quoted_in_order_and_line_breaks_refused() {
 fn python_managers() {
     let mut s = built("python:3.11-slim");
     s.python = Some(Python {
+        index_credentials: None,
         version: Some("3.11".into()),
         manager: PythonManager::Pip,
         packages: vec!["numpy>=1.26".into(), "-e".into()],
@@ -484,6 +485,7 @@ fn assets() {
             to: "/m".into(),
         },
         Asset::Huggingface {
+            token: None,
             repo: "org/model".into(),
             files: vec!["a b.safetensors".into(), "-x".into()],
             revision: "0123abc".into(),
@@ -514,12 +516,14 @@ fn huggingface_values_are_plain_arguments() {
     let hostile = ["-h", "--revision=x", "a b", "it's", "$(id)"];
     s.assets = vec![
         Asset::Huggingface {
+            token: None,
             repo: "-org/m".into(),
             files: hostile.iter().map(|x| x.to_string()).collect(),
             revision: "--help".into(),
             to: "/m".into(),
         },
         Asset::Huggingface {
+            token: None,
             repo: "org/all".into(),
             files: vec![],
             revision: "main".into(),
@@ -656,6 +660,7 @@ fn url_assets_are_plain_downloads() {
         [err("assets[0].to", ErrorKind::Unwritable, LINE_BREAK)]
     );
     s.assets = vec![Asset::Huggingface {
+        token: None,
         repo: "o/m\n".into(),
         files: vec!["f\r".into()],
         revision: String::new(),
@@ -930,6 +935,7 @@ fn copy_sources_are_never_globs() {
         ("a\\b.txt", '\\'),
     ] {
         s.python = Some(Python {
+            index_credentials: None,
             version: None,
             manager: PythonManager::Pip,
             packages: vec![],

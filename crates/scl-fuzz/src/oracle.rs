@@ -225,7 +225,7 @@ fn pipeline(a: &Analysis, main: &Path) -> (Snapshot, Vec<String>) {
     snap.ir = serde_json::to_string_pretty(&versioned).expect("the IR serializes");
     // Lowered as `sclc build` lowers them (findings located in the source).
     let names: Vec<String> = specs.keys().cloned().collect();
-    let lowering = a.lower(f, &names, scl_ide::Target::Docker);
+    let lowering = a.lower(f, &names, scl_ide::Target::DOCKER);
     for (name, lowered) in &lowering.outputs {
         let spec = &specs[name];
         for a in &lowered.artifacts {

@@ -8,6 +8,7 @@
 //! written; host paths workspace-relative. Empty lists and maps are left out.
 //! Provenance ([`Provenance`]) is kept apart from these bytes.
 
+pub mod bases;
 pub mod path;
 pub use path::FieldPath;
 
@@ -530,6 +531,7 @@ mod tests {
             memory: Some(1 << 30),
             gpu: Some(Gpu {
                 count: 2,
+                node_label: Some("l".into()),
                 kind: Some("a100".into()),
                 memory: Some(1),
             }),
@@ -546,6 +548,7 @@ mod tests {
                 manager: SystemManager::Apt,
             }),
             python: Some(Python {
+                index_credentials: Some(SecretRef { secret: "s".into(), key: "n".into() }),
                 version: Some("3.10".into()),
                 manager: PythonManager::Uv,
                 packages: vec!["numpy".into()],
@@ -583,6 +586,7 @@ mod tests {
             .into(),
             assets: vec![
                 Asset::Huggingface {
+                    token: Some(SecretRef { secret: "h".into(), key: "t".into() }),
                     repo: "o/r".into(),
                     files: vec!["f".into()],
                     revision: "main".into(),
@@ -599,6 +603,9 @@ mod tests {
                 to: "/a".into(),
             }],
             setup: vec!["true".into()],
+            test: vec!["true".into()],
+            writable: vec!["/c".into()],
+            builder: Some(ImageRef { reference: "debian:12.5".into(), digest: None }),
             workdir: Some("/w".into()),
             user: Some(User {
                 name: "app".into(),

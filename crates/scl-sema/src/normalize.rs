@@ -293,30 +293,11 @@ fn int(v: Option<&Value>) -> Option<i64> {
     }
 }
 
-/// Infers the package manager from an image reference: alpine → apk;
-/// fedora, rocky, ubi, centos, almalinux, amazonlinux → dnf; else apt.
+/// The package manager of an image reference, by the base-image table
+/// ([`scl_ir::bases`]): alpine → apk; Fedora, UBI, Rocky, Alma, CentOS,
+/// Amazon Linux (and `nvidia/cuda` on UBI/Rocky) → dnf; else apt.
 pub fn infer_manager(image: &str) -> SystemManager {
-    let repo = image.split(['@']).next().unwrap_or("").to_lowercase();
-    let name = repo.rsplit('/').next().unwrap_or("");
-    let (name, tag) = name.split_once(':').unwrap_or((name, ""));
-    if name.contains("alpine") || tag.contains("alpine") {
-        SystemManager::Apk
-    } else if [
-        "fedora",
-        "rockylinux",
-        "rocky",
-        "ubi",
-        "centos",
-        "almalinux",
-        "amazonlinux",
-    ]
-    .iter()
-    .any(|d| name.starts_with(d))
-    {
-        SystemManager::Dnf
-    } else {
-        SystemManager::Apt
-    }
+    scl_ir::bases::manager(image)
 }
 
 /// What normalization needs from the evaluator that runs it: a place for

@@ -458,6 +458,7 @@ mod tests {
             memory: Some(1),
             gpu: Some(Gpu {
                 count: 1,
+                node_label: Some("l".into()),
                 kind: Some("a".into()),
                 memory: Some(1),
             }),
@@ -473,6 +474,7 @@ mod tests {
                 manager: SystemManager::Apt,
             }),
             python: Some(Python {
+                index_credentials: Some(SecretRef { secret: "s".into(), key: "n".into() }),
                 version: Some("3.12".into()),
                 manager: PythonManager::Pip,
                 packages: vec!["numpy".into()],
@@ -508,6 +510,9 @@ mod tests {
                 to: "/a".into(),
             }],
             setup: vec!["true".into()],
+            test: vec!["true".into()],
+            writable: vec!["/c".into()],
+            builder: Some(ImageRef { reference: "debian:12.5".into(), digest: None }),
             workdir: Some("/w".into()),
             user: Some(User {
                 name: "app".into(),
@@ -658,6 +663,7 @@ mod tests {
                 "python.extra_index_urls",
                 "conda.channels",
                 "conda.packages",
+                "writable",
                 "ports",
                 "depends_on",
                 "ignore",

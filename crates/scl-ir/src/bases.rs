@@ -1,0 +1,325 @@
+//! The base-image families: for a `base` reference, which package manager
+//! the image has, whether Python (and pip) is there, whether that Python is
+//! "externally managed" (PEP 668: `pip install` outside a virtual
+//! environment fails with `externally-managed-environment`), whether conda
+//! is there, and where Python packages go. One table, read by every backend
+//! that installs software (Dockerfile, Apptainer) and by the checks that
+//! reason about an image.
+//!
+//! Facts, per family (checked against the images' own files as of 2026):
+//! - Debian: no Python in the image; `python3` from apt is externally
+//!   managed from Debian 12 (bookworm, `/usr/lib/python3.11/EXTERNALLY-MANAGED`);
+//!   a virtual environment needs `python3-venv`.
+//! - Ubuntu: no Python in the image; externally managed from 23.04
+//!   (so 24.04 LTS); `python3-venv` as for Debian.
+//! - `python:*` (Docker official images): Python and pip in `/usr/local`,
+//!   not externally managed; installing into that Python is the image's
+//!   convention.
+//! - `nvidia/cuda:*`: the OS of the tag's suffix (`-ubuntu22.04`,
+//!   `-ubuntu24.04`, `-ubi9`, `-rockylinux9`), no Python.
+//! - `pytorch/pytorch:*`: a conda installation in `/opt/conda` holding
+//!   torch; its Python is the image's environment (not externally managed).
+//! - NGC `nvcr.io/nvidia/pytorch:*`: Ubuntu with torch in the system
+//!   Python; NVIDIA's documented way to extend it is `pip install` into that
+//!   Python, which the image allows.
+//! - conda images (`continuumio/miniconda3`, `continuumio/anaconda3`,
+//!   `condaforge/miniforge3`, `condaforge/mambaforge`): Debian/Ubuntu with
+//!   conda and Python in `/opt/conda` (the image's environment).
+//!   `mambaorg/micromamba` has `micromamba`, not `conda`, and an empty base
+//!   environment: it counts as without conda and without Python.
+//! - Alpine: apk, no Python; `python3` from apk is externally managed
+//!   from 3.19.
+//! - Fedora, UBI, Rocky, Alma, CentOS: dnf; `python3` is in the image (dnf
+//!   itself was written in Python up to dnf 5) but not pip; not externally
+//!   managed (these distributions ship no `EXTERNALLY-MANAGED` marker).
+//!   Fedora 41 and later (dnf 5) have no Python in the image.
+//!
+//! Where the table does not know an image it assumes the least: no Python,
+//! externally managed, no conda, apt — so the generated file installs
+//! Python and uses a virtual environment, which works either way.
+
+use crate::SystemManager;
+
+/// The folder of the virtual environment sclc makes on an image whose
+/// Python is not meant to be installed into.
+pub const VENV: &str = "/opt/venv";
+
+/// A family of base images.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    Debian,
+    Ubuntu,
+    /// Docker's official `python` images.
+    Python,
+    /// `nvidia/cuda`, whose OS follows the tag.
+    NvidiaCuda,
+    /// `pytorch/pytorch`.
+    Pytorch,
+    /// NGC `nvcr.io/nvidia/pytorch` (and other NGC framework images).
+    Ngc,
+    /// miniconda, anaconda, miniforge, mambaforge.
+    Conda,
+    /// `mambaorg/micromamba`.
+    Micromamba,
+    Alpine,
+    /// Fedora, UBI, Rocky, Alma, CentOS, Amazon Linux.
+    RedHat,
+    /// Anything else.
+    Unknown,
+}
+
+/// Where `python.packages` and requirements files are installed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PythonEnv {
+    /// Into the image's own Python (`python:*`, `pytorch/pytorch`, NGC,
+    /// conda images), which is that image's convention.
+    Image,
+    /// Into a virtual environment at [`VENV`], made by the build, whose
+    /// `bin` is put first on `PATH`.
+    Venv,
+}
+
+/// What sclc knows of one base image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BaseInfo {
+    pub family: Family,
+    /// The package manager of the image.
+    pub manager: SystemManager,
+    /// `python3` is in the image.
+    pub has_python: bool,
+    /// `python3 -m pip` works in the image's Python.
+    pub has_pip: bool,
+    /// The image's Python (or the one its package manager installs) is
+    /// externally managed (PEP 668).
+    pub externally_managed: bool,
+    /// `conda` is on `PATH`.
+    pub has_conda: bool,
+    /// Where Python packages go.
+    pub python_env: PythonEnv,
+}
+
+/// What sclc knows of `image` (a reference as written: `debian:12.5`,
+/// `docker.io/library/python:3.11-slim@sha256:…`). Never fails: an image
+/// it does not know gets the cautious defaults described in the module doc.
+pub fn info(image: &str) -> BaseInfo {
+    let lower = image.to_ascii_lowercase();
+    let (repo, tag) = split_ref(&lower);
+    let tag = tag.unwrap_or("latest");
+    // `docker.io/library/python` and `python` are one image.
+    let repo = repo
+        .strip_prefix("docker.io/")
+        .or_else(|| repo.strip_prefix("index.docker.io/"))
+        .unwrap_or(repo);
+    let repo = repo.strip_prefix("library/").unwrap_or(repo);
+    let name = repo.rsplit('/').next().unwrap_or(repo);
+    let unknown = BaseInfo {
+        family: Family::Unknown,
+        manager: SystemManager::Apt,
+        has_python: false,
+        has_pip: false,
+        externally_managed: true,
+        has_conda: false,
+        python_env: PythonEnv::Venv,
+    };
+    let os = |family: Family, manager: SystemManager, externally_managed: bool| BaseInfo {
+        family,
+        manager,
+        externally_managed,
+        ..unknown
+    };
+    let image_env = |family: Family, manager: SystemManager, has_conda: bool| BaseInfo {
+        family,
+        manager,
+        has_python: true,
+        has_pip: true,
+        externally_managed: false,
+        has_conda,
+        python_env: PythonEnv::Image,
+    };
+    match repo {
+        "python" => {
+            let manager = if tag.contains("alpine") {
+                SystemManager::Apk
+            } else {
+                SystemManager::Apt
+            };
+            return image_env(Family::Python, manager, false);
+        }
+        "pytorch/pytorch" => return image_env(Family::Pytorch, SystemManager::Apt, true),
+        "continuumio/miniconda3"
+        | "continuumio/anaconda3"
+        | "condaforge/miniforge3"
+        | "condaforge/mambaforge"
+        | "condaforge/miniforge-pypy3" => {
+            return image_env(Family::Conda, SystemManager::Apt, true)
+        }
+        "mambaorg/micromamba" => return os(Family::Micromamba, SystemManager::Apt, true),
+        "nvidia/cuda" => {
+            let (manager, pep668) = os_of_tag(tag);
+            return os(Family::NvidiaCuda, manager, pep668);
+        }
+        _ => {}
+    }
+    if repo.starts_with("nvcr.io/nvidia/") && !repo.starts_with("nvcr.io/nvidia/cuda") {
+        return image_env(Family::Ngc, SystemManager::Apt, false);
+    }
+    if repo == "nvcr.io/nvidia/cuda" {
+        let (manager, pep668) = os_of_tag(tag);
+        return os(Family::NvidiaCuda, manager, pep668);
+    }
+    match name {
+        "debian" => os(Family::Debian, SystemManager::Apt, debian_is_pep668(tag)),
+        "ubuntu" => os(Family::Ubuntu, SystemManager::Apt, ubuntu_is_pep668(tag)),
+        "alpine" => os(Family::Alpine, SystemManager::Apk, alpine_is_pep668(tag)),
+        "fedora" => {
+            // Fedora 41 (dnf 5) and later have no Python in the image.
+            let has_python = leading_number(tag).is_some_and(|v| v < 41);
+            BaseInfo {
+                has_python,
+                externally_managed: false,
+                ..os(Family::RedHat, SystemManager::Dnf, false)
+            }
+        }
+        n if ["rockylinux", "rocky", "almalinux", "centos", "amazonlinux"].contains(&n)
+            || n.starts_with("ubi") =>
+        {
+            BaseInfo {
+                has_python: true,
+                ..os(Family::RedHat, SystemManager::Dnf, false)
+            }
+        }
+        _ if tag.contains("alpine") || name.contains("alpine") => {
+            os(Family::Alpine, SystemManager::Apk, true)
+        }
+        _ => unknown,
+    }
+}
+
+/// The package manager of `image` (the rule `system.manager` defaults to).
+pub fn manager(image: &str) -> SystemManager {
+    info(image).manager
+}
+
+/// The OS of an `nvidia/cuda` tag (`12.4.1-cudnn-devel-ubuntu22.04`):
+/// its package manager and whether its `python3` is externally managed.
+fn os_of_tag(tag: &str) -> (SystemManager, bool) {
+    if let Some(i) = tag.rfind("ubuntu") {
+        return (SystemManager::Apt, ubuntu_is_pep668(&tag[i + 6..]));
+    }
+    if tag.contains("ubi") || tag.contains("rockylinux") || tag.contains("centos") {
+        return (SystemManager::Dnf, false);
+    }
+    (SystemManager::Apt, true)
+}
+
+/// Debian 12 (bookworm) and later; unknown tags (`latest`, `stable`,
+/// `testing`, `sid`) are taken as recent.
+fn debian_is_pep668(tag: &str) -> bool {
+    const OLD: &[&str] = &["bullseye", "buster", "stretch", "jessie", "oldoldstable"];
+    if OLD.iter().any(|o| tag.starts_with(o)) {
+        return false;
+    }
+    leading_number(tag).is_none_or(|v| v >= 12)
+}
+
+/// Ubuntu 23.04 and later (`24.04`, `noble`); older LTS names are not.
+fn ubuntu_is_pep668(tag: &str) -> bool {
+    const OLD: &[&str] = &["jammy", "focal", "bionic", "xenial", "kinetic"];
+    if OLD.iter().any(|o| tag.starts_with(o)) {
+        return false;
+    }
+    leading_number(tag).is_none_or(|v| v >= 23)
+}
+
+/// Alpine 3.19 and later.
+fn alpine_is_pep668(tag: &str) -> bool {
+    let mut parts = tag.split(['.', '-']);
+    match (
+        parts.next().and_then(|p| p.parse::<u32>().ok()),
+        parts.next().and_then(|p| p.parse::<u32>().ok()),
+    ) {
+        (Some(major), Some(minor)) => major > 3 || (major == 3 && minor >= 19),
+        (Some(major), None) => major > 3,
+        _ => true,
+    }
+}
+
+/// The number a tag starts with (`12.5-slim` → 12), if any.
+fn leading_number(tag: &str) -> Option<u32> {
+    let digits: String = tag.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+/// `(repository, tag)` of an image reference, digest dropped
+/// (`localhost:5000/a/b:1@sha256:…` → `("localhost:5000/a/b", Some("1"))`).
+pub fn split_ref(image: &str) -> (&str, Option<&str>) {
+    let without_digest = image.split('@').next().unwrap_or(image);
+    let last_slash = without_digest.rfind('/').map_or(0, |i| i + 1);
+    match without_digest[last_slash..].rfind(':') {
+        Some(i) => (
+            &without_digest[..last_slash + i],
+            Some(&without_digest[last_slash + i + 1..]),
+        ),
+        None => (without_digest, None),
+    }
+}
+
+/// Images that have conda, to name in a message.
+pub const CONDA_IMAGES: &str = "condaforge/miniforge3, continuumio/miniconda3 or pytorch/pytorch";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use SystemManager::*;
+
+    /// One row per family: (image, family, manager, python, pip, PEP 668,
+    /// conda, where packages go).
+    #[test]
+    fn one_rule_per_family() {
+        use PythonEnv::*;
+        #[rustfmt::skip]
+        let rows: &[(&str, Family, SystemManager, bool, bool, bool, bool, PythonEnv)] = &[
+            ("debian:12.5", Family::Debian, Apt, false, false, true, false, Venv),
+            ("debian:bookworm-slim", Family::Debian, Apt, false, false, true, false, Venv),
+            ("debian:11", Family::Debian, Apt, false, false, false, false, Venv),
+            ("debian:bullseye", Family::Debian, Apt, false, false, false, false, Venv),
+            ("ubuntu:24.04", Family::Ubuntu, Apt, false, false, true, false, Venv),
+            ("ubuntu:22.04", Family::Ubuntu, Apt, false, false, false, false, Venv),
+            ("ubuntu:jammy", Family::Ubuntu, Apt, false, false, false, false, Venv),
+            ("python:3.11-slim", Family::Python, Apt, true, true, false, false, Image),
+            ("docker.io/library/python:3.12@sha256:00", Family::Python, Apt, true, true, false, false, Image),
+            ("python:3.12-alpine", Family::Python, Apk, true, true, false, false, Image),
+            ("nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04", Family::NvidiaCuda, Apt, false, false, false, false, Venv),
+            ("nvidia/cuda:12.6.0-devel-ubuntu24.04", Family::NvidiaCuda, Apt, false, false, true, false, Venv),
+            ("nvidia/cuda:12.4.1-base-ubi9", Family::NvidiaCuda, Dnf, false, false, false, false, Venv),
+            ("pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime", Family::Pytorch, Apt, true, true, false, true, Image),
+            ("nvcr.io/nvidia/pytorch:24.05-py3", Family::Ngc, Apt, true, true, false, false, Image),
+            ("condaforge/miniforge3:24.3.0-0", Family::Conda, Apt, true, true, false, true, Image),
+            ("continuumio/miniconda3", Family::Conda, Apt, true, true, false, true, Image),
+            ("mambaorg/micromamba:1.5", Family::Micromamba, Apt, false, false, true, false, Venv),
+            ("alpine:3.20", Family::Alpine, Apk, false, false, true, false, Venv),
+            ("alpine:3.18", Family::Alpine, Apk, false, false, false, false, Venv),
+            ("fedora:40", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("fedora:41", Family::RedHat, Dnf, false, false, false, false, Venv),
+            ("registry.access.redhat.com/ubi9/ubi:9.4", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("rockylinux:9", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("ghcr.io/acme/thing:1", Family::Unknown, Apt, false, false, true, false, Venv),
+        ];
+        for &(image, family, manager, py, pip, pep668, conda, env) in rows {
+            let i = info(image);
+            assert_eq!(
+                (i.family, i.manager, i.has_python, i.has_pip, i.externally_managed, i.has_conda, i.python_env),
+                (family, manager, py, pip, pep668, conda, env),
+                "{image}"
+            );
+        }
+    }
+
+    #[test]
+    fn venv_whenever_pip_would_meet_pep_668() {
+        for image in ["debian:12", "ubuntu:24.04", "alpine:3.20", "nvidia/cuda:12.6.0-devel-ubuntu24.04", "x/y:z"] {
+            let i = info(image);
+            assert!(i.externally_managed && i.python_env == PythonEnv::Venv, "{image}");
+        }
+    }
+}
