@@ -68,6 +68,9 @@
 use minijinja::{context, AutoEscape, Environment, UndefinedBehavior, Value};
 use scl_ir::{Asset, EnvSpec, PythonManager, SystemManager, VarValue, VolumeMode};
 
+use scl_ir::bases::{BaseInfo, Family, PythonEnv, CONDA_IMAGES, VENV};
+use scl_ir::SecretRef;
+
 use crate::expresses::Expresses;
 use crate::quote;
 use crate::{Artifact, ErrorKind, FieldError, FieldWarning, Lowered};
@@ -102,6 +105,7 @@ const MAX_LINE_BYTES: usize = 65_535;
 const OUT_DIR: &str = "out";
 const PIP: &str = "python3 -m pip install --no-cache-dir";
 const UV_PIP: &str = "uv pip install --system --no-cache";
+const UV_PIP_VENV: &str = "uv pip install --no-cache";
 const HF_TMP: &str = "/tmp/scl/hf";
 /// The download of one Hugging Face asset: `python3 -c` ends the
 /// interpreter's options, so the repo, revision, folder and file names that
@@ -307,9 +311,14 @@ pub const EXPRESSES: Expresses = Expresses {
         // As comments: a volume is mounted at run time.
         "volumes",
         "workdir",
+        "writable",
     ],
     // Run-time settings an image cannot hold.
     instead: &[
+        (
+            "builder",
+            "multi-stage builds are not written yet: the Python packages are built and installed in `base`",
+        ),
         (
             "resources",
             "requests/limits are set at run time (docker run --cpus/--memory/--gpus, compose or the k8s target); an image does not carry them",
@@ -319,11 +328,40 @@ pub const EXPRESSES: Expresses = Expresses {
             "distributed launch is applied by the k8s target; the Dockerfile runs one process",
         ),
     ],
-    not_needed: &[(
-        "depends_on",
-        "it orders the start of services; each service's image is built on its own",
-    )],
+    not_needed: &[
+        (
+            "depends_on",
+            "it orders the start of services; each service's image is built on its own",
+        ),
+        (
+            "test",
+            "smoke tests run in the built image: `sclc build` prints the `docker run` line for each",
+        ),
+    ],
 };
+
+/// The Python set-up an image needs ([`Job::python_setup`]).
+#[derive(Default)]
+struct PythonSetup {
+    /// OS packages to install first (`python3`, `python3-venv`).
+    packages: Vec<&'static str>,
+    /// Make a virtual environment at [`VENV`] and put it first on `PATH`.
+    venv: bool,
+    /// Why, for the comment.
+    why: &'static str,
+}
+
+/// The id of a build secret for `r`: `<secret>.<key>`, when both are
+/// `[A-Za-z0-9_.-]+` (what `docker build --secret id=…` and
+/// `RUN --mount=type=secret,id=…` carry without quoting).
+pub fn secret_id(r: &SecretRef) -> Option<String> {
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+    };
+    (ok(&r.secret) && ok(&r.key)).then(|| format!("{}.{}", r.secret, r.key))
+}
 
 /// The state of lowering one built env.
 struct Job<'a> {
@@ -442,11 +480,14 @@ impl Job<'_> {
             self.warn(w.field, w.message);
         }
 
-        let system = self.system(manager);
+        let info = scl_ir::bases::info(&base.reference);
+        let setup_py = self.python_setup(&info, manager);
+        let system = self.system(manager, &setup_py.packages);
         let workdir = self.workdir();
         let (create_user, user, chown) = self.user(manager, workdir.is_some());
         let assets = self.assets(&chown, &mut needs_syntax);
-        let python = self.python(base);
+        let python = self.python(base, &info, setup_py.venv, &mut needs_syntax);
+        let writable = self.writable(&chown);
         let setup = self.setup();
         let (env, secrets) = self.vars();
 
@@ -482,6 +523,8 @@ impl Job<'_> {
             from => from,
             system => system,
             create_user => create_user,
+            venv => if setup_py.venv { context! { dir => VENV, why => setup_py.why } } else { Value::from(()) },
+            writable => writable,
             pip => PIP,
             hf_tmp => HF_TMP,
             hf_hub => HUGGINGFACE_HUB,
@@ -552,13 +595,18 @@ impl Job<'_> {
     /// The system packages step, or none. For apt, each package must be
     /// an [`apt_package`] argument, and the names apt could still misread
     /// ([`apt_needs_exact_check`]) are checked after the install.
-    fn system(&mut self, manager: SystemManager) -> Value {
-        let Some(system) = &self.spec.system else {
-            return Value::from(());
-        };
+    fn system(&mut self, manager: SystemManager, extra: &[&str]) -> Value {
+        let none = Vec::new();
+        let listed = self.spec.system.as_ref().map_or(&none, |s| &s.packages);
         let mut packages = Vec::new();
         let mut verify = Vec::new();
-        for (i, p) in system.packages.iter().enumerate() {
+        // What the Python set-up needs first (plain names, nothing to check).
+        for p in extra {
+            if !listed.iter().any(|l| l == p) {
+                packages.push(quote::shell(p));
+            }
+        }
+        for (i, p) in listed.iter().enumerate() {
             let field = format!("system.packages[{i}]");
             if manager == SystemManager::Apt && !p.is_empty() && !quote::is_unwritable(p) {
                 match apt_package(p) {
@@ -759,7 +807,7 @@ impl Job<'_> {
                     files,
                     revision,
                     to,
-                    ..
+                    token,
                 } => {
                     let repo_q = self.shell_name(format!("{field}.repo"), repo, "a repo id");
                     let rev_q =
@@ -785,9 +833,22 @@ impl Job<'_> {
                     if files_q.len() != files.len() {
                         continue;
                     }
+                    let (mount, token) = match token {
+                        Some(r) => match self.secret_id(&format!("{field}.token"), r) {
+                            Some(id) => {
+                                *needs_syntax = true;
+                                (
+                                    format!("--mount=type=secret,id={id},required=true "),
+                                    format!("HF_TOKEN=\"$(cat /run/secrets/{id})\" "),
+                                )
+                            }
+                            None => continue,
+                        },
+                        None => (String::new(), String::new()),
+                    };
                     assets.push(context! {
                         kind => "huggingface", notes => vec![note], repo => repo_q, files => files_q,
-                        revision => rev_q, to => to_q,
+                        revision => rev_q, to => to_q, mount => mount, token => token, chown => chown,
                     });
                 }
             }
@@ -838,7 +899,13 @@ impl Job<'_> {
 
     /// The Python section: notes, the uv install, conda, requirements files,
     /// packages; `none` when there is nothing to do.
-    fn python(&mut self, base: &scl_ir::ImageRef) -> Value {
+    fn python(
+        &mut self,
+        base: &scl_ir::ImageRef,
+        info: &BaseInfo,
+        venv: bool,
+        needs_syntax: &mut bool,
+    ) -> Value {
         let spec = self.spec;
         let mut notes = Vec::new();
         let manager = spec
@@ -846,11 +913,43 @@ impl Job<'_> {
             .as_ref()
             .map(|p| p.manager)
             .unwrap_or(PythonManager::Pip);
-        let installer = if manager == PythonManager::Uv {
-            UV_PIP
-        } else {
-            PIP
+        let installer = match (manager, venv) {
+            // uv installs into the environment VIRTUAL_ENV names.
+            (PythonManager::Uv, true) => UV_PIP_VENV,
+            (PythonManager::Uv, false) => UV_PIP,
+            _ => PIP,
         };
+        let wants_conda = manager == PythonManager::Conda
+            || spec.conda.as_ref().is_some_and(|c| !c.packages.is_empty());
+        if wants_conda && !info.has_conda && info.family != Family::Unknown {
+            let field = if manager == PythonManager::Conda {
+                "python.manager"
+            } else {
+                "conda.packages"
+            };
+            self.refuse(
+                field,
+                ErrorKind::BaseLacks,
+                format!(
+                    "the base image {} has no conda, and sclc does not download an installer into an image",
+                    quote::comment(&base.reference)
+                ),
+                Some(&format!(
+                    "build on an image that has conda ({CONDA_IMAGES}), or install the packages with pip"
+                )),
+            );
+        }
+        // Credentials for the package indexes: a secret mount read through
+        // NETRC by pip and uv, for the install lines only.
+        let mut secret_mount = String::new();
+        let mut netrc = String::new();
+        if let Some(r) = spec.python.as_ref().and_then(|p| p.index_credentials.as_ref()) {
+            if let Some(id) = self.secret_id("python.index_credentials", r) {
+                *needs_syntax = true;
+                secret_mount = format!("--mount=type=secret,id={id},required=true ");
+                netrc = format!("NETRC=/run/secrets/{id} ");
+            }
+        }
 
         let mut index_args = Vec::new();
         let mut requirements = Vec::new();
@@ -943,7 +1042,116 @@ impl Job<'_> {
         context! {
             notes => notes, tool => tool, conda => conda, installer => installer,
             index_args => index_args, requirements => requirements, packages => packages,
+            mount => secret_mount, netrc => netrc,
         }
+    }
+
+    /// What the image needs before anything is installed with Python: the
+    /// OS packages that give it a Python (when the base has none) and a
+    /// virtual environment (when the base's Python is not meant to be
+    /// installed into, by the base-image table).
+    fn python_setup(&mut self, info: &BaseInfo, manager: SystemManager) -> PythonSetup {
+        let spec = self.spec;
+        let py = spec.python.as_ref();
+        let installs = py.is_some_and(|p| !p.packages.is_empty() || !p.requirements.is_empty());
+        let hf = spec
+            .assets
+            .iter()
+            .any(|a| matches!(a, Asset::Huggingface { .. }));
+        let conda = py.is_some_and(|p| p.manager == PythonManager::Conda);
+        if !(installs || hf) || conda {
+            return PythonSetup::default();
+        }
+        let venv = info.python_env == PythonEnv::Venv;
+        let mut packages: Vec<&'static str> = Vec::new();
+        if !info.has_python {
+            packages.push("python3");
+        }
+        if venv && manager == SystemManager::Apt {
+            // Debian and Ubuntu split venv (and its ensurepip) out of python3.
+            packages.push("python3-venv");
+        }
+        let why = if info.externally_managed {
+            "the base image's Python is externally managed (PEP 668), so pip may not install into it"
+        } else {
+            "the base image's Python belongs to its package manager"
+        };
+        PythonSetup {
+            packages,
+            venv,
+            why,
+        }
+    }
+
+    /// The id of a build secret: `<secret>.<key>`, which `docker build
+    /// --secret id=…` and `RUN --mount=type=secret,id=…` name. Refused
+    /// unless it is `[A-Za-z0-9_.-]+`, the characters of Kubernetes Secret
+    /// names and keys, which no flag parser reads as anything else.
+    fn secret_id(&mut self, field: &str, r: &SecretRef) -> Option<String> {
+        match secret_id(r) {
+            Some(id) => Some(id),
+            None => {
+                self.refuse(
+                    field,
+                    ErrorKind::Unwritable,
+                    format!(
+                        "the secret name {:?} or key {:?} has characters other than letters, digits, `_`, `.` and `-`, which a build-secret id cannot hold",
+                        quote::comment(&r.secret),
+                        quote::comment(&r.key)
+                    ),
+                    Some("name the secret and its key with letters, digits, `_`, `.` and `-`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// The folders the runtime user must write, in order and without
+    /// repeats: `writable`, then each volume mount point that is not
+    /// read-only. Each is created and given to the runtime user (the folder
+    /// itself: what is in it keeps its owner). Asset targets need no step
+    /// of their own: `ADD --chown` creates them for the user, and a Hugging
+    /// Face download gives its folder to the user in its own layer. Refused: a path that is not absolute or
+    /// is `/` or a top-level system folder. Empty without a non-root user.
+    fn writable(&mut self, chown: &str) -> Value {
+        let spec = self.spec;
+        let mut dirs: Vec<(String, String)> = Vec::new();
+        for (i, w) in spec.writable.iter().enumerate() {
+            dirs.push((format!("writable[{i}]"), w.clone()));
+        }
+        for (i, v) in spec.volumes.iter().enumerate() {
+            if v.mode != VolumeMode::ReadOnly {
+                dirs.push((format!("volumes[{i}].mount"), v.mount.clone()));
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let mut quoted = Vec::new();
+        for (field, d) in dirs {
+            if !field.starts_with("writable") && quote::is_unwritable(&d) {
+                // Refused where the asset or volume is written.
+                continue;
+            }
+            let normal = normalize_path(&d);
+            if !d.starts_with('/') || is_system_folder(&normal) {
+                if field.starts_with("writable") {
+                    self.refuse(
+                        &field,
+                        ErrorKind::SystemFolder,
+                        format!("{:?} is not an absolute path of a folder of its own, so the runtime user cannot be given it", quote::comment(&d)),
+                        Some("use a folder such as \"/cache/huggingface\""),
+                    );
+                }
+                continue;
+            }
+            if !seen.insert(normal.clone()) {
+                continue;
+            }
+            quoted.extend(self.shell_arg(&field, &normal));
+        }
+        if quoted.is_empty() || chown.is_empty() {
+            return Value::from(());
+        }
+        context! { dirs => quoted, uid => chown }
     }
 
     /// The `setup` steps: each as the `printf` words of its lines

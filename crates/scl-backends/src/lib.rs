@@ -85,6 +85,10 @@ pub enum ErrorKind {
     /// or read as another glob (an unclosed `[`, a `\d` escape, `[z-a]`;
     /// see [`quote::glob_problem`]).
     IgnorePattern,
+    /// The env needs a tool the base image does not have and the target
+    /// will not install (conda on `python:3.11-slim`), by the base-image
+    /// table ([`scl_ir::bases`]).
+    BaseLacks,
 }
 
 /// A value of the IR that the target cannot write safely: lowering fails

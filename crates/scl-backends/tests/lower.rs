@@ -502,7 +502,7 @@ fn assets() {
         "ab".repeat(32)
     )));
     assert!(text.contains(
-        "      org/model \\\n      0123abc \\\n      /m/hf \\\n      'a b.safetensors' \\\n      -x \\\n && rm -rf /tmp/scl/hf\n"
+        "      org/model \\\n      0123abc \\\n      /m/hf \\\n      'a b.safetensors' \\\n      -x \\\n && rm -rf /tmp/scl/hf \\\n && chown -R -- 1000 /m/hf\n"
     ));
     assert!(text.contains(scl_backends::docker::HUGGINGFACE_HUB));
 }
@@ -543,6 +543,11 @@ fn huggingface_values_are_plain_arguments() {
     for (n, _) in text.match_indices("PYTHONPATH=/tmp/scl/hf python3 -c ") {
         let mut cmd = String::new();
         for line in text[n..].lines() {
+            // Up to the scratch folder's removal (the ownership step after
+            // it needs the runtime user).
+            if line.starts_with(" && rm -rf ") {
+                break;
+            }
             let Some(l) = line.strip_suffix('\\') else {
                 break;
             };

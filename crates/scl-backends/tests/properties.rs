@@ -208,8 +208,45 @@ fn ownership_follows_the_uid_and_spares_existing_folders() {
             "{what}: {}",
             ins[create].args
         );
+        // Three kinds of chown in a RUN, each given to the uid: the
+        // workdir's (only when the user step found no such folder in the
+        // base image), each Hugging Face download's target (in its own
+        // layer), and the folders the user writes (writable, read-write mount
+        // points: the folders themselves).
         let chowns: Vec<usize> = (0..ins.len())
             .filter(|&n| ins[n].keyword == "RUN" && ins[n].args.contains("chown"))
+            .filter(|&n| {
+                let a = &ins[n].args;
+                if a.contains("huggingface_hub") {
+                    assert!(
+                        a.contains(&format!("&& chown -R -- {} /", user.uid)),
+                        "{what}: {a}"
+                    );
+                    return false;
+                }
+                if a.starts_with("mkdir -p -- ") {
+                    let mut dirs: Vec<String> = Vec::new();
+                    let mounts = spec
+                        .volumes
+                        .iter()
+                        .filter(|v| v.mode != scl_ir::VolumeMode::ReadOnly)
+                        .map(|v| &v.mount);
+                    for d in spec.writable.iter().chain(mounts) {
+                        let q = scl_backends::quote::shell(d.trim_end_matches('/'));
+                        if !dirs.contains(&q) {
+                            dirs.push(q);
+                        }
+                    }
+                    let list = dirs.join(" ");
+                    assert_eq!(
+                        a,
+                        &format!("mkdir -p -- {list}  && chown -- {} {list}", user.uid),
+                        "{what}"
+                    );
+                    return false;
+                }
+                true
+            })
             .collect();
         assert_eq!(chowns.len(), 1, "{what}");
         assert_eq!(ins[chowns[0]].args, own, "{what}");

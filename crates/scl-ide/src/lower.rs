@@ -63,7 +63,7 @@ pub struct Lowering {
     /// Per env (in the order asked), what the backend made.
     pub outputs: Vec<(String, Lowered)>,
     /// E0406 for envs whose names differ only in case, then each env's
-    /// warnings (W0004) and errors (E0401–E0407), located at the source of
+    /// warnings (W0004) and errors (E0401–E0408), located at the source of
     /// their field.
     pub diagnostics: Vec<Diagnostic>,
     /// True when an env asked for has no IR (it is not an env of the file,
@@ -152,6 +152,7 @@ pub(crate) fn lower(
                 scl_backends::ErrorKind::PackagePattern => "E0405",
                 scl_backends::ErrorKind::NameClash => "E0406",
                 scl_backends::ErrorKind::IgnorePattern => "E0407",
+                scl_backends::ErrorKind::BaseLacks => "E0408",
             };
             let message = format!("{t}: `{}`: {}", e.field, e.message);
             let mut d = located(code, &e.field, message, true);
