@@ -23,16 +23,26 @@ pub struct LowerCx {
     /// IR ([`LowerCx::image`]), so a changed source file gives a new tag.
     /// Empty when the caller has no file system (a test, a preview).
     pub context_sha256: String,
+    /// The text of each requirements file the IR names
+    /// (`python.requirements[*].path`, the env's and every service's):
+    /// workspace-relative `/`-separated path, as in [`scl_ir::FileRef::path`]
+    /// → its contents as UTF-8. Targets that cannot point at the file from
+    /// their output (the conda target: conda runs pip on a copy of the
+    /// `pip:` list in another folder) inline it from here; a path missing
+    /// from the map is a [`crate::FieldError`] for those targets. Empty by
+    /// default ([`LowerCx::new`]); the Dockerfile target does not read it.
+    pub files: std::collections::BTreeMap<String, String>,
 }
 
 impl LowerCx {
-    /// A context for the env `env` with no image repository and no build
-    /// context (the tag is the IR's hash alone).
+    /// A context for the env `env` with no image repository, no build
+    /// context (the tag is the IR's hash alone) and no file texts.
     pub fn new(env: impl Into<String>) -> LowerCx {
         LowerCx {
             env: env.into(),
             image_repo: None,
             context_sha256: String::new(),
+            files: std::collections::BTreeMap::new(),
         }
     }
 
@@ -96,7 +106,7 @@ pub trait Backend: Sync {
 }
 
 /// Every target, in the order `--target all` writes them and help lists them.
-pub static REGISTRY: &[&dyn Backend] = &[&crate::docker::Docker];
+pub static REGISTRY: &[&dyn Backend] = &[&crate::docker::Docker, &crate::conda::Conda];
 
 /// The backend called `name`, if any.
 pub fn backend(name: &str) -> Option<&'static dyn Backend> {

@@ -18,9 +18,11 @@
 //!
 //! Every target is a [`Backend`] in [`REGISTRY`] ([`backend`]): its name,
 //! file layout, the fields it expresses and `lower(&EnvSpec, &LowerCx)`.
-//! Targets: [`docker`] (Dockerfile + `.dockerignore`).
+//! Targets: [`docker`] (Dockerfile + `.dockerignore`), [`conda`]
+//! (`environment.yml`).
 
 pub mod backend;
+pub mod conda;
 pub mod docker;
 pub mod expresses;
 pub mod names;
