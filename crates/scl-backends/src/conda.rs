@@ -138,14 +138,6 @@ pub const EXPRESSES: Expresses = Expresses {
             "the netrc secret is not written: give pip the index credentials where `conda env create` runs (a ~/.netrc, or PIP_INDEX_URL with the token)",
         ),
         (
-            "base",
-            "environment.yml is created with the conda at hand; the base image is used by the docker target",
-        ),
-        (
-            "builder",
-            "conda builds no image: the build image is used by the docker target",
-        ),
-        (
             "system",
             "conda env create installs no OS packages: install them on the machine, use conda packages for them, or use the docker target",
         ),
@@ -160,14 +152,6 @@ pub const EXPRESSES: Expresses = Expresses {
         (
             "setup",
             "conda env create runs no shell steps: run them after creating the env, or use the docker target",
-        ),
-        (
-            "user",
-            "a conda env belongs to whoever creates it; it has no runtime user",
-        ),
-        (
-            "workdir",
-            "a conda env has no working directory: run from the folder you want",
         ),
         (
             "writable",
@@ -211,6 +195,24 @@ pub const EXPRESSES: Expresses = Expresses {
         ),
     ],
     not_needed: &[
+        // About the image, which a conda env does not have: set by default
+        // on every built env, so a warning would say nothing.
+        (
+            "base",
+            "environment.yml is created with the conda at hand; the base image is used by the docker target",
+        ),
+        (
+            "builder",
+            "conda builds no image: the build image is used by the docker target",
+        ),
+        (
+            "user",
+            "a conda env belongs to whoever creates it; it has no runtime user",
+        ),
+        (
+            "workdir",
+            "a conda env has no working directory: run from the folder you want",
+        ),
         (
             "depends_on",
             "it orders the start of services; each service's env is created on its own",

@@ -196,9 +196,9 @@ fn lower_into(
     } else if spec.services.is_empty() {
         out.errors.push(FieldError {
             field: format!("{field_prefix}base"),
-            kind: ErrorKind::Unwritable,
-            message: "not set and there are no services: there is no image to build".into(),
-            help: Some("set `base = image(\"...\")`".into()),
+            kind: ErrorKind::NoBase,
+            message: "not set and there are no services: there is no image to build (an env without `base` can only be a parent of others)".into(),
+            help: Some("set `base = image(\"debian:12.5\")`, or extend an env that has one".into()),
         });
     }
     let names: Vec<&str> = spec.services.keys().map(String::as_str).collect();
@@ -339,6 +339,115 @@ pub const EXPRESSES: Expresses = Expresses {
         ),
     ],
 };
+
+/// The command lines that build, run and smoke-test the images of `spec`
+/// (the env, or each of its services that is built), as `sclc build` prints
+/// them after writing: `folder` is the env's output folder and `context`
+/// the build context (the workspace root), both as the user would type
+/// them. Per image: `docker build -f FOLDER/[SERVICE/]Dockerfile -t IMAGE
+/// [--secret id=ID,env=VAR]… CONTEXT`, then `docker run --rm` with `-e` for
+/// each secret var (its value comes from the caller's environment, never
+/// from a file sclc writes), `-p P:P` per port, `-v` for `host:` volumes and
+/// `--gpus N` for a GPU limit, then one `docker run --rm --entrypoint sh
+/// IMAGE -c TEST` per `test` command. Every word is quoted by
+/// [`quote::shell`]. Secrets reach `docker build` from environment
+/// variables named after their id (`hf.token` → `HF_TOKEN`).
+pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo: Vec<(Option<&str>, &EnvSpec)> = vec![(None, spec)];
+    todo.extend(spec.services.iter().map(|(n, s)| (Some(n.as_str()), &**s)));
+    for (service, s) in todo {
+        if s.base.is_none() {
+            continue;
+        }
+        let image = cx.image(s, service);
+        let dockerfile = match service {
+            Some(n) => format!("{folder}/{n}/Dockerfile"),
+            None => format!("{folder}/Dockerfile"),
+        };
+        let mut build = vec![
+            "docker".to_string(),
+            "build".into(),
+            "-f".into(),
+            quote::shell(&dockerfile),
+            "-t".into(),
+            quote::shell(&image),
+        ];
+        for r in build_secrets(s) {
+            if let Some(id) = secret_id(r) {
+                build.push("--secret".into());
+                build.push(quote::shell(&format!("id={id},env={}", secret_env_name(&id))));
+            }
+        }
+        build.push(quote::shell(context));
+        out.push(build.join(" "));
+        let mut run = vec!["docker".to_string(), "run".into(), "--rm".into()];
+        for (k, v) in &s.vars {
+            if matches!(v, VarValue::Secret(_)) {
+                run.push("-e".into());
+                run.push(quote::shell(k));
+            }
+        }
+        for p in &s.ports {
+            run.push("-p".into());
+            run.push(format!("{p}:{p}"));
+        }
+        for v in &s.volumes {
+            if let Some(path) = v.source.strip_prefix("host:") {
+                let ro = if v.mode == VolumeMode::ReadOnly { ":ro" } else { "" };
+                run.push("-v".into());
+                run.push(quote::shell(&format!("{context}/{path}:{}{ro}", v.mount)));
+            }
+        }
+        let gpus = s
+            .resources
+            .as_ref()
+            .and_then(|r| r.limits.as_ref().or(r.requests.as_ref()))
+            .and_then(|l| l.gpu.as_ref())
+            .map_or(0, |g| g.count);
+        if gpus > 0 {
+            run.push("--gpus".into());
+            run.push(gpus.to_string());
+        }
+        run.push(quote::shell(&image));
+        out.push(run.join(" "));
+        for t in &s.test {
+            out.push(format!(
+                "docker run --rm --entrypoint sh {} -c {}",
+                quote::shell(&image),
+                quote::shell(t)
+            ));
+        }
+    }
+    out
+}
+
+/// The build secrets an env's Dockerfile mounts, in order: each Hugging
+/// Face token, then the index credentials.
+fn build_secrets(spec: &EnvSpec) -> Vec<&SecretRef> {
+    let mut v: Vec<&SecretRef> = spec
+        .assets
+        .iter()
+        .filter_map(|a| match a {
+            Asset::Huggingface { token, .. } => token.as_ref(),
+            Asset::Url { .. } => None,
+        })
+        .collect();
+    v.extend(spec.python.as_ref().and_then(|p| p.index_credentials.as_ref()));
+    v
+}
+
+/// The environment variable `docker build --secret id=ID,env=VAR` reads a
+/// secret from: the id upper-cased, `.` and `-` as `_` (`hf.token` →
+/// `HF_TOKEN`).
+pub fn secret_env_name(id: &str) -> String {
+    id.chars()
+        .map(|c| match c {
+            '.' | '-' => '_',
+            c => c.to_ascii_uppercase(),
+        })
+        .collect()
+}
 
 /// The Python set-up an image needs ([`Job::python_setup`]).
 #[derive(Default)]

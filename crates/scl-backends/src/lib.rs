@@ -91,6 +91,10 @@ pub enum ErrorKind {
     /// will not install (conda on `python:3.11-slim`), by the base-image
     /// table ([`scl_ir::bases`]).
     BaseLacks,
+    /// The env has no `base` and no services: it can be a parent of other
+    /// envs, but there is no image to build (E0209, "missing required
+    /// field", as when such an env is used as a service).
+    NoBase,
 }
 
 /// A value of the IR that the target cannot write safely: lowering fails

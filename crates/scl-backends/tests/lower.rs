@@ -848,8 +848,8 @@ fn services_and_missing_base() {
         errors(&none),
         [err(
             "base",
-            ErrorKind::Unwritable,
-            "not set and there are no services: there is no image to build"
+            ErrorKind::NoBase,
+            "not set and there are no services: there is no image to build (an env without `base` can only be a parent of others)"
         )]
     );
 
@@ -888,8 +888,8 @@ fn services_and_missing_base() {
             ),
             err(
                 "services.nobase.base",
-                ErrorKind::Unwritable,
-                "not set and there are no services: there is no image to build"
+                ErrorKind::NoBase,
+                "not set and there are no services: there is no image to build (an env without `base` can only be a parent of others)"
             ),
         ]
     );

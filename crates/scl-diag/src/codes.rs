@@ -214,7 +214,7 @@ Fix: write `4Gi + 2Gi`.";
 Fix: follow the message; it names what is accepted.";
 
 "E0209", "missing required field",
-"An env that is built needs a `base` image (an env that only has `services` does not); records such as Volume need all their required fields.
+"An env that is built needs a `base` image: one that `sclc build` lowers, or one used as a service. An env without `base` (and without `services`) can still be checked and extended — a parent or mixin such as a set of packages — but there is nothing to build from it; `sclc build FILE` without `--env` skips it with a note. Records such as Volume need all their required fields.
 
 Fix: set the field, or inherit it with `extends`.";
 

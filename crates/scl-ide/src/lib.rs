@@ -456,6 +456,24 @@ impl Analysis {
         lower::lower(self, file, envs, target, &LowerOptions::default())
     }
 
+    /// The `docker build` / `docker run` / smoke-test command lines of env
+    /// `env` of `file` (`scl_backends::docker::commands`), with the image
+    /// tags [`Analysis::lower_with`] gives the same options; `folder` is the
+    /// env's output folder and `context` the build context as the user
+    /// types them. `None` when the env has no IR.
+    pub fn docker_commands(
+        &self,
+        file: FileId,
+        env: &str,
+        options: &LowerOptions,
+        folder: &str,
+        context: &str,
+    ) -> Option<Vec<String>> {
+        let spec = self.ir(file, env)?;
+        let cx = lower::lower_cx(&self.db, env, &spec, options);
+        Some(scl_backends::docker::commands(&spec, &cx, folder, context))
+    }
+
     /// [`Analysis::lower`] with options that do not come from the source
     /// (`--image-repo`).
     pub fn lower_with(

@@ -116,16 +116,22 @@ pub(crate) fn lower(
             out.incomplete = true;
             return out;
         };
-        let cx = LowerCx {
-            env: name.clone(),
-            image_repo: options.image_repo.clone(),
-            context_sha256: context_sha256(spec),
-        };
+        let cx = lower_cx(a.db(), name, spec, options);
         let l = target.0.lower(spec, &cx);
-        // Point each warning and error at the source of its field.
+        // Point each warning and error at the source of its field, else
+        // (a default, a field no item wrote) at the env's name.
+        let env_span = parsed
+            .module
+            .decls
+            .iter()
+            .find_map(|d| match d {
+                scl_syntax::ast::Decl::Env(e) if e.name.name == *name => Some(e.name.span),
+                _ => None,
+            })
+            .unwrap_or_default();
         let located = |code: &'static str, field: &str, message: String, error: bool| {
             let origin = field_origin(a.db(), &fin.origins, field);
-            let span = origin.as_ref().map(|o| o.span).unwrap_or_default();
+            let span = origin.as_ref().map_or(env_span, |o| o.span);
             let mut d = if error {
                 Diagnostic::error(code, span, message)
             } else {
@@ -153,6 +159,7 @@ pub(crate) fn lower(
                 scl_backends::ErrorKind::NameClash => "E0406",
                 scl_backends::ErrorKind::IgnorePattern => "E0407",
                 scl_backends::ErrorKind::BaseLacks => "E0408",
+                scl_backends::ErrorKind::NoBase => "E0209",
             };
             let message = format!("{t}: `{}`: {}", e.field, e.message);
             let mut d = located(code, &e.field, message, true);
@@ -199,6 +206,40 @@ fn field_origin(
         .filter_map(|k| origins.get(k))
         .map(absolute)
         .min_by_key(|o| o.span.start)
+}
+
+/// The context a backend lowers env `name` with.
+/// `files` holds the text of each requirements file the IR names (and its
+/// services name) whose bytes, read now through the database, still have
+/// the SHA-256 the IR records: the conda target inlines them.
+pub(crate) fn lower_cx(
+    db: &scl_db::Database,
+    name: &str,
+    spec: &scl_ir::EnvSpec,
+    options: &LowerOptions,
+) -> LowerCx {
+    let mut files = std::collections::BTreeMap::new();
+    let root = db.root();
+    let mut todo = vec![spec];
+    while let Some(s) = todo.pop() {
+        for r in s.python.iter().flat_map(|p| &p.requirements) {
+            let file = db.open(&root.join(&r.path));
+            if let Some(bytes) = file.contents(db).as_deref() {
+                if scl_ir::sha256_hex(bytes) == r.sha256 {
+                    if let Ok(text) = std::str::from_utf8(bytes) {
+                        files.insert(r.path.clone(), text.to_string());
+                    }
+                }
+            }
+        }
+        todo.extend(s.services.values().map(|v| &**v));
+    }
+    LowerCx {
+        env: name.to_string(),
+        image_repo: options.image_repo.clone(),
+        context_sha256: context_sha256(spec),
+        files,
+    }
 }
 
 /// The hash of what the build context of `spec` sends that the IR records

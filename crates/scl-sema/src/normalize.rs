@@ -523,23 +523,9 @@ pub(crate) fn normalize(
     // An env that only has services (even ones that failed) is not built.
     let has_services = rec(get(r, &["services"])).is_some_and(|m| !m.is_empty());
     let built = spec.base.is_some() || !has_services;
-    if spec.base.is_none() && !has_services {
-        let name = env
-            .layers
-            .last()
-            .map(|l| l.name.clone())
-            .unwrap_or_default();
-        ev.report(
-            env.module,
-            Diagnostic::error(
-                "E0209",
-                env.extends_span,
-                format!("env `{name}` has no `base` image"),
-            )
-            .with_help("set `base = image(\"debian:12.5\")`, or extend an env that has one"),
-        );
-        failed.set(true);
-    }
+    // An env without `base` and without services is a parent (a mixin):
+    // not an error here. E0209 comes when it is used as a service (below)
+    // or lowered (the backends).
     // system
     let packages = strs(get(r, &["system", "packages"]));
     let manager = match get(r, &["system", "manager"]) {
@@ -976,13 +962,25 @@ pub(crate) fn check_services(
     names: &[&String],
     services: &BTreeMap<String, Arc<EnvSpec>>,
 ) -> bool {
-    if services.values().all(|s| s.depends_on.is_empty()) {
-        return false;
-    }
     let failed = std::cell::Cell::new(false);
     let report = |path: &FieldPath, code: &'static str, msg: String, help: String| {
         report_at(ev, at, &failed, path, code, msg, help)
     };
+    // A service is built: it needs an image (an env meant only as a
+    // parent has none).
+    for (name, sp) in services {
+        if sp.base.is_none() && sp.services.is_empty() {
+            report(
+                &path(&["services"]).key(name),
+                "E0209",
+                format!("service `{name}` has no `base` image, so there is nothing to run"),
+                "set `base = image(\"debian:12.5\")` in the service's env, or extend an env that has one".into(),
+            );
+        }
+    }
+    if services.values().all(|s| s.depends_on.is_empty()) {
+        return failed.get();
+    }
     for (name, sp) in services {
         for dep in &sp.depends_on {
             if !names.contains(&dep) {

@@ -520,13 +520,16 @@ fn build(
             None => return usage_error(&format!("there is no target `{name}`")),
         },
     };
-    let options = scl_ide::LowerOptions { image_repo };
+    let prints_commands = targets.iter().any(|t| t.name() == "docker");
+    let options = scl_ide::LowerOptions {
+        image_repo: image_repo.clone(),
+    };
     let Loaded {
         host: _host,
         a,
         file: f,
         mut diags,
-        envs,
+        mut envs,
     } = match load_envs(file, env, set, stdlib) {
         Ok(x) => x,
         Err(code) => return code,
@@ -534,6 +537,20 @@ fn build(
     if diags.iter().any(Diagnostic::is_error) {
         print_diagnostics(&a, &diags, fmt);
         return 1;
+    }
+    if env.is_none() {
+        // An env without `base` and without services is a parent of others
+        // (a mixin): there is no image to build from it. Asked for by
+        // `--env`, it is E0209 from the backend.
+        envs.retain(|name| match a.ir(f, name) {
+            Some(spec) if spec.base.is_none() && spec.services.is_empty() => {
+                eprintln!(
+                    "note: env `{name}` has no `base` image, so it is not built (it can be extended by envs that set one)"
+                );
+                false
+            }
+            _ => true,
+        });
     }
     // Every target of every env is lowered before anything is written: an
     // env's folder gets all its targets together, or nothing.
@@ -565,6 +582,24 @@ fn build(
             let mut stdout = std::io::stdout().lock();
             for p in written {
                 let _ = writeln!(stdout, "wrote {}", p.display());
+            }
+            if prints_commands {
+                // How to build and run what was written (docker build with
+                // its --secret flags, docker run, the smoke tests).
+                let context = a.root();
+                let context = context.display().to_string();
+                for (env, l) in &outputs {
+                    if l.artifacts.is_empty() {
+                        continue;
+                    }
+                    let folder = out.join(env).display().to_string();
+                    for line in a
+                        .docker_commands(f, env, &options, &folder, &context)
+                        .unwrap_or_default()
+                    {
+                        let _ = writeln!(stdout, "{line}");
+                    }
+                }
             }
             0
         }
