@@ -376,7 +376,10 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
         for r in build_secrets(s) {
             if let Some(id) = secret_id(r) {
                 build.push("--secret".into());
-                build.push(quote::shell(&format!("id={id},env={}", secret_env_name(&id))));
+                build.push(quote::shell(&format!(
+                    "id={id},env={}",
+                    secret_env_name(&id)
+                )));
             }
         }
         build.push(quote::shell(context));
@@ -394,7 +397,11 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
         }
         for v in &s.volumes {
             if let Some(path) = v.source.strip_prefix("host:") {
-                let ro = if v.mode == VolumeMode::ReadOnly { ":ro" } else { "" };
+                let ro = if v.mode == VolumeMode::ReadOnly {
+                    ":ro"
+                } else {
+                    ""
+                };
                 run.push("-v".into());
                 run.push(quote::shell(&format!("{context}/{path}:{}{ro}", v.mount)));
             }
@@ -433,7 +440,11 @@ fn build_secrets(spec: &EnvSpec) -> Vec<&SecretRef> {
             Asset::Url { .. } => None,
         })
         .collect();
-    v.extend(spec.python.as_ref().and_then(|p| p.index_credentials.as_ref()));
+    v.extend(
+        spec.python
+            .as_ref()
+            .and_then(|p| p.index_credentials.as_ref()),
+    );
     v
 }
 
@@ -1052,7 +1063,11 @@ impl Job<'_> {
         // NETRC by pip and uv, for the install lines only.
         let mut secret_mount = String::new();
         let mut netrc = String::new();
-        if let Some(r) = spec.python.as_ref().and_then(|p| p.index_credentials.as_ref()) {
+        if let Some(r) = spec
+            .python
+            .as_ref()
+            .and_then(|p| p.index_credentials.as_ref())
+        {
             if let Some(id) = self.secret_id("python.index_credentials", r) {
                 *needs_syntax = true;
                 secret_mount = format!("--mount=type=secret,id={id},required=true ");
@@ -1815,7 +1830,6 @@ fn tidy(text: &str) -> String {
 pub fn infer_manager(image: &str) -> SystemManager {
     scl_ir::bases::manager(image)
 }
-
 
 /// The tag of an official-style Python image (`python:3.10-slim`,
 /// `docker.io/library/python:3.11`), or `None` for any other image (or an

@@ -277,8 +277,18 @@ mod tests {
     #[test]
     fn one_rule_per_family() {
         use PythonEnv::*;
+        type Row = (
+            &'static str,
+            Family,
+            SystemManager,
+            bool,
+            bool,
+            bool,
+            bool,
+            PythonEnv,
+        );
         #[rustfmt::skip]
-        let rows: &[(&str, Family, SystemManager, bool, bool, bool, bool, PythonEnv)] = &[
+        let rows: &[Row] = &[
             ("debian:12.5", Family::Debian, Apt, false, false, true, false, Venv),
             ("debian:bookworm-slim", Family::Debian, Apt, false, false, true, false, Venv),
             ("debian:11", Family::Debian, Apt, false, false, false, false, Venv),
@@ -308,7 +318,15 @@ mod tests {
         for &(image, family, manager, py, pip, pep668, conda, env) in rows {
             let i = info(image);
             assert_eq!(
-                (i.family, i.manager, i.has_python, i.has_pip, i.externally_managed, i.has_conda, i.python_env),
+                (
+                    i.family,
+                    i.manager,
+                    i.has_python,
+                    i.has_pip,
+                    i.externally_managed,
+                    i.has_conda,
+                    i.python_env
+                ),
                 (family, manager, py, pip, pep668, conda, env),
                 "{image}"
             );
@@ -317,9 +335,18 @@ mod tests {
 
     #[test]
     fn venv_whenever_pip_would_meet_pep_668() {
-        for image in ["debian:12", "ubuntu:24.04", "alpine:3.20", "nvidia/cuda:12.6.0-devel-ubuntu24.04", "x/y:z"] {
+        for image in [
+            "debian:12",
+            "ubuntu:24.04",
+            "alpine:3.20",
+            "nvidia/cuda:12.6.0-devel-ubuntu24.04",
+            "x/y:z",
+        ] {
             let i = info(image);
-            assert!(i.externally_managed && i.python_env == PythonEnv::Venv, "{image}");
+            assert!(
+                i.externally_managed && i.python_env == PythonEnv::Venv,
+                "{image}"
+            );
         }
     }
 }

@@ -548,7 +548,10 @@ mod tests {
                 manager: SystemManager::Apt,
             }),
             python: Some(Python {
-                index_credentials: Some(SecretRef { secret: "s".into(), key: "n".into() }),
+                index_credentials: Some(SecretRef {
+                    secret: "s".into(),
+                    key: "n".into(),
+                }),
                 version: Some("3.10".into()),
                 manager: PythonManager::Uv,
                 packages: vec!["numpy".into()],
@@ -586,7 +589,10 @@ mod tests {
             .into(),
             assets: vec![
                 Asset::Huggingface {
-                    token: Some(SecretRef { secret: "h".into(), key: "t".into() }),
+                    token: Some(SecretRef {
+                        secret: "h".into(),
+                        key: "t".into(),
+                    }),
                     repo: "o/r".into(),
                     files: vec!["f".into()],
                     revision: "main".into(),
@@ -605,7 +611,10 @@ mod tests {
             setup: vec!["true".into()],
             test: vec!["true".into()],
             writable: vec!["/c".into()],
-            builder: Some(ImageRef { reference: "debian:12.5".into(), digest: None }),
+            builder: Some(ImageRef {
+                reference: "debian:12.5".into(),
+                digest: None,
+            }),
             workdir: Some("/w".into()),
             user: Some(User {
                 name: "app".into(),

@@ -1208,6 +1208,17 @@ fn fill_defaults(r: &mut Record, rt: RecordTy, infer: &dyn Fn(RecordTy, &str) ->
     }
 }
 
+/// The IR reference of a `secret(...)` value.
+fn secret_ref(v: &Value) -> Option<SecretRef> {
+    match v {
+        Value::Secret { name, key } => Some(SecretRef {
+            secret: name.to_string(),
+            key: key.to_string(),
+        }),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1285,16 +1296,5 @@ mod tests {
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].0.len(), n + 1);
         assert_eq!(got[0].0[1], "s000001");
-    }
-}
-
-/// The IR reference of a `secret(...)` value.
-fn secret_ref(v: &Value) -> Option<SecretRef> {
-    match v {
-        Value::Secret { name, key } => Some(SecretRef {
-            secret: name.to_string(),
-            key: key.to_string(),
-        }),
-        _ => None,
     }
 }

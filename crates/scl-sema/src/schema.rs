@@ -474,7 +474,10 @@ mod tests {
                 manager: SystemManager::Apt,
             }),
             python: Some(Python {
-                index_credentials: Some(SecretRef { secret: "s".into(), key: "n".into() }),
+                index_credentials: Some(SecretRef {
+                    secret: "s".into(),
+                    key: "n".into(),
+                }),
                 version: Some("3.12".into()),
                 manager: PythonManager::Pip,
                 packages: vec!["numpy".into()],
@@ -512,7 +515,10 @@ mod tests {
             setup: vec!["true".into()],
             test: vec!["true".into()],
             writable: vec!["/c".into()],
-            builder: Some(ImageRef { reference: "debian:12.5".into(), digest: None }),
+            builder: Some(ImageRef {
+                reference: "debian:12.5".into(),
+                digest: None,
+            }),
             workdir: Some("/w".into()),
             user: Some(User {
                 name: "app".into(),

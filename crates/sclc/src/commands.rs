@@ -90,6 +90,17 @@ enum Command {
     },
 }
 
+/// Whether `rel` (`web/Dockerfile`) is a file of a backend's layout pattern
+/// (`Dockerfile`, `<service>/Dockerfile`: `<service>` is one folder).
+fn layout_matches(pattern: &str, rel: &str) -> bool {
+    match pattern.strip_prefix("<service>/") {
+        Some(file) => rel
+            .split_once('/')
+            .is_some_and(|(dir, f)| !dir.is_empty() && f == file),
+        None => rel == pattern,
+    }
+}
+
 /// The values `--target` takes: every backend of the registry, then `all`.
 fn target_names() -> clap::builder::PossibleValuesParser {
     let mut v: Vec<clap::builder::PossibleValue> = scl_ide::Target::all()
@@ -144,9 +155,11 @@ pub fn main() -> i32 {
         } => build(
             &file,
             env.as_deref(),
-            &target,
-            image_repo,
-            &out,
+            BuildTo {
+                target: &target,
+                image_repo,
+                out: &out,
+            },
             &set,
             fmt,
             cli.stdlib,
@@ -503,16 +516,26 @@ fn ir(
     0
 }
 
+/// What `sclc build` writes and where: `--target`, `--image-repo`, `--out`.
+struct BuildTo<'a> {
+    target: &'a str,
+    image_repo: Option<String>,
+    out: &'a Path,
+}
+
 fn build(
     file: &Path,
     env: Option<&str>,
-    target: &str,
-    image_repo: Option<String>,
-    out: &Path,
+    to: BuildTo<'_>,
     set: &[String],
     fmt: MessageFormat,
     stdlib: Option<PathBuf>,
 ) -> i32 {
+    let BuildTo {
+        target,
+        image_repo,
+        out,
+    } = to;
     let targets: Vec<scl_ide::Target> = match target {
         "all" => scl_ide::Target::in_all().collect(),
         name => match scl_ide::Target::from_name(name) {
@@ -555,7 +578,7 @@ fn build(
     // Every target of every env is lowered before anything is written: an
     // env's folder gets all its targets together, or nothing.
     let mut outputs: Vec<(String, scl_ide::Lowered)> = Vec::new();
-    for t in targets {
+    for t in targets.iter().copied() {
         let lowering = a.lower_with(f, &envs, t, &options);
         if lowering.incomplete {
             return 1;
@@ -577,7 +600,24 @@ fn build(
         // A value the target cannot write safely: nothing is written.
         return 1;
     }
-    match write_atomically(out, &outputs) {
+    // A file of the old folder that belongs to a target not built now
+    // stays (`--target k8s` after `--target docker` keeps the Dockerfile).
+    let built: Vec<&str> = targets.iter().map(|t| t.name()).collect();
+    let keep = |rel: &str| {
+        let mut ours = false;
+        let mut theirs = false;
+        for t in scl_ide::Target::all() {
+            if t.backend().layout().iter().any(|p| layout_matches(p, rel)) {
+                if built.contains(&t.name()) {
+                    ours = true;
+                } else {
+                    theirs = true;
+                }
+            }
+        }
+        theirs && !ours
+    };
+    match write_atomically(out, &outputs, &keep) {
         Ok(written) => {
             let mut stdout = std::io::stdout().lock();
             for p in written {

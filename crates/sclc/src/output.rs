@@ -82,8 +82,11 @@ const STAGING_TEXT: &str =
 ///
 /// `lowered` is the list of (env name, lowered artifacts); env names are
 /// identifiers, artifact paths are relative (`Dockerfile`,
-/// `webui/Dockerfile`). Returns the paths written (`out/<env>/<artifact>`),
-/// in order.
+/// `webui/Dockerfile`). A file of the old `out/<env>/` (two levels deep at
+/// most) that `lowered` does not write and `keep` accepts (its relative
+/// path: the file of another target than the ones built) is copied into the
+/// new folder, so the swap keeps it. Returns the paths written
+/// (`out/<env>/<artifact>`), in order; kept files are not listed.
 ///
 /// # Errors
 /// - `AlreadyExists` when an `out/<env>` exists that sclc did not write
@@ -93,6 +96,7 @@ const STAGING_TEXT: &str =
 pub fn write_atomically(
     out: &Path,
     lowered: &[(String, scl_backends::Lowered)],
+    keep: &dyn Fn(&str) -> bool,
 ) -> io::Result<Vec<PathBuf>> {
     // Fail fast, before anything is created (checked again under the lock).
     refuse_foreign(out, lowered)?;
@@ -129,6 +133,17 @@ pub fn write_atomically(
             step(&format!("stage {env}/{}", a.path));
             written.push(out.join(env).join(&a.path));
         }
+        // The files of other targets that the old folder holds stay: the
+        // folder is swapped whole, so they are copied into the new one.
+        for rel in old_files(&out.join(env)) {
+            if keep(&rel) && !l.artifacts.iter().any(|a| a.path == rel) {
+                let p = dir.join(&rel);
+                if let Some(parent) = p.parent() {
+                    fs::create_dir_all(parent)?;
+                }
+                fs::copy(out.join(env).join(&rel), &p)?;
+            }
+        }
     }
 
     let mut done: Vec<(&str, Swap)> = Vec::new();
@@ -150,6 +165,40 @@ pub fn write_atomically(
     remove_staging(&tmp)?;
     step("remove staging folder");
     Ok(written)
+}
+
+/// The regular files of an old env folder written by sclc (it holds the
+/// [`MARKER`]), at most two levels deep (`Dockerfile`, `web/Dockerfile`),
+/// as `/`-separated relative paths, sorted; none when it is not such a
+/// folder. Links and other kinds of file are not followed or listed.
+fn old_files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if !is_dir(dir) || !dir.join(MARKER).is_file() {
+        return out;
+    }
+    let list = |d: &Path| -> Vec<(String, fs::FileType)> {
+        let Ok(rd) = fs::read_dir(d) else {
+            return Vec::new();
+        };
+        rd.filter_map(|e| {
+            let e = e.ok()?;
+            Some((e.file_name().into_string().ok()?, e.file_type().ok()?))
+        })
+        .collect()
+    };
+    for (name, t) in list(dir) {
+        if t.is_file() && name != MARKER {
+            out.push(name);
+        } else if t.is_dir() {
+            for (inner, t2) in list(&dir.join(&name)) {
+                if t2.is_file() {
+                    out.push(format!("{name}/{inner}"));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// How one env was put in place (to undo it after a later error).

@@ -439,3 +439,65 @@ fn a_link_to_an_env_folder_is_not_replaced() {
         assert_eq!(tree(&ws.join("ref-v1.env.scl/e0")), fx.v1["e0"]);
     }
 }
+
+/// An env folder holds every target built into it: building one target
+/// replaces that target's files (and removes the ones it no longer writes)
+/// and keeps the other targets' files; `--target all` writes them all.
+#[test]
+fn one_target_keeps_the_other_targets_files() {
+    let ws = tempfile::tempdir().unwrap();
+    let src = |ignore: &str| {
+        format!(
+            "env app {{\n  base = image(\"python:3.11-slim\")\n  python.packages = [\"rich==13.7.1\"]\n{ignore}}}\n"
+        )
+    };
+    std::fs::write(ws.path().join("a.env.scl"), src("  ignore = [\".git\"]\n")).unwrap();
+    let out = ws.path().join("out");
+    let run = |target: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_sclc"))
+            .args(["build", "a.env.scl", "--target", target, "--out"])
+            .arg(&out)
+            .current_dir(ws.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{target}: {}", stderr(&o));
+    };
+    let files = || {
+        let mut v: Vec<String> = std::fs::read_dir(out.join("app"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    run("docker");
+    assert_eq!(
+        files(),
+        [
+            ".dockerignore",
+            ".sclc-output",
+            "Dockerfile",
+            "Dockerfile.dockerignore"
+        ]
+    );
+    run("conda");
+    assert_eq!(
+        files(),
+        [
+            ".dockerignore",
+            ".sclc-output",
+            "Dockerfile",
+            "Dockerfile.dockerignore",
+            "environment.yml"
+        ]
+    );
+    // Docker again without `ignore`: its ignore files go, conda's file stays.
+    std::fs::write(ws.path().join("a.env.scl"), src("")).unwrap();
+    run("docker");
+    assert_eq!(files(), [".sclc-output", "Dockerfile", "environment.yml"]);
+    std::fs::remove_dir_all(&out).unwrap();
+    run("all");
+    assert!(files().contains(&"environment.yml".to_string()));
+    assert!(files().contains(&"Dockerfile".to_string()));
+}
