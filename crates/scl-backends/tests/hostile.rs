@@ -709,6 +709,58 @@ fn fields() -> Vec<Field> {
             check: |_, _| Ok(()),
         },
         Field {
+            path: "writable[0]",
+            set: |c, v| c.spec.writable = vec![format!("/w/{v}")],
+            may_refuse: |v| line_break(v) || system_folder(&format!("/w/{v}")),
+            benign: "cache",
+            check: |p, v| {
+                let w = normalize(&format!("/w/{v}"));
+                let runs = p.runs(&["mkdir", "-p", "--", "chown"]);
+                let words = runs
+                    .iter()
+                    .find(|r| r.first().is_some_and(|x| x == "mkdir"))
+                    .ok_or("no RUN that makes the writable folders")?;
+                has_seq(words, &["mkdir", "-p", "--", &w])?;
+                has_seq(words, &["chown", "--", "1000", &w])
+            },
+        },
+        Field {
+            path: "assets[6].token",
+            set: |c, v| {
+                hf(c, 6, "org/m", &[], "main", "/m6");
+                if let Asset::Huggingface { token, .. } = &mut c.spec.assets[6] {
+                    *token = Some(SecretRef {
+                        secret: v.into(),
+                        key: "token".into(),
+                    });
+                }
+            },
+            // The id of a build secret is `[A-Za-z0-9_.-]+`: nothing else.
+            may_refuse: |v| {
+                v.is_empty()
+                    || !v
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+            },
+            benign: "hf",
+            check: |p, v| {
+                let run = p
+                    .all("RUN")
+                    .into_iter()
+                    .find(|i| i.original.contains("huggingface_hub") && i.original.contains("/m6"))
+                    .ok_or("no download RUN")?;
+                eq(
+                    run.flags.clone(),
+                    vec![format!("--mount=type=secret,id={v}.token,required=true")],
+                )?;
+                let words = run.shell_words.clone().ok_or("no shell words")?;
+                has_seq(
+                    &words,
+                    &[&format!("HF_TOKEN=$(cat /run/secrets/{v}.token)")],
+                )
+            },
+        },
+        Field {
             path: "workdir",
             set: |c, v| c.spec.workdir = Some(format!("/w/{v}")),
             may_refuse: |v| line_break(v) || system_folder(&format!("/w/{v}")),
@@ -1030,13 +1082,16 @@ fn hostile_values_come_back_or_are_refused() {
         .map(|p| (p.file.clone(), p))
         .collect();
     let dockerfiles: Vec<PathBuf> = written.iter().map(|w| w.2.clone()).collect();
-    // The line of `FROM` in every generated Dockerfile (after the header).
-    let from_line = std::fs::read_to_string(&dockerfiles[0])
-        .unwrap()
-        .lines()
-        .position(|l| l.starts_with("FROM "))
-        .unwrap()
-        + 1;
+    // The line of `FROM` in a generated Dockerfile (after the header, which
+    // has a `# syntax=` line or not).
+    let from_line = |file: &str| {
+        std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .position(|l| l.starts_with("FROM "))
+            .unwrap()
+            + 1
+    };
     for f in tools::lint_files(&hadolint, &dockerfiles) {
         // DL3025 ("use arguments JSON notation"): hadolint did not read an
         // exec form as JSON, so it linted it as something else.
@@ -1046,7 +1101,8 @@ fn hostile_values_come_back_or_are_refused() {
         let w = written
             .iter()
             .find(|w| w.2 == std::path::Path::new(&f.file));
-        if parse_error && f.line == from_line && w.is_some_and(|w| hadolint_port_bug(&w.5)) {
+        if parse_error && f.line == from_line(&f.file) && w.is_some_and(|w| hadolint_port_bug(&w.5))
+        {
             // A known limitation of hadolint's parser (language-docker):
             // `FROM localhost:5000/img:1` — a registry port on a host
             // without a dot, plus a tag — is a valid reference that
@@ -1087,7 +1143,19 @@ fn hostile_values_come_back_or_are_refused() {
             if !i.heredocs.is_empty() {
                 failures.push(format!("{v:?}: a here-document in {}", i.original));
             }
-            if i.cmd == "RUN" && !i.flags.is_empty() {
+            // The only RUN flag sclc writes: a build secret's mount, whose id
+            // is `[A-Za-z0-9_.-]+` (refused otherwise).
+            let secret_mount = |f: &String| {
+                f.strip_prefix("--mount=type=secret,id=")
+                    .and_then(|r| r.strip_suffix(",required=true"))
+                    .is_some_and(|id| {
+                        !id.is_empty()
+                            && id
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+                    })
+            };
+            if i.cmd == "RUN" && !i.flags.iter().all(secret_mount) {
                 failures.push(format!("{v:?}: RUN flags {:?}", i.flags));
             }
         }
@@ -1113,9 +1181,13 @@ fn hostile_values_come_back_or_are_refused() {
         failures.join("\n")
     );
     // Not vacuous: every field wrote a good part of the values; an image
-    // reference and an ENV name take only their own characters.
+    // reference, an ENV name, an apt package and a build-secret id take only
+    // their own characters.
     for (fi, f) in fields.iter().enumerate() {
-        let narrow = f.path == "base" || f.path == "vars." || f.path == "system.packages[0]";
+        let narrow = f.path == "base"
+            || f.path == "vars."
+            || f.path == "system.packages[0]"
+            || f.path == "assets[6].token";
         assert!(
             accepted[fi] * 3 >= values.len() || (narrow && accepted[fi] >= 1),
             "{}: {} written, {} refused",
