@@ -301,7 +301,9 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
             count("COPY")
         ));
     }
-    // ENV: exactly the plain vars, by name.
+    // ENV: exactly the plain vars, by name, besides the one instruction of
+    // a virtual environment (`VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH`,
+    // written right after `RUN python3 -m venv /opt/venv`).
     let want_env: Vec<&String> = spec
         .vars
         .iter()
@@ -310,6 +312,19 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
         .collect();
     let got_env: Vec<String> = ins
         .iter()
+        .enumerate()
+        .filter(|(n, i)| {
+            let after_venv = n.checked_sub(1).is_some_and(|p| {
+                ins[p].keyword == "RUN" && ins[p].args == "python3 -m venv /opt/venv"
+            });
+            !(after_venv
+                && i.args
+                    .replace("\\\n", " ")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    == ["VIRTUAL_ENV=/opt/venv", "PATH=/opt/venv/bin:$PATH"])
+        })
+        .map(|(_, i)| i)
         .filter(|i| i.keyword == "ENV")
         .flat_map(|i| words(&i.args))
         .map(|w| key_of(&w))

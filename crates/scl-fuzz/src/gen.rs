@@ -357,6 +357,11 @@ fn item(well_typed: bool) -> BoxedStrategy<String> {
         1 => (typed(&["./main.env.scl", "./main.env.scl", "./scl.toml", "./x"]), typed(&["/app/m", "/app"])).prop_map(|(f, t)| format!("files += [{{ from = {f}, to = {t} }}]")),
         1 => (typed(&["host:./data", "s3://bucket/x", "pvc:claim"]), typed(&["/data", "/mnt/x"])).prop_map(|(s, m)| format!("volumes += [{{ name = \"v\", source = {s}, mount = {m} }}]")),
         1 => list_of(string()).prop_map(|l| format!("depends_on = {l}")),
+        1 => list_of(typed(&["/cache/hf", "/", "/etc", "/w/../usr", "/data/x y", "rel"])).prop_map(|l| format!("writable = {l}")),
+        1 => list.clone().prop_map(|l| format!("test = {l}")),
+        1 => image_ref().prop_map(|r| format!("builder = image({r})")),
+        1 => (typed(&["hf", "h f", "a,b", "-x", ""]), typed(&["token", "k=v", "t"])).prop_map(|(n, k)| format!("assets += [huggingface(\"org/m\", to = \"/m\", token = secret({n}, {k}))]")),
+        1 => (typed(&["pypi", "p q"]), typed(&["netrc", "x\ny"])).prop_map(|(n, k)| format!("python.index_credentials = secret({n}, {k})")),
         1 => image_ref().prop_map(|r| format!("services {{\n    web = {{ base = image({r}) }}\n    db = {{ base = image(\"debian:12.5\"), depends_on = [\"web\"] }}\n  }}")),
     ]
     .boxed();
