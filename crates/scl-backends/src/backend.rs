@@ -106,7 +106,13 @@ pub trait Backend: Sync {
 }
 
 /// Every target, in the order `--target all` writes them and help lists them.
-pub static REGISTRY: &[&dyn Backend] = &[&crate::docker::Docker, &crate::conda::Conda];
+pub static REGISTRY: &[&dyn Backend] = &[
+    &crate::docker::Docker,
+    &crate::conda::Conda,
+    &crate::k8s::K8s,
+    &crate::trainjob::TrainJob,
+    &crate::compose::Compose,
+];
 
 /// The backend called `name`, if any.
 pub fn backend(name: &str) -> Option<&'static dyn Backend> {

@@ -22,11 +22,15 @@
 //! (`environment.yml`).
 
 pub mod backend;
+pub mod compose;
 pub mod conda;
 pub mod docker;
 pub mod expresses;
+pub mod k8s;
 pub mod names;
 pub mod quote;
+pub mod trainjob;
+pub mod yaml;
 
 pub use backend::{context_hash, Backend, LowerCx, REGISTRY};
 
