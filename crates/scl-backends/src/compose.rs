@@ -2,7 +2,7 @@
 //! (Compose Specification, `compose-spec.json`), one service per entry of
 //! `services` (names as written; plus the env itself, named by
 //! [`crate::names::object_name`], when it has a `base`), or one service for a
-//! plain env. Written from this module's serde structs by `serde_yaml_ng`
+//! plain env. Written from this module's serde structs by `serde-saphyr`
 //! ([`crate::yaml`]).
 //!
 //! **Where the build context is.** The docker target writes

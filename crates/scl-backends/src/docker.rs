@@ -403,7 +403,11 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
                     ""
                 };
                 run.push("-v".into());
-                run.push(quote::shell(&format!("{context}/{path}:{}{ro}", v.mount)));
+                let host = match path.trim_start_matches("./") {
+                    "" | "." => context.to_string(),
+                    p => format!("{context}/{p}"),
+                };
+                run.push(quote::shell(&format!("{host}:{}{ro}", v.mount)));
             }
         }
         let gpus = s

@@ -19,7 +19,7 @@
 //! version kubernetes-validate 1.35.0 checks); the PyTorchJob is this
 //! module's serde structs around k8s-openapi's `PodTemplateSpec`, with the
 //! field names of `kubeflow.org_pytorchjobs.yaml` (v1.9.0). The file is
-//! written by `serde_yaml_ng` ([`crate::yaml`] says why, and which strings
+//! written by `serde-saphyr` ([`crate::yaml`] says why, and which strings
 //! are refused because Kubernetes' YAML 1.1 reader would read them as
 //! another type).
 //!
