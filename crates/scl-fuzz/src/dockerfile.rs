@@ -228,7 +228,25 @@ fn key_of(word: &str) -> String {
 pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
     let mut problems = Vec::new();
     let ins = instructions(text, &mut problems);
-    let count = |k: &str| ins.iter().filter(|i| i.keyword == k).count();
+    // The one ENV of a virtual environment, right after its RUN (constant:
+    // `VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH`), is not the vars'.
+    let is_venv_env = |n: usize| {
+        let i = &ins[n];
+        i.keyword == "ENV"
+            && n.checked_sub(1).is_some_and(|p| {
+                ins[p].keyword == "RUN" && ins[p].args == "python3 -m venv /opt/venv"
+            })
+            && i.args
+                .replace("\\\n", " ")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                == ["VIRTUAL_ENV=/opt/venv", "PATH=/opt/venv/bin:$PATH"]
+    };
+    let count = |k: &str| {
+        (0..ins.len())
+            .filter(|&n| ins[n].keyword == k && !is_venv_env(n))
+            .count()
+    };
     if count("FROM") != 1 {
         problems.push(format!("{} FROM instructions, not one", count("FROM")));
     }
@@ -313,17 +331,7 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
     let got_env: Vec<String> = ins
         .iter()
         .enumerate()
-        .filter(|(n, i)| {
-            let after_venv = n.checked_sub(1).is_some_and(|p| {
-                ins[p].keyword == "RUN" && ins[p].args == "python3 -m venv /opt/venv"
-            });
-            !(after_venv
-                && i.args
-                    .replace("\\\n", " ")
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    == ["VIRTUAL_ENV=/opt/venv", "PATH=/opt/venv/bin:$PATH"])
-        })
+        .filter(|(n, _)| !is_venv_env(*n))
         .map(|(_, i)| i)
         .filter(|i| i.keyword == "ENV")
         .flat_map(|i| words(&i.args))
@@ -364,7 +372,24 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
     // of the command it is an argument of (`apt-get install -o …`) unless
     // a `--` ends the options first.
     for i in ins.iter().filter(|i| i.keyword == "RUN") {
-        if i.args.starts_with("--") {
+        // The one flag sclc writes: a build secret's mount, whose id is
+        // `[A-Za-z0-9_.-]+` (the backend refuses any other).
+        let args = match i
+            .args
+            .strip_prefix("--mount=type=secret,id=")
+            .and_then(|r| r.split_once(",required=true "))
+        {
+            Some((id, rest))
+                if !id.is_empty()
+                    && id
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')) =>
+            {
+                rest
+            }
+            _ => i.args.as_str(),
+        };
+        if args.starts_with("--") {
             problems.push(format!(
                 "line {}: RUN {}: a value became RUN flags",
                 i.line,
