@@ -138,7 +138,7 @@ pub const EXPRESSES: Expresses = Expresses {
             "the netrc secret is not written: give pip the index credentials where `conda env create` runs (a ~/.netrc, or PIP_INDEX_URL with the token)",
         ),
         (
-            "system",
+            "system.packages",
             "conda env create installs no OS packages: install them on the machine, use conda packages for them, or use the docker target",
         ),
         (
@@ -208,6 +208,10 @@ pub const EXPRESSES: Expresses = Expresses {
         (
             "user",
             "a conda env belongs to whoever creates it; it has no runtime user",
+        ),
+        (
+            "system.manager",
+            "inferred from the base image; a conda env installs no OS packages",
         ),
         (
             "workdir",

@@ -347,7 +347,8 @@ pub const EXPRESSES: Expresses = Expresses {
 /// them. Per image: `docker build -f FOLDER/[SERVICE/]Dockerfile -t IMAGE
 /// [--secret id=ID,env=VAR]… CONTEXT`, then `docker run --rm` with `-e` for
 /// each secret var (its value comes from the caller's environment, never
-/// from a file sclc writes), `-p P:P` per port, `-v` for `host:` volumes and
+/// from a file sclc writes), `-p P:P` per port, `--mount type=bind,…` for
+/// `host:` volumes (CSV fields quoted as docker's parser reads them) and
 /// `--gpus N` for a GPU limit, then one `docker run --rm --entrypoint sh
 /// IMAGE -c TEST` per `test` command. Every word is quoted by
 /// [`quote::shell`]. Secrets reach `docker build` from environment
@@ -373,8 +374,13 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
             "-t".into(),
             quote::shell(&image),
         ];
+        let mut ids: Vec<String> = Vec::new();
         for r in build_secrets(s) {
             if let Some(id) = secret_id(r) {
+                if ids.contains(&id) {
+                    continue;
+                }
+                ids.push(id.clone());
                 build.push("--secret".into());
                 build.push(quote::shell(&format!(
                     "id={id},env={}",
@@ -397,17 +403,23 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
         }
         for v in &s.volumes {
             if let Some(path) = v.source.strip_prefix("host:") {
+                // `--mount`, whose CSV fields can hold `:` and `,` (a `-v`
+                // value is split on `:`).
                 let ro = if v.mode == VolumeMode::ReadOnly {
-                    ":ro"
+                    ",readonly"
                 } else {
                     ""
                 };
-                run.push("-v".into());
+                run.push("--mount".into());
                 let host = match path.trim_start_matches("./") {
                     "" | "." => context.to_string(),
                     p => format!("{context}/{p}"),
                 };
-                run.push(quote::shell(&format!("{host}:{}{ro}", v.mount)));
+                run.push(quote::shell(&format!(
+                    "type=bind,{},{}{ro}",
+                    csv_field(&format!("source={host}")),
+                    csv_field(&format!("target={}", v.mount))
+                )));
             }
         }
         let gpus = s
@@ -424,7 +436,7 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
         out.push(run.join(" "));
         for t in &s.test {
             out.push(format!(
-                "docker run --rm --entrypoint sh {} -c {}",
+                "docker run --rm --entrypoint sh {} -c -- {}",
                 quote::shell(&image),
                 quote::shell(t)
             ));
@@ -454,14 +466,32 @@ fn build_secrets(spec: &EnvSpec) -> Vec<&SecretRef> {
 
 /// The environment variable `docker build --secret id=ID,env=VAR` reads a
 /// secret from: the id upper-cased, `.` and `-` as `_` (`hf.token` →
-/// `HF_TOKEN`).
+/// `HF_TOKEN`), with a `_` in front when it would start with a digit (a
+/// shell name cannot).
 pub fn secret_env_name(id: &str) -> String {
-    id.chars()
+    let name: String = id
+        .chars()
         .map(|c| match c {
             '.' | '-' => '_',
             c => c.to_ascii_uppercase(),
         })
-        .collect()
+        .collect();
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("_{name}")
+    } else {
+        name
+    }
+}
+
+/// One field of a CSV record as Go's `encoding/csv` reads it (docker's
+/// `--mount` parser): quoted, with `"` doubled, when it holds `,`, `"` or a
+/// line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
 /// The Python set-up an image needs ([`Job::python_setup`]).
@@ -604,6 +634,7 @@ impl Job<'_> {
             self.warn(w.field, w.message);
         }
 
+        self.distinct_build_secrets();
         let info = scl_ir::bases::info(&base.reference);
         let setup_py = self.python_setup(&info, manager);
         let system = self.system(manager, &setup_py.packages);
@@ -1211,6 +1242,42 @@ impl Job<'_> {
         }
     }
 
+    /// Two different secrets that would share a build-secret id
+    /// (`secret("a.b", "c")` and `secret("a", "b.c")` are both `a.b.c`) or
+    /// the environment variable `docker build --secret` reads (`a-b.c` and
+    /// `a_b.c` are both `A_B_C`) are refused: one could be given to the
+    /// other's step. The same secret used twice is one secret.
+    fn distinct_build_secrets(&mut self) {
+        let mut seen: Vec<(&SecretRef, String, String)> = Vec::new();
+        for r in build_secrets(self.spec) {
+            let Some(id) = secret_id(r) else { continue };
+            let env = secret_env_name(&id);
+            if let Some((o, _, _)) = seen
+                .iter()
+                .find(|(o, i, e)| *o != r && (*i == id || *e == env))
+            {
+                let field = self
+                    .spec
+                    .python
+                    .as_ref()
+                    .and_then(|p| p.index_credentials.as_ref())
+                    .filter(|c| *c == r)
+                    .map_or("assets", |_| "python.index_credentials");
+                self.refuse(
+                    field,
+                    ErrorKind::NameClash,
+                    format!(
+                        "the secrets `{}`/`{}` and `{}`/`{}` would be one build secret (id `{id}`, variable `{env}`), so one could be given to the other's step",
+                        o.secret, o.key, r.secret, r.key
+                    ),
+                    Some("name the secrets or keys so that they differ in more than `.`, `-` and `_`"),
+                );
+                return;
+            }
+            seen.push((r, id, env));
+        }
+    }
+
     /// The id of a build secret: `<secret>.<key>`, which `docker build
     /// --secret id=…` and `RUN --mount=type=secret,id=…` name. Refused
     /// unless it is `[A-Za-z0-9_.-]+`, the characters of Kubernetes Secret
@@ -1260,7 +1327,26 @@ impl Job<'_> {
                 continue;
             }
             let normal = normalize_path(&d);
-            if !d.starts_with('/') || is_system_folder(&normal) {
+            // Inside a folder of the system (CA certificates in /etc/ssl,
+            // the kernel's /proc) or sclc's virtual environment, the user
+            // could change what every process trusts or runs.
+            let inside = [
+                "/etc",
+                "/proc",
+                "/sys",
+                "/dev",
+                "/boot",
+                "/bin",
+                "/sbin",
+                "/usr/bin",
+                "/usr/sbin",
+                "/usr/lib",
+                VENV,
+            ]
+            .iter()
+            .any(|p| normal == *p || normal.starts_with(&format!("{p}/")))
+                || normal.starts_with("/lib");
+            if !d.starts_with('/') || is_system_folder(&normal) || inside {
                 if field.starts_with("writable") {
                     self.refuse(
                         &field,

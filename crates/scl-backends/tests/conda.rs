@@ -510,7 +510,7 @@ fn unwritten_fields_are_one_warning_each() {
         .find(|(n, ..)| n == "conda_train")
         .unwrap();
     let fields: Vec<&str> = out.warnings.iter().map(|w| w.field.as_str()).collect();
-    for f in ["system", "setup", "vars.HF_TOKEN", "vars.DATA_DIR"] {
+    for f in ["system.packages", "setup", "vars.HF_TOKEN", "vars.DATA_DIR"] {
         assert_eq!(
             fields.iter().filter(|x| **x == f).count(),
             1,

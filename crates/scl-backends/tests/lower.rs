@@ -1411,3 +1411,55 @@ fn invisible_characters_are_refused_or_shown_escaped() {
         assert!(text.contains(&format!("ENTRYPOINT [{shown}]")), "{text}");
     }
 }
+
+/// Build secrets: two different secrets that would be one id or one
+/// variable are refused; the same secret twice is one `--secret` flag; the
+/// printed lines quote every word (a `host:` volume as `--mount` CSV, a
+/// test after `--`) and name variables a shell can set.
+#[test]
+fn build_secrets_and_printed_commands() {
+    let sref = |secret: &str, key: &str| SecretRef {
+        secret: secret.into(),
+        key: key.into(),
+    };
+    let hf = |token: SecretRef| Asset::Huggingface {
+        token: Some(token),
+        repo: "org/m".into(),
+        files: vec![],
+        revision: "main".into(),
+        to: "/m".into(),
+    };
+    for (a, b) in [(("a.b", "c"), ("a", "b.c")), (("a-b", "c"), ("a_b", "c"))] {
+        let mut s = built("python:3.12-slim");
+        s.assets = vec![hf(sref(a.0, a.1)), hf(sref(b.0, b.1))];
+        let e = errors(&s);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].1, ErrorKind::NameClash);
+    }
+    let mut s = built("python:3.12-slim");
+    s.assets = vec![hf(sref("1hf", "token")), hf(sref("1hf", "token"))];
+    s.test = vec!["-x echo hi".into()];
+    s.volumes = vec![Volume {
+        name: "d".into(),
+        source: "host:a:b,c".into(),
+        mount: "/data".into(),
+        mode: VolumeMode::ReadOnly,
+    }];
+    assert!(lower(&s, "t").errors.is_empty());
+    let lines =
+        scl_backends::docker::commands(&s, &scl_backends::LowerCx::new("t"), "out/t", "/w s");
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0].matches("--secret").count(), 1, "{}", lines[0]);
+    assert!(
+        lines[0].contains("--secret id=1hf.token,env=_1HF_TOKEN "),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].ends_with(" '/w s'"), "{}", lines[0]);
+    assert!(
+        lines[1].contains("--mount 'type=bind,\"source=/w s/a:b,c\",target=/data,readonly'"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[2].ends_with(" -c -- '-x echo hi'"), "{}", lines[2]);
+}

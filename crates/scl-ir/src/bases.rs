@@ -153,7 +153,9 @@ pub fn info(image: &str) -> BaseInfo {
         | "condaforge/miniforge-pypy3" => {
             return image_env(Family::Conda, SystemManager::Apt, true)
         }
-        "mambaorg/micromamba" => return os(Family::Micromamba, SystemManager::Apt, true),
+        "mambaorg/micromamba" | "ghcr.io/mamba-org/micromamba" => {
+            return os(Family::Micromamba, SystemManager::Apt, true)
+        }
         "nvidia/cuda" => {
             let (manager, pep668) = os_of_tag(tag);
             return os(Family::NvidiaCuda, manager, pep668);
@@ -307,6 +309,7 @@ mod tests {
             ("condaforge/miniforge3:24.3.0-0", Family::Conda, Apt, true, true, false, true, Image),
             ("continuumio/miniconda3", Family::Conda, Apt, true, true, false, true, Image),
             ("mambaorg/micromamba:1.5", Family::Micromamba, Apt, false, false, true, false, Venv),
+            ("ghcr.io/mamba-org/micromamba:2.0", Family::Micromamba, Apt, false, false, true, false, Venv),
             ("alpine:3.20", Family::Alpine, Apk, false, false, true, false, Venv),
             ("alpine:3.18", Family::Alpine, Apk, false, false, false, false, Venv),
             ("fedora:40", Family::RedHat, Dnf, true, false, false, false, Venv),

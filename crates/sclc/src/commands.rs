@@ -90,6 +90,26 @@ enum Command {
     },
 }
 
+/// Why `repo` cannot be the repository of an image reference, if it
+/// cannot: it must be a reference by the distribution grammar without a tag
+/// or digest (lower-case path components `[a-z0-9]+` joined by `.`, `_`,
+/// `__` or `-`, an optional `host[:port]/` in front), not start with `-`.
+fn check_image_repo(repo: &str) -> Result<(), &'static str> {
+    let last = repo.rsplit('/').next().unwrap_or(repo);
+    if repo.is_empty() || repo.starts_with('-') {
+        return Err("is not an image repository: it is empty or starts with `-`");
+    }
+    if repo.contains('@') || last.contains(':') {
+        return Err("has a tag or digest: give the repository only (sclc makes the tag)");
+    }
+    if repo.chars().any(|c| c.is_ascii_uppercase())
+        || !scl_backends::docker::is_image_reference(&format!("{repo}:t"))
+    {
+        return Err("is not an image repository (lower-case `[a-z0-9]` parts joined by `.`, `_`, `-` and `/`, optionally after `host[:port]/`)");
+    }
+    Ok(())
+}
+
 /// Whether `rel` (`web/Dockerfile`) is a file of a backend's layout pattern
 /// (`Dockerfile`, `<service>/Dockerfile`: `<service>` is one folder).
 fn layout_matches(pattern: &str, rel: &str) -> bool {
@@ -543,6 +563,11 @@ fn build(
             None => return usage_error(&format!("there is no target `{name}`")),
         },
     };
+    if let Some(r) = &image_repo {
+        if let Err(why) = check_image_repo(r) {
+            return usage_error(&format!("--image-repo {r:?} {why}"));
+        }
+    }
     let prints_commands = targets.iter().any(|t| t.name() == "docker");
     let options = scl_ide::LowerOptions {
         image_repo: image_repo.clone(),
@@ -583,7 +608,13 @@ fn build(
         if lowering.incomplete {
             return 1;
         }
-        diags.extend(lowering.diagnostics);
+        // A finding every target makes alike (two envs whose names differ
+        // only in case) is reported once.
+        for d in lowering.diagnostics {
+            if !diags.contains(&d) {
+                diags.push(d);
+            }
+        }
         for (env, l) in lowering.outputs {
             match outputs.iter_mut().find(|(e, _)| *e == env) {
                 Some((_, all)) => {
