@@ -319,7 +319,7 @@ fn lower_into(
                 help: Some(help.into()),
             });
         };
-        if !is_folder_name(service_name) {
+        if !crate::is_folder_name(service_name) {
             refuse(
                 out,
                 ErrorKind::Unwritable,
@@ -358,15 +358,6 @@ fn lower_into(
             out,
         );
     }
-}
-
-/// A name usable as one path segment: `[A-Za-z0-9_.-]+`, not `.` or `..`.
-fn is_folder_name(s: &str) -> bool {
-    !s.is_empty()
-        && s != "."
-        && s != ".."
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// A shell variable name (POSIX `name`): `[A-Za-z_][A-Za-z0-9_]*`.

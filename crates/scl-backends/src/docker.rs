@@ -205,7 +205,7 @@ fn lower_into(
     let clashes = crate::case_clashes(&names);
     for (i, (name, service)) in spec.services.iter().enumerate() {
         let field = format!("{field_prefix}services.{name}");
-        if !is_folder_name(name) {
+        if !crate::is_folder_name(name) {
             out.errors.push(FieldError {
                 field,
                 kind: ErrorKind::Unwritable,
@@ -247,15 +247,6 @@ fn lower_into(
             out,
         );
     }
-}
-
-/// A name usable as one path segment: `[A-Za-z0-9_.-]+`, not `.` or `..`.
-fn is_folder_name(s: &str) -> bool {
-    !s.is_empty()
-        && s != "."
-        && s != ".."
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// The Dockerfile target in the [`crate::REGISTRY`].

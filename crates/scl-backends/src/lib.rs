@@ -176,6 +176,16 @@ pub fn reserved_output_name(name: &str) -> Option<String> {
     None
 }
 
+/// A name usable as one output folder (a service's): `[A-Za-z0-9_.-]+`, not
+/// `.` or `..`.
+pub(crate) fn is_folder_name(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
 /// The pairs of `names` that are the same folder on a case-insensitive file
 /// system (equal after ASCII and Unicode lower-casing): `(i, j)` with `j < i`
 /// the first name that `names[i]` clashes with, for each such `i`, in order.
