@@ -28,8 +28,8 @@ pub use lower::{LowerOptions, Lowering, Target};
 pub use nav::{Completion, CompletionKind, Hover, NavTarget, Symbol, SymbolKind};
 pub use scl_backends::{Artifact, Lowered};
 pub use scl_db::{
-    with_compiler_stack, DirEntry, MemorySystem, OsSystem, PathKind, System, COMPILER_STACK_SIZE,
-    MAX_DIAGNOSTICS_PER_FILE, MAX_FILE_BYTES,
+    normalize_path, with_compiler_stack, DirEntry, MemorySystem, OsSystem, PathKind, System,
+    COMPILER_STACK_SIZE, MAX_DIAGNOSTICS_PER_FILE, MAX_FILE_BYTES,
 };
 pub use scl_diag::{Diagnostic, FileId, LineIndex, Span};
 /// The IR types front ends serialize (`EnvSpec`, `ProvenanceEntry`,

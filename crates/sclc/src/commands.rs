@@ -10,7 +10,8 @@ use std::sync::Arc;
 use crate::output::write_atomically;
 
 /// The SCL compiler: one typed description of an ML job's environment, lowered
-/// to Dockerfiles (and, later, Apptainer, conda, Kubernetes and compose).
+/// to Dockerfiles, conda environments, Kubernetes Jobs / Kubeflow PyTorchJobs
+/// and compose files.
 #[derive(Parser, Debug)]
 #[command(name = "sclc", version, about, max_term_width = 100)]
 struct Cli {
@@ -25,7 +26,7 @@ struct Cli {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum MessageFormat {
+pub(crate) enum MessageFormat {
     Human,
     Json,
 }
@@ -70,6 +71,31 @@ enum Command {
         #[arg(long = "set", value_name = "K=V")]
         set: Vec<String>,
     },
+    /// Compare two versions of an env file: the IR fields that changed (with
+    /// where each is set), then a unified diff of every lowered file that changed.
+    Diff {
+        /// `OLD NEW`; with `--rev`, one FILE.
+        #[arg(required = true, num_args = 1..=2, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Compare FILE (and what it imports and reads) at this git revision with the working tree.
+        #[arg(long, value_name = "REV")]
+        rev: Option<String>,
+        /// Only this env (default: every env that is not a template).
+        #[arg(long)]
+        env: Option<String>,
+        /// `text`, `markdown` (a pull-request comment) or `json`.
+        #[arg(long, value_enum, default_value_t = crate::diff::DiffFormat::Text)]
+        format: crate::diff::DiffFormat,
+        /// The targets whose files are compared (`all`: every target but `trainjob`).
+        #[arg(long, value_parser = target_names(), default_value = "all")]
+        target: String,
+        /// As for `build`: the repository of the images Kubernetes and compose files run.
+        #[arg(long, value_name = "REPO")]
+        image_repo: Option<String>,
+        /// Override a param on both sides: `NAME=VALUE` or `ALIAS.NAME=VALUE`.
+        #[arg(long = "set", value_name = "K=V")]
+        set: Vec<String>,
+    },
     /// Rewrite files in the canonical layout (comments kept; see the book's "Formatting" page).
     Fmt {
         /// `.env.scl` files, or folders to search for them (default: `.`), as for `check`.
@@ -94,7 +120,7 @@ enum Command {
 /// cannot: it must be a reference by the distribution grammar without a tag
 /// or digest (lower-case path components `[a-z0-9]+` joined by `.`, `_`,
 /// `__` or `-`, an optional `host[:port]/` in front), not start with `-`.
-fn check_image_repo(repo: &str) -> Result<(), &'static str> {
+pub(crate) fn check_image_repo(repo: &str) -> Result<(), &'static str> {
     let last = repo.rsplit('/').next().unwrap_or(repo);
     if repo.is_empty() || repo.starts_with('-') {
         return Err("is not an image repository: it is empty or starts with `-`");
@@ -153,6 +179,25 @@ pub fn main() -> i32 {
     }
     match cli.command {
         Command::Explain { code, list } => explain(code, list),
+        Command::Diff {
+            files,
+            rev,
+            env,
+            format,
+            target,
+            image_repo,
+            set,
+        } => crate::diff::diff(crate::diff::DiffArgs {
+            files,
+            rev,
+            env,
+            format,
+            target,
+            image_repo,
+            set,
+            message_format: fmt,
+            stdlib: cli.stdlib,
+        }),
         Command::Fmt {
             paths,
             check,
@@ -244,18 +289,24 @@ impl Sources {
     /// absolute when it is not below it; stdlib modules and the command
     /// line by their keys.
     fn of(a: &Analysis) -> Sources {
-        let texts = a.texts();
         let cwd = OsSystem.current_dir();
+        Sources::shown_with(a, |p| shown_path(&cwd, p))
+    }
+
+    /// Every text of `a`, each file shown as `shown` says from its path
+    /// (stdlib modules and the command line by their keys).
+    pub(crate) fn shown_with(a: &Analysis, shown: impl Fn(&Path) -> String) -> Sources {
+        let texts = a.texts();
         let shown = texts
             .keys()
-            .filter_map(|k| Some((k.clone(), shown_path(&cwd, &a.path_of_key(k)?))))
+            .filter_map(|k| Some((k.clone(), shown(&a.path_of_key(k)?))))
             .collect();
         Sources { texts, shown }
     }
 }
 
 /// `path` as shown from `cwd`: relative when below it, else absolute.
-fn shown_path(cwd: &Path, path: &Path) -> String {
+pub(crate) fn shown_path(cwd: &Path, path: &Path) -> String {
     match path.strip_prefix(cwd) {
         Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
         _ => path.to_string_lossy().into_owned(),
@@ -335,7 +386,7 @@ fn load(
 /// [`load`] of a root file already opened (`AnalysisHost::open_root`): the
 /// usage error when it could not be, else the `--set` flags applied and
 /// the file checked.
-fn load_opened(
+pub(crate) fn load_opened(
     file: &Path,
     opened: Result<(AnalysisHost, FileId), OpenError>,
     set: &[String],

@@ -6,7 +6,9 @@
 //! error (unknown flag, missing file).
 
 mod commands;
+mod diff;
 mod fmt;
+mod git;
 mod output;
 
 // The compiler allocates many small values; mimalloc is markedly faster at
