@@ -32,6 +32,12 @@ pub struct LowerCx {
     /// from the map is a [`crate::FieldError`] for those targets. Empty by
     /// default ([`LowerCx::new`]); the Dockerfile target does not read it.
     pub files: std::collections::BTreeMap<String, String>,
+    /// Where the workspace root is on the machines that run the pods
+    /// (`--host-root /shared/team/project`: an absolute, normalized path,
+    /// checked by the caller), for `host:` volumes of the `k8s`
+    /// target (Job, PyTorchJob): `host:data` becomes a `hostPath` of `<host_root>/data`.
+    /// `None` (the default): such volumes are left out, with a warning.
+    pub host_root: Option<String>,
 }
 
 impl LowerCx {
@@ -43,6 +49,7 @@ impl LowerCx {
             image_repo: None,
             context_sha256: String::new(),
             files: std::collections::BTreeMap::new(),
+            host_root: None,
         }
     }
 

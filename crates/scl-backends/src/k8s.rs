@@ -58,8 +58,11 @@
 //!   with a warning saying that claim must exist; `readOnly` when the mode
 //!   is `read_only`. A `host:PATH` volume is workspace-relative in the IR
 //!   (`book/src/reference/schema.md`), a folder the cluster's nodes do not
-//!   have: it is left out, with a warning (a `hostPath` needs the node's
-//!   absolute path, which the IR does not carry);
+//!   have unless told where the workspace is on them
+//!   ([`crate::LowerCx::host_root`], `--host-root`): then a `hostPath` of
+//!   type `Directory` at `<host_root>/PATH`, with a warning (the folder must
+//!   exist on every node that may run the pod); without it the volume is
+//!   left out, with a warning;
 //! - **vars**: a plain value → `value`, a secret → `valueFrom.secretKeyRef
 //!   {name, key}` (the value is never written);
 //! - **labels** → `metadata.labels` of the object and of the pod template
@@ -644,14 +647,36 @@ impl<'a> Pod<'a> {
                     });
                 }
                 SourceKind::Host => {
+                    let rel = v.source["host:".len()..].trim_start_matches("./");
+                    let rel = if rel == "." { "" } else { rel };
+                    let Some(root) = &self.cx.host_root else {
+                        self.warn(
+                            &field,
+                            format!(
+                                "`{}` is a folder of the workspace, which the cluster's nodes do not have: the volume is left out (pass `--host-root DIR`, the workspace's path on the nodes, for a hostPath volume; or use pvc:// or nfs://)",
+                                quote::comment(&v.source)
+                            ),
+                        );
+                        continue;
+                    };
+                    let path = if rel.is_empty() {
+                        root.clone()
+                    } else {
+                        format!("{}/{rel}", root.trim_end_matches('/'))
+                    };
                     self.warn(
                         &field,
                         format!(
-                            "`{}` is a folder of the workspace, which the cluster's nodes do not have: the volume is left out (use pvc:// or nfs:// for data a pod reads)",
-                            quote::comment(&v.source)
+                            "`{}` becomes the hostPath `{}`: every node that may run the pod must have that folder (a shared file system), and a hostPath gives the pod the node's files directly",
+                            quote::comment(&v.source),
+                            quote::comment(&path)
                         ),
                     );
-                    continue;
+                    let path = self.text(&field, "the host path", &path);
+                    vol.host_path = Some(core::HostPathVolumeSource {
+                        path,
+                        type_: Some("Directory".into()),
+                    });
                 }
             }
             let mount_path = self.text(&field, "the mount path", &v.mount);

@@ -66,6 +66,13 @@ fn lower(t: &str, name: &str, spec: &EnvSpec) -> Lowered {
     target(t).lower(spec, &LowerCx::new(name))
 }
 
+/// [`lower`] with `--host-root /shared/project`.
+fn lower_host_root(t: &str, name: &str, spec: &EnvSpec) -> Lowered {
+    let mut cx = LowerCx::new(name);
+    cx.host_root = Some("/shared/project".into());
+    target(t).lower(spec, &cx)
+}
+
 /// The one artifact's YAML read by serde_yaml_ng.
 fn doc(out: &Lowered) -> Value {
     assert!(out.errors.is_empty(), "{:?}", out.errors);
@@ -200,6 +207,12 @@ fn every_artifact_validates_and_reads_back_the_same_in_yaml_1_1() {
         for (name, spec) in fixtures() {
             for a in lower(t, &name, &spec).artifacts {
                 files.push((format!("{t}-{name}-{}", a.path), a.contents));
+            }
+            // With --host-root: host volumes as hostPath volumes.
+            if *t != "compose" {
+                for a in lower_host_root(t, &name, &spec).artifacts {
+                    files.push((format!("{t}-{name}-host-root-{}", a.path), a.contents));
+                }
             }
         }
     }
@@ -431,6 +444,36 @@ fn volumes_and_names() {
     assert_eq!(
         c["services"]["bert-train"]["deploy"]["resources"]["reservations"]["devices"],
         json!([{"driver": "nvidia", "count": 1, "capabilities": ["gpu"]}])
+    );
+}
+
+/// `host:` volumes: left out without `--host-root`; with it, a hostPath
+/// volume of type Directory below the nodes' workspace path, with a warning.
+/// (TrainJob has no volumes: the runtime's pod template does.)
+#[test]
+fn host_volumes_become_host_paths_under_host_root() {
+    let out = lower_host_root("k8s", "ddp_multinode", &fixture("ddp_multinode"));
+    let text = &out.artifacts[0].contents;
+    let v: Value = serde_yaml_ng::from_str(text).unwrap();
+    let vols = &v["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["volumes"];
+    let spec = fixture("ddp_multinode");
+    assert_eq!(spec.volumes[2].source, "host:cache");
+    assert!(
+        vols.as_array().unwrap().contains(&json!({
+            "name": "cache",
+            "hostPath": {"path": "/shared/project/cache", "type": "Directory"}
+        })),
+        "{vols}"
+    );
+    let w: Vec<&str> = out
+        .warnings
+        .iter()
+        .filter(|w| w.field == "volumes[2]")
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(
+        w,
+        ["`host:cache` becomes the hostPath `/shared/project/cache`: every node that may run the pod must have that folder (a shared file system), and a hostPath gives the pod the node's files directly"]
     );
 }
 

@@ -55,6 +55,9 @@ impl Target {
 pub struct LowerOptions {
     /// `--image-repo`: the repository of the images (default: the env's name).
     pub image_repo: Option<String>,
+    /// `--host-root`: the workspace root's absolute path on the machines
+    /// that run the pods ([`scl_backends::LowerCx::host_root`]).
+    pub host_root: Option<String>,
 }
 
 /// What [`Analysis::lower`] made.
@@ -239,6 +242,7 @@ pub(crate) fn lower_cx(
         image_repo: options.image_repo.clone(),
         context_sha256: context_sha256(spec),
         files,
+        host_root: options.host_root.clone(),
     }
 }
 

@@ -65,6 +65,10 @@ enum Command {
         /// (`registry.example.com/team/bert`; default: the env's name).
         #[arg(long, value_name = "REPO")]
         image_repo: Option<String>,
+        /// The workspace root's absolute path on the machines that run the
+        /// pods, for `host:` volumes (the `k8s` target: a hostPath volume).
+        #[arg(long, value_name = "DIR")]
+        host_root: Option<String>,
         /// The output folder.
         #[arg(long, default_value = "out")]
         out: PathBuf,
@@ -92,6 +96,10 @@ enum Command {
         /// As for `build`: the repository of the images Kubernetes and compose files run.
         #[arg(long, value_name = "REPO")]
         image_repo: Option<String>,
+        /// The workspace root's absolute path on the machines that run the
+        /// pods, for `host:` volumes (the `k8s` target: a hostPath volume).
+        #[arg(long, value_name = "DIR")]
+        host_root: Option<String>,
         /// Override a param on both sides: `NAME=VALUE` or `ALIAS.NAME=VALUE`.
         #[arg(long = "set", value_name = "K=V")]
         set: Vec<String>,
@@ -132,6 +140,30 @@ pub(crate) fn check_image_repo(repo: &str) -> Result<(), &'static str> {
         || !scl_backends::docker::is_image_reference(&format!("{repo}:t"))
     {
         return Err("is not an image repository (lower-case `[a-z0-9]` parts joined by `.`, `_`, `-` and `/`, optionally after `host[:port]/`)");
+    }
+    Ok(())
+}
+
+/// Why `dir` cannot be `--host-root`, if it cannot: it must be an absolute
+/// POSIX path (the nodes' file system), without `.` or `..` components,
+/// empty components or control characters.
+pub(crate) fn check_host_root(dir: &str) -> Result<(), &'static str> {
+    if !dir.starts_with('/') {
+        return Err(
+            "is not an absolute path (the workspace's folder on the nodes, `/shared/project`)",
+        );
+    }
+    if dir.chars().any(char::is_control) {
+        return Err("has a control character");
+    }
+    let trimmed = dir.trim_end_matches('/');
+    if trimmed
+        .split('/')
+        .skip(1)
+        .any(|c| c.is_empty() || c == "." || c == "..")
+        && !trimmed.is_empty()
+    {
+        return Err("is not a normalized path (no `//`, `.` or `..`)");
     }
     Ok(())
 }
@@ -186,6 +218,7 @@ pub fn main() -> i32 {
             format,
             target,
             image_repo,
+            host_root,
             set,
         } => crate::diff::diff(crate::diff::DiffArgs {
             files,
@@ -194,6 +227,7 @@ pub fn main() -> i32 {
             format,
             target,
             image_repo,
+            host_root,
             set,
             message_format: fmt,
             stdlib: cli.stdlib,
@@ -215,6 +249,7 @@ pub fn main() -> i32 {
             env,
             target,
             image_repo,
+            host_root,
             out,
             set,
         } => build(
@@ -223,6 +258,7 @@ pub fn main() -> i32 {
             BuildTo {
                 target: &target,
                 image_repo,
+                host_root,
                 out: &out,
             },
             &set,
@@ -591,6 +627,7 @@ fn ir(
 struct BuildTo<'a> {
     target: &'a str,
     image_repo: Option<String>,
+    host_root: Option<String>,
     out: &'a Path,
 }
 
@@ -605,6 +642,7 @@ fn build(
     let BuildTo {
         target,
         image_repo,
+        host_root,
         out,
     } = to;
     let targets: Vec<scl_ide::Target> = match target {
@@ -619,9 +657,15 @@ fn build(
             return usage_error(&format!("--image-repo {r:?} {why}"));
         }
     }
+    if let Some(r) = &host_root {
+        if let Err(why) = check_host_root(r) {
+            return usage_error(&format!("--host-root {r:?} {why}"));
+        }
+    }
     let prints_commands = targets.iter().any(|t| t.name() == "docker");
     let options = scl_ide::LowerOptions {
         image_repo: image_repo.clone(),
+        host_root,
     };
     let Loaded {
         host: _host,

@@ -53,6 +53,7 @@ pub(crate) struct DiffArgs {
     pub format: DiffFormat,
     pub target: String,
     pub image_repo: Option<String>,
+    pub host_root: Option<String>,
     pub set: Vec<String>,
     pub message_format: MessageFormat,
     pub stdlib: Option<PathBuf>,
@@ -130,8 +131,14 @@ pub(crate) fn diff(args: DiffArgs) -> i32 {
             return commands::usage_error(&format!("--image-repo {r:?} {why}"));
         }
     }
+    if let Some(r) = &args.host_root {
+        if let Err(why) = commands::check_host_root(r) {
+            return commands::usage_error(&format!("--host-root {r:?} {why}"));
+        }
+    }
     let options = LowerOptions {
         image_repo: args.image_repo.clone(),
+        host_root: args.host_root.clone(),
     };
     // The old side's file, system and (for a revision) its tree.
     let (old_file, old_sys, git, new_file): (&Path, Arc<dyn System>, Option<Arc<GitRev>>, &Path) =

@@ -313,6 +313,20 @@ fn errors_on_either_side_are_exit_1_with_nothing_on_stdout() {
         vec!["diff", "good.env.scl", "missing.env.scl"],
         vec!["diff", "--rev", "HEAD", "good.env.scl", "bad.env.scl"],
         vec!["diff", "good.env.scl", "good.env.scl", "--env", "nope"],
+        vec![
+            "diff",
+            "good.env.scl",
+            "good.env.scl",
+            "--host-root",
+            "rel/dir",
+        ],
+        vec![
+            "diff",
+            "good.env.scl",
+            "good.env.scl",
+            "--host-root",
+            "/a/../b",
+        ],
     ] {
         let o = sclc(d, &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
