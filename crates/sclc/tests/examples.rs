@@ -1,6 +1,7 @@
 //! Every file in `examples/`: `sclc check` passes, `sclc ir` is byte-identical
-//! on two runs and matches its snapshot, and `sclc build --target docker`
-//! writes the snapshotted Dockerfiles. Plus the review property of the BERT
+//! on two runs and matches its snapshot, `sclc build --target docker`
+//! writes the snapshotted Dockerfiles, and `--target all` plus `trainjob`
+//! write snapshotted files of every target, whose manifests validate. Plus the review property of the BERT
 //! scenario: `--set gpu_count=4` changes the GPU counts and switches on
 //! distributed training, and nothing else.
 
@@ -331,4 +332,122 @@ fn dockerfile_label_is_the_hash_of_the_printed_ir() {
         dockerfile.contains(&format!("dev.scl.ir.sha256=\"{hash}\"")),
         "{hash} not in\n{dockerfile}"
     );
+}
+
+/// Writes every target (`all`, then `trainjob`) of `rel` under a new folder;
+/// returns it and the written files relative to it (marker files left out).
+fn build_every_target(repo: &std::path::Path, rel: &str) -> (tempfile::TempDir, Vec<String>) {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().to_str().unwrap();
+    for target in ["all", "trainjob"] {
+        let r = sclc(repo, &["build", rel, "--target", target, "--out", o]);
+        assert_eq!(
+            r.status.code(),
+            Some(0),
+            "{rel} --target {target}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+    }
+    let written = files_below(out.path(), &|p| !p.ends_with(".sclc-output"))
+        .iter()
+        .map(|p| {
+            p.strip_prefix(out.path())
+                .unwrap()
+                .to_string_lossy()
+                .to_string()
+        })
+        .collect();
+    (out, written)
+}
+
+/// Every artifact of every target of every example is snapshotted (the
+/// Dockerfiles and their ignore files by `examples_lower_to_dockerfiles`),
+/// and `--target all` writes each target's file for every built env.
+#[test]
+fn examples_lower_to_every_target() {
+    let repo = repo();
+    let mut kinds = std::collections::BTreeSet::new();
+    for f in scl_files(&repo.join("examples")) {
+        let rel = f.strip_prefix(&repo).unwrap().to_string_lossy().to_string();
+        let (out, written) = build_every_target(&repo, &rel);
+        assert!(!written.is_empty(), "{rel}: nothing written");
+        for w in &written {
+            let name = w.rsplit('/').next().unwrap();
+            kinds.insert(name.to_string());
+            if name == "Dockerfile" || name.ends_with(".dockerignore") {
+                continue;
+            }
+            let text = std::fs::read_to_string(out.path().join(w)).unwrap();
+            insta::assert_snapshot!(
+                format!(
+                    "all__{}__{}",
+                    snapshot_name(&rel),
+                    w.replace(['/', '.'], "_")
+                ),
+                text
+            );
+        }
+    }
+    for name in [
+        "Dockerfile",
+        "environment.yml",
+        "k8s.yaml",
+        "trainjob.yaml",
+        "compose.yaml",
+    ] {
+        assert!(kinds.contains(name), "no example wrote a {name}: {kinds:?}");
+    }
+}
+
+/// The YAML files of every example (Job / PyTorchJob, TrainJob, compose)
+/// pass `scripts/validate-manifests.py`: kubernetes-validate --strict for
+/// core kinds, the Kubeflow CRDs' and compose-spec's JSON Schemas for the
+/// rest (the tools from `scripts/install-test-tools.sh`; missing ones fail
+/// unless `SCL_SKIP_TOOLS=1`).
+#[test]
+fn example_manifests_validate() {
+    let repo = repo();
+    let python = repo.join(".venv/bin/python");
+    let has_tools = std::process::Command::new(&python)
+        .args(["-c", "import kubernetes_validate, jsonschema, yaml"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_tools {
+        if std::env::var("SCL_SKIP_TOOLS").as_deref() == Ok("1") {
+            eprintln!("SKIPPED: .venv lacks kubernetes-validate/jsonschema and SCL_SKIP_TOOLS=1");
+            return;
+        }
+        panic!("kubernetes-validate not found in .venv: run scripts/install-test-tools.sh (or set SCL_SKIP_TOOLS=1 to skip knowingly)");
+    }
+    let mut checked = 0;
+    for f in scl_files(&repo.join("examples")) {
+        let rel = f.strip_prefix(&repo).unwrap().to_string_lossy().to_string();
+        let (out, written) = build_every_target(&repo, &rel);
+        let yamls: Vec<std::path::PathBuf> = written
+            .iter()
+            .filter(|w| {
+                w.ends_with("k8s.yaml")
+                    || w.ends_with("trainjob.yaml")
+                    || w.ends_with("compose.yaml")
+            })
+            .map(|w| out.path().join(w))
+            .collect();
+        if yamls.is_empty() {
+            continue;
+        }
+        let o = std::process::Command::new(&python)
+            .arg(repo.join("scripts/validate-manifests.py"))
+            .arg("--schemas")
+            .arg(repo.join("crates/scl-backends/tests/schemas"))
+            .args(&yamls)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        for line in String::from_utf8_lossy(&o.stdout).lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v["errors"], serde_json::json!([]), "{rel}: {}", v["file"]);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} manifests validated");
 }
