@@ -3,6 +3,13 @@
 //! env has `ignore` globs), or, for an env with `services`, one folder of
 //! those per service.
 //!
+//! The build steps and their command lines come from the container plan
+//! ([`crate::plan`], shared with the Apptainer target): this module renders
+//! each step (a shell step as one `RUN a \` + ` && b`), adds what only a
+//! Dockerfile has (`ADD --checksum`, `COPY --chown`, `RUN
+//! --mount=type=secret`, `ENV`, `LABEL`, the comments) and checks what only
+//! BuildKit reads (line lengths, `COPY` globs, `ADD` of a `.git` URL).
+//!
 //! Layout of a generated Dockerfile, chosen for the layer cache (what changes
 //! least comes first) and for hadolint (`.hadolint.yaml` at the workspace
 //! root lists the rules it ignores, each with its reason). No here-document
@@ -66,14 +73,19 @@
 //! no artifact at all; a field Docker cannot express is a [`FieldWarning`].
 
 use minijinja::{context, AutoEscape, Environment, UndefinedBehavior, Value};
-use scl_ir::{Asset, EnvSpec, PythonManager, SystemManager, VarValue, VolumeMode};
+use scl_ir::{EnvSpec, SystemManager, VarValue, VolumeMode};
 
-use scl_ir::bases::{BaseInfo, Family, PythonEnv, CONDA_IMAGES, VENV};
-use scl_ir::SecretRef;
+use scl_ir::bases::VENV;
 
 use crate::expresses::Expresses;
+use crate::plan::{self, Step};
 use crate::quote;
 use crate::{Artifact, ErrorKind, FieldError, FieldWarning, Lowered};
+
+pub use crate::plan::{
+    apt_needs_exact_check, apt_package, secret_env_name, secret_id, HUGGINGFACE_HUB,
+    MAX_VALUE_BYTES, UV,
+};
 
 const DOCKERFILE_TEMPLATE: &str = include_str!("templates/docker/Dockerfile.j2");
 const DOCKERIGNORE_TEMPLATE: &str = include_str!("templates/docker/dockerignore.j2");
@@ -83,38 +95,12 @@ const DOCKERIGNORE_TEMPLATE: &str = include_str!("templates/docker/dockerignore.
 /// "ADD --checksum").
 pub const DOCKERFILE_SYNTAX: &str = "docker/dockerfile:1.7";
 
-/// The `huggingface_hub` release used to download Hugging Face assets
-/// (`hf_hub_download(repo_id, filename, revision=, local_dir=)` and
-/// `snapshot_download(repo_id, revision=, local_dir=)`).
-pub const HUGGINGFACE_HUB: &str = "huggingface_hub==0.23.4";
-
-/// The `uv` release installed (with pip) for `python.manager = .uv`.
-pub const UV: &str = "uv==0.13.9";
-
-/// The longest text one value may take in the Dockerfile (after quoting),
-/// in bytes. BuildKit reads a Dockerfile line of at most 65535 bytes
-/// (`bufio.MaxScanTokenSize`), and no generated line holds more than three
-/// values, so 20,000 keeps every line readable.
-pub const MAX_VALUE_BYTES: usize = 20_000;
-
 /// BuildKit's limit on one physical line (`parser.go`, `handleScannerError`).
 const MAX_LINE_BYTES: usize = 65_535;
 
 /// The default output folder of `sclc build`, used only in the header's
 /// build hint.
 const OUT_DIR: &str = "out";
-const PIP: &str = "python3 -m pip install --no-cache-dir";
-const UV_PIP: &str = "uv pip install --system --no-cache";
-const UV_PIP_VENV: &str = "uv pip install --no-cache";
-const HF_TMP: &str = "/tmp/scl/hf";
-/// The download of one Hugging Face asset: `python3 -c` ends the
-/// interpreter's options, so the repo, revision, folder and file names that
-/// follow are plain `sys.argv` entries, never options. Each named file is
-/// fetched by its exact name; no names means the whole repo.
-const HF_DOWNLOAD: &str = "import sys; from huggingface_hub import hf_hub_download, snapshot_download; repo, revision, to, *files = sys.argv[1:]; [hf_hub_download(repo, f, revision=revision, local_dir=to) for f in files] if files else snapshot_download(repo, revision=revision, local_dir=to)";
-const REQUIREMENTS_DIR: &str = "/tmp/scl/requirements";
-const SETUP_SCRIPT: &str = "/tmp/scl/setup.sh";
-const OWN_WORKDIR_MARK: &str = "/tmp/scl/own-workdir";
 const SECRET_HINT: &str = "pass with docker run -e / Kubernetes secretKeyRef";
 const DESCRIPTION_LABEL: &str = "org.opencontainers.image.description";
 const HASH_LABEL: &str = "dev.scl.ir.sha256";
@@ -366,7 +352,7 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
             quote::shell(&image),
         ];
         let mut ids: Vec<String> = Vec::new();
-        for r in build_secrets(s) {
+        for r in plan::build_secrets(s) {
             if let Some(id) = secret_id(r) {
                 if ids.contains(&id) {
                     continue;
@@ -436,44 +422,6 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
     out
 }
 
-/// The build secrets an env's Dockerfile mounts, in order: each Hugging
-/// Face token, then the index credentials.
-fn build_secrets(spec: &EnvSpec) -> Vec<&SecretRef> {
-    let mut v: Vec<&SecretRef> = spec
-        .assets
-        .iter()
-        .filter_map(|a| match a {
-            Asset::Huggingface { token, .. } => token.as_ref(),
-            Asset::Url { .. } => None,
-        })
-        .collect();
-    v.extend(
-        spec.python
-            .as_ref()
-            .and_then(|p| p.index_credentials.as_ref()),
-    );
-    v
-}
-
-/// The environment variable `docker build --secret id=ID,env=VAR` reads a
-/// secret from: the id upper-cased, `.` and `-` as `_` (`hf.token` →
-/// `HF_TOKEN`), with a `_` in front when it would start with a digit (a
-/// shell name cannot).
-pub fn secret_env_name(id: &str) -> String {
-    let name: String = id
-        .chars()
-        .map(|c| match c {
-            '.' | '-' => '_',
-            c => c.to_ascii_uppercase(),
-        })
-        .collect();
-    if name.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("_{name}")
-    } else {
-        name
-    }
-}
-
 /// One field of a CSV record as Go's `encoding/csv` reads it (docker's
 /// `--mount` parser): quoted, with `"` doubled, when it holds `,`, `"` or a
 /// line break.
@@ -485,28 +433,14 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// The Python set-up an image needs ([`Job::python_setup`]).
-#[derive(Default)]
-struct PythonSetup {
-    /// OS packages to install first (`python3`, `python3-venv`).
-    packages: Vec<&'static str>,
-    /// Make a virtual environment at [`VENV`] and put it first on `PATH`.
-    venv: bool,
-    /// Why, for the comment.
-    why: &'static str,
-}
-
-/// The id of a build secret for `r`: `<secret>.<key>`, when both are
-/// `[A-Za-z0-9_.-]+` (what `docker build --secret id=…` and
-/// `RUN --mount=type=secret,id=…` carry without quoting).
-pub fn secret_id(r: &SecretRef) -> Option<String> {
-    let ok = |s: &str| {
-        !s.is_empty()
-            && s.chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
-    };
-    (ok(&r.secret) && ok(&r.key)).then(|| format!("{}.{}", r.secret, r.key))
-}
+/// The [`plan::Target`] texts of the Dockerfile.
+const PLAN_TARGET: plan::Target = plan::Target {
+    file: "the Dockerfile",
+    value_limit: "one Dockerfile value may take (BuildKit reads lines of at most 65535 bytes)",
+    user_unset: "not set: the image keeps the base image's user",
+    not_a_url: "ADD would read it as a local path or a git repository",
+    bad_checksum: "ADD --checksum cannot verify the download",
+};
 
 /// The state of lowering one built env.
 struct Job<'a> {
@@ -549,8 +483,9 @@ impl Job<'_> {
             field,
             ErrorKind::Unwritable,
             format!(
-                "is {} bytes long once quoted, more than the {MAX_VALUE_BYTES} one Dockerfile value may take (BuildKit reads lines of at most {MAX_LINE_BYTES} bytes)",
-                text.len()
+                "is {} bytes long once quoted, more than the {MAX_VALUE_BYTES} {}",
+                text.len(),
+                PLAN_TARGET.value_limit
             ),
             None,
         );
@@ -561,36 +496,6 @@ impl Job<'_> {
     fn comment(&mut self, field: impl AsRef<str>, text: &str) -> Option<String> {
         let c = quote::comment(text);
         self.fits(field, c)
-    }
-
-    /// `value` shell-quoted, or `None` (with an error on `field`) when it
-    /// holds a line break a `RUN` line cannot carry, or is too long.
-    fn shell_arg(&mut self, field: impl AsRef<str>, value: &str) -> Option<String> {
-        if quote::is_unwritable(value) {
-            self.refuse(
-                field,
-                ErrorKind::Unwritable,
-                quote::Unrepresentable.to_string(),
-                None,
-            );
-            return None;
-        }
-        self.fits(field, quote::shell(value))
-    }
-
-    /// Like [`Job::shell_arg`], but also refuses the empty string (`what` names
-    /// the value: "a package name").
-    fn shell_name(&mut self, field: impl AsRef<str>, value: &str, what: &str) -> Option<String> {
-        if value.is_empty() {
-            self.refuse(
-                field,
-                ErrorKind::Unwritable,
-                format!("is empty, which is not {what}"),
-                None,
-            );
-            return None;
-        }
-        self.shell_arg(field, value)
     }
 
     /// A `COPY` source: refused when BuildKit would read it as a pattern
@@ -609,50 +514,42 @@ impl Job<'_> {
         true
     }
 
+    /// `COPY`/`ADD` arguments for `words`, or `None` with an error on `field`.
+    fn copy_args(&mut self, field: &str, words: &[&str]) -> Option<String> {
+        match quote::dockerfile_args(words) {
+            Ok(args) => self.fits(field, args),
+            Err(e) => {
+                self.refuse(field, ErrorKind::Unwritable, e.to_string(), None);
+                None
+            }
+        }
+    }
+
     fn dockerfile(&mut self, origin: &str, dockerfile_path: &str) -> Option<String> {
         let spec = self.spec;
         let base = spec.base.as_ref()?;
         let from = self.from(base);
-        let manager = spec
-            .system
-            .as_ref()
-            .map(|s| s.manager)
-            .unwrap_or_else(|| infer_manager(&base.reference));
-        let mut needs_syntax = false;
 
         // What the Dockerfile does not write ([`EXPRESSES`]).
         for w in crate::expresses::unexpressed(spec, &EXPRESSES) {
             self.warn(w.field, w.message);
         }
 
-        self.distinct_build_secrets();
-        let info = scl_ir::bases::info(&base.reference);
-        let setup_py = self.python_setup(&info, manager);
-        let system = self.system(manager, &setup_py.packages);
-        let workdir = self.workdir();
-        let (create_user, user, chown) = self.user(manager, workdir.is_some());
-        let assets = self.assets(&chown, &mut needs_syntax);
-        let python = self.python(base, &info, setup_py.venv, &mut needs_syntax);
-        let writable = self.writable(&chown);
-        let setup = self.setup();
-        let (env, secrets) = self.vars();
-
-        let mut mounts = Vec::new();
-        for (i, v) in spec.volumes.iter().enumerate() {
-            let text = format!("{} <- {} ({})", v.mount, v.source, mode_name(v.mode));
-            mounts.extend(self.comment(format!("volumes[{i}]"), &text));
+        let plan = plan::build(
+            spec,
+            base,
+            &PLAN_TARGET,
+            self.prefix,
+            self.warnings,
+            self.errors,
+        );
+        let mut needs_syntax = false;
+        let mut steps = Vec::new();
+        for step in &plan.steps {
+            if let Some(v) = self.step(step, &mut needs_syntax) {
+                steps.push(v);
+            }
         }
-
-        // The runtime user gets the working directory only when this build
-        // made it (see the user step, which notes whether it existed).
-        let own_workdir = match (&spec.workdir, &spec.user, &workdir) {
-            (Some(w), Some(u), Some(_)) if !u.is_root() => context! {
-                mark => OWN_WORKDIR_MARK, dir => quote::shell(w), uid => u.uid,
-            },
-            _ => Value::from(()),
-        };
-
-        let files = self.files(&chown);
         let ports: Vec<String> = spec.ports.iter().map(|p| p.to_string()).collect();
         let labels = self.labels();
         let entrypoint = self.exec_form("entrypoint", &spec.entrypoint);
@@ -667,25 +564,8 @@ impl Job<'_> {
             ir_hash => spec.content_hash(),
             dockerfile_path => dockerfile_path,
             from => from,
-            system => system,
-            create_user => create_user,
-            venv => if setup_py.venv { context! { dir => VENV, why => setup_py.why } } else { Value::from(()) },
-            writable => writable,
-            pip => PIP,
-            hf_tmp => HF_TMP,
-            hf_hub => HUGGINGFACE_HUB,
-            hf_download => quote::shell(HF_DOWNLOAD),
-            assets => assets,
-            python => python,
-            setup => setup,
-            setup_script => SETUP_SCRIPT,
-            env => env,
-            secrets => secrets,
-            mounts => mounts,
-            own_workdir => own_workdir,
-            user => user,
-            workdir => workdir.unwrap_or_default(),
-            files => files,
+            steps => steps,
+            setup_script => plan::SETUP_SCRIPT,
             ports => ports,
             labels => labels,
             entrypoint => entrypoint,
@@ -694,6 +574,169 @@ impl Job<'_> {
         let text = render("Dockerfile", ctx);
         self.check_lines(&text, "the generated Dockerfile")
             .then_some(text)
+    }
+
+    /// One plan step as the template reads it (`kind` and the step's
+    /// values), or `None` when a value of it is refused.
+    fn step(&mut self, step: &Step, needs_syntax: &mut bool) -> Option<Value> {
+        // A build secret: `RUN --mount=type=secret` and the variable of
+        // the command that reads it.
+        let (mount, prefix) = match step.secret() {
+            Some(s) => {
+                *needs_syntax = true;
+                (
+                    format!("--mount=type=secret,id={},required=true ", s.id),
+                    s.prefix(&format!("/run/secrets/{}", s.id)),
+                )
+            }
+            None => (String::new(), String::new()),
+        };
+        let run = step
+            .shell()
+            .map(|s| format!("{mount}{}", s.chained(&prefix)))
+            .unwrap_or_default();
+        Some(match step {
+            Step::System { .. } => context! { kind => "system", run => run },
+            Step::User {
+                name,
+                uid,
+                notes_workdir,
+                ..
+            } => {
+                let comment = self.comment("user.name", &format!("{name} (uid {uid})"))?;
+                context! { kind => "user", comment => comment, notes_workdir => notes_workdir, run => run }
+            }
+            Step::Venv { why, .. } => {
+                context! { kind => "venv", why => *why, dir => VENV, run => run }
+            }
+            Step::Url {
+                field,
+                url,
+                dest,
+                sha256,
+                uid,
+                ..
+            } => {
+                if !self.url_is_a_download(&format!("{field}.url"), url) {
+                    return None;
+                }
+                let args = self.copy_args(field, &[url.as_str(), dest.as_str()])?;
+                let mut notes = Vec::new();
+                notes.extend(self.comment(field, &format!("{field}: {url}")));
+                let checksum = match sha256 {
+                    Some(h) => {
+                        *needs_syntax = true;
+                        h.clone()
+                    }
+                    None => {
+                        notes.push("no sha256 in the source: fetched without verification".into());
+                        String::new()
+                    }
+                };
+                let chown = uid.map(|u| u.to_string()).unwrap_or_default();
+                context! { kind => "url", notes => notes, checksum => checksum, chown => chown, args => args }
+            }
+            Step::Huggingface {
+                field,
+                repo,
+                revision,
+                to,
+                ..
+            } => {
+                let note = self.comment(
+                    field,
+                    &format!("{field}: Hugging Face {repo} at revision {revision} into {to}"),
+                )?;
+                context! { kind => "huggingface", note => note, run => run }
+            }
+            Step::PythonNote { version } => {
+                let note = self.comment("python.version", &format!(
+                    "python.version {version}: the base image's python3 is used; sclc does not install Python into an image"
+                ))?;
+                context! { kind => "python_note", note => note }
+            }
+            Step::Requirements { files, .. } => {
+                let mut copies = Vec::new();
+                for r in files {
+                    if self.copy_source(&r.field, &r.path) {
+                        copies
+                            .extend(self.copy_args(&r.field, &[r.path.as_str(), r.dest.as_str()]));
+                    }
+                }
+                context! { kind => "requirements", copies => copies, run => run }
+            }
+            Step::Setup {
+                field, first, text, ..
+            } => {
+                // A step with a `'` (quoted as `'\''`) is also shown as
+                // written. Each shown line is one physical Dockerfile line:
+                // it must fit.
+                let body = text.strip_suffix('\n').unwrap_or(text);
+                let shown: Vec<String> = if text.contains('\'') {
+                    body.split('\n').map(quote::comment).collect()
+                } else {
+                    Vec::new()
+                };
+                if let Some((j, n)) = shown
+                    .iter()
+                    .map(String::len)
+                    .enumerate()
+                    .find(|(_, n)| *n > MAX_VALUE_BYTES)
+                {
+                    self.refuse(
+                        field,
+                        ErrorKind::Unwritable,
+                        format!("line {} is {n} bytes long once quoted, more than the {MAX_VALUE_BYTES} one Dockerfile line of a step may take (BuildKit reads lines of at most {MAX_LINE_BYTES} bytes)", j + 1),
+                        Some("split the line, or put the long text in a file of the build context"),
+                    );
+                    return None;
+                }
+                context! { kind => "setup", first => first, field => field, shown => shown, run => run }
+            }
+            Step::Env => {
+                let (env, secrets) = self.vars();
+                let mut mounts = Vec::new();
+                for (i, v) in self.spec.volumes.iter().enumerate() {
+                    let text = format!("{} <- {} ({})", v.mount, v.source, mode_name(v.mode));
+                    mounts.extend(self.comment(format!("volumes[{i}]"), &text));
+                }
+                context! { kind => "env", env => env, secrets => secrets, mounts => mounts }
+            }
+            Step::Writable { .. } => context! { kind => "writable", run => run },
+            Step::OwnWorkdir { .. } => context! { kind => "own_workdir", run => run },
+            Step::Runtime { user, workdir } => {
+                let user = match user {
+                    Some((uid, name)) => {
+                        let comment = self
+                            .comment("user.name", &format!("{name} (uid {uid})"))
+                            .unwrap_or_default();
+                        context! { uid => uid, comment => comment }
+                    }
+                    None => Value::from(()),
+                };
+                let workdir = match workdir {
+                    Some(w) => match quote::dockerfile_word(w) {
+                        Ok(word) => self.fits("workdir", word).unwrap_or_default(),
+                        Err(_) => String::new(),
+                    },
+                    None => String::new(),
+                };
+                context! { kind => "runtime", user => user, workdir => workdir }
+            }
+            Step::Files { copies, uid } => {
+                let mut files = Vec::new();
+                for (field, from, to) in copies {
+                    if self.copy_source(field, from) {
+                        files.extend(self.copy_args(field, &[from.as_str(), to.as_str()]));
+                    }
+                }
+                let chown = uid.map(|u| u.to_string()).unwrap_or_default();
+                context! { kind => "files", files => files, chown => chown }
+            }
+            Step::Tool { .. } | Step::Conda { .. } | Step::Packages { .. } => {
+                context! { kind => "run", run => run }
+            }
+        })
     }
 
     /// A safety net behind the per-value limits: every physical line must be
@@ -738,296 +781,15 @@ impl Job<'_> {
         self.fits("base", pinned).unwrap_or_default()
     }
 
-    /// The system packages step, or none. For apt, each package must be
-    /// an [`apt_package`] argument, and the names apt could still misread
-    /// ([`apt_needs_exact_check`]) are checked after the install.
-    fn system(&mut self, manager: SystemManager, extra: &[&str]) -> Value {
-        let none = Vec::new();
-        let listed = self.spec.system.as_ref().map_or(&none, |s| &s.packages);
-        let mut packages = Vec::new();
-        let mut verify = Vec::new();
-        // What the Python set-up needs first (plain names, nothing to check).
-        for p in extra {
-            if !listed.iter().any(|l| l == p) {
-                packages.push(quote::shell(p));
-            }
-        }
-        for (i, p) in listed.iter().enumerate() {
-            let field = format!("system.packages[{i}]");
-            if manager == SystemManager::Apt && !p.is_empty() && !quote::is_unwritable(p) {
-                match apt_package(p) {
-                    Err(why) => {
-                        self.refuse(
-                            &field,
-                            ErrorKind::PackagePattern,
-                            format!("{:?} {why}", quote::comment(p)),
-                            Some("write one Debian package name (`curl`, `libssl-dev`), optionally with `:ARCH`, `=VERSION` or `/RELEASE`"),
-                        );
-                        continue;
-                    }
-                    Ok(name) if apt_needs_exact_check(name) => {
-                        // By name, whatever the architecture (dpkg-query
-                        // reads `name:any` otherwise than apt-get).
-                        let name = name.split(':').next().unwrap_or(name);
-                        verify.push(quote::shell(name));
-                    }
-                    Ok(_) => {}
-                }
-            }
-            if manager == SystemManager::Dnf && p.starts_with('-') {
-                self.refuse(
-                    &field,
-                    ErrorKind::Misread,
-                    format!("{:?} starts with `-`, so dnf would read it as an option (dnf 5 has no `--` to end the options)", quote::comment(p)),
-                    Some("write the package's name, without a leading `-`"),
-                );
-                continue;
-            }
-            packages.extend(self.shell_name(&field, p, "a package name"));
-        }
-        if packages.is_empty() {
-            return Value::from(());
-        }
-        let verify_message = quote::shell(
-            "sclc: apt-get did not install the package %s under that exact name: it may have read the name as a pattern, or it is a virtual package (then name a package that provides it)\\n",
-        );
-        context! {
-            manager => manager_name(manager), packages => packages, verify => verify,
-            verify_message => verify_message,
-        }
-    }
-
-    /// `workdir` as a `WORKDIR` word, or `None` when unset or refused:
-    /// it must be absolute and not `/` or a top-level system folder.
-    fn workdir(&mut self) -> Option<String> {
-        let w = self.spec.workdir.as_ref()?;
-        if quote::is_unwritable(w) {
-            self.refuse(
-                "workdir",
-                ErrorKind::Unwritable,
-                quote::Unrepresentable.to_string(),
-                None,
-            );
-            return None;
-        }
-        if !w.starts_with('/') {
-            self.refuse(
-                "workdir",
-                ErrorKind::SystemFolder,
-                format!("{w:?} is not an absolute path"),
-                Some("write an absolute path such as \"/workspace\""),
-            );
-            return None;
-        }
-        let normal = normalize_path(w);
-        if is_system_folder(&normal) {
-            self.refuse(
-                "workdir",
-                ErrorKind::SystemFolder,
-                format!(
-                    "{w:?} is {}, which the runtime user must not be given",
-                    if normal == "/" {
-                        "the root folder".to_string()
-                    } else {
-                        format!("the system folder {normal}")
-                    }
-                ),
-                Some("use a folder of its own, such as \"/workspace\" or \"/usr/src/app\""),
-            );
-            return None;
-        }
-        let word = quote::dockerfile_word(w).ok()?;
-        self.fits("workdir", word)
-    }
-
-    /// The user-creation step, the `USER` line, and the `--chown=` value
-    /// (the numeric uid, so ownership never depends on a name the base
-    /// image may already use for another uid).
-    fn user(&mut self, manager: SystemManager, has_workdir: bool) -> (Value, Value, String) {
-        let spec = self.spec;
-        let Some(u) = &spec.user else {
-            self.warn("user", "not set: the image keeps the base image's user");
-            return (Value::from(()), Value::from(()), String::new());
-        };
-        let comment = self
-            .comment("user.name", &format!("{} (uid {})", u.name, u.uid))
-            .unwrap_or_default();
-        let user = context! { uid => u.uid, comment => comment.clone() };
-        if u.is_root() {
-            return (Value::from(()), user, String::new());
-        }
-        if !u.name.is_empty() && u.name.chars().all(|c| c.is_ascii_digit()) {
-            self.refuse(
-                "user.name",
-                ErrorKind::Misread,
-                format!(
-                    "{:?} is only digits, so id, chown and useradd would read it as a uid",
-                    u.name
-                ),
-                Some("give the user a name that starts with a letter, such as \"app\""),
-            );
-        }
-        let name = self.shell_name("user.name", &u.name, "a user name");
-        let create = match name {
-            Some(name) => {
-                let message = format!(
-                    "sclc: the base image already has a user {} with another uid than {}; choose another user.name or user.uid",
-                    u.name, u.uid
-                );
-                let workdir_check = match (&spec.workdir, has_workdir) {
-                    (Some(w), true) => quote::shell(w),
-                    _ => String::new(),
-                };
-                context! {
-                    manager => manager_name(manager), name => name, uid => u.uid,
-                    comment => comment.clone(),
-                    message => self.fits("user.name", quote::shell(&message)).unwrap_or_default(),
-                    workdir => workdir_check, mark => OWN_WORKDIR_MARK,
-                }
-            }
-            None => Value::from(()),
-        };
-        (create, user, u.uid.to_string())
-    }
-
-    fn assets(&mut self, chown: &str, needs_syntax: &mut bool) -> Vec<Value> {
-        let mut assets = Vec::new();
-        for (i, asset) in self.spec.assets.iter().enumerate() {
-            let field = format!("assets[{i}]");
-            match asset {
-                Asset::Url { url, sha256, to } => {
-                    if !self.url_is_a_download(&format!("{field}.url"), url) {
-                        continue;
-                    }
-                    let dest = join_path(to, &url_basename(url));
-                    let args = match quote::dockerfile_args(&[url.as_str(), dest.as_str()]) {
-                        Ok(a) => a,
-                        Err(e) => {
-                            // The destination ends in the URL's file name.
-                            let which = if quote::is_unwritable(url) {
-                                "url"
-                            } else {
-                                "to"
-                            };
-                            self.refuse(
-                                format!("{field}.{which}"),
-                                ErrorKind::Unwritable,
-                                e.to_string(),
-                                None,
-                            );
-                            continue;
-                        }
-                    };
-                    let Some(args) = self.fits(&field, args) else {
-                        continue;
-                    };
-                    let mut notes = Vec::new();
-                    notes.extend(self.comment(&field, &format!("{field}: {url}")));
-                    let checksum = match sha256 {
-                        Some(h) if is_sha256_hex(h) => {
-                            *needs_syntax = true;
-                            h.to_ascii_lowercase()
-                        }
-                        Some(_) => {
-                            self.refuse(
-                                format!("{field}.sha256"),
-                                ErrorKind::Unwritable,
-                                "not a SHA-256 digest (64 hex digits), so ADD --checksum cannot verify the download",
-                                Some("copy the file's sha256 (64 hex digits) or leave `sha256` out"),
-                            );
-                            continue;
-                        }
-                        None => {
-                            notes.push(
-                                "no sha256 in the source: fetched without verification".into(),
-                            );
-                            String::new()
-                        }
-                    };
-                    assets.push(context! {
-                        kind => "url", notes => notes, checksum => checksum, chown => chown, args => args,
-                    });
-                }
-                Asset::Huggingface {
-                    repo,
-                    files,
-                    revision,
-                    to,
-                    token,
-                } => {
-                    let repo_q = self.shell_name(format!("{field}.repo"), repo, "a repo id");
-                    let rev_q =
-                        self.shell_name(format!("{field}.revision"), revision, "a revision");
-                    let to_q = self.shell_name(format!("{field}.to"), to, "a folder");
-                    let mut files_q = Vec::new();
-                    for (j, f) in files.iter().enumerate() {
-                        files_q.extend(self.shell_name(
-                            format!("{field}.files[{j}]"),
-                            f,
-                            "a file name",
-                        ));
-                    }
-                    let note = self.comment(
-                        &field,
-                        &format!("{field}: Hugging Face {repo} at revision {revision} into {to}"),
-                    );
-                    let (Some(repo_q), Some(rev_q), Some(to_q), Some(note)) =
-                        (repo_q, rev_q, to_q, note)
-                    else {
-                        continue;
-                    };
-                    if files_q.len() != files.len() {
-                        continue;
-                    }
-                    let (mount, token) = match token {
-                        Some(r) => match self.secret_id(&format!("{field}.token"), r) {
-                            Some(id) => {
-                                *needs_syntax = true;
-                                (
-                                    format!("--mount=type=secret,id={id},required=true "),
-                                    format!("HF_TOKEN=\"$(cat /run/secrets/{id})\" "),
-                                )
-                            }
-                            None => continue,
-                        },
-                        None => (String::new(), String::new()),
-                    };
-                    assets.push(context! {
-                        kind => "huggingface", notes => vec![note], repo => repo_q, files => files_q,
-                        revision => rev_q, to => to_q, mount => mount, token => token, chown => chown,
-                    });
-                }
-            }
-        }
-        assets
-    }
-
-    /// Whether `url` can be fetched as a file by `ADD`: an `http://` or
-    /// `https://` URL without whitespace or control characters whose path
-    /// does not end in `.git` (BuildKit's `dfgitutil.ParseGitRef` reads such
-    /// a URL, with or without `#ref`, as a git repository and clones it).
+    /// Whether `url` (an `http://` or `https://` URL, checked by the plan)
+    /// can be fetched as a file by `ADD`: its path must not end in `.git`
+    /// (BuildKit's `dfgitutil.ParseGitRef` reads such a URL, with or without
+    /// `#ref`, as a git repository and clones it).
     fn url_is_a_download(&mut self, field: &str, url: &str) -> bool {
-        if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            self.refuse(
-                field,
-                ErrorKind::Unwritable,
-                "contains whitespace or a control character, which a URL cannot hold",
-                Some("percent-encode it (a space is %20)"),
-            );
-            return false;
-        }
-        let Some(rest) = url
+        let rest = url
             .strip_prefix("https://")
             .or_else(|| url.strip_prefix("http://"))
-        else {
-            self.refuse(
-                field,
-                ErrorKind::Misread,
-                format!("{:?} is not an http:// or https:// URL; ADD would read it as a local path or a git repository", quote::comment(url)),
-                None,
-            );
-            return false;
-        };
+            .unwrap_or(url);
         let before_fragment = rest.split('#').next().unwrap_or(rest);
         let before_query = before_fragment.split('?').next().unwrap_or(before_fragment);
         let path = before_query.split_once('/').map_or("", |(_, p)| p);
@@ -1041,370 +803,6 @@ impl Job<'_> {
             return false;
         }
         true
-    }
-
-    /// The Python section: notes, the uv install, conda, requirements files,
-    /// packages; `none` when there is nothing to do.
-    fn python(
-        &mut self,
-        base: &scl_ir::ImageRef,
-        info: &BaseInfo,
-        venv: bool,
-        needs_syntax: &mut bool,
-    ) -> Value {
-        let spec = self.spec;
-        let mut notes = Vec::new();
-        let manager = spec
-            .python
-            .as_ref()
-            .map(|p| p.manager)
-            .unwrap_or(PythonManager::Pip);
-        let installer = match (manager, venv) {
-            // uv installs into the environment VIRTUAL_ENV names.
-            (PythonManager::Uv, true) => UV_PIP_VENV,
-            (PythonManager::Uv, false) => UV_PIP,
-            _ => PIP,
-        };
-        let wants_conda = manager == PythonManager::Conda
-            || spec.conda.as_ref().is_some_and(|c| !c.packages.is_empty());
-        if wants_conda && !info.has_conda && info.family != Family::Unknown {
-            let field = if manager == PythonManager::Conda {
-                "python.manager"
-            } else {
-                "conda.packages"
-            };
-            self.refuse(
-                field,
-                ErrorKind::BaseLacks,
-                format!(
-                    "the base image {} has no conda, and sclc does not download an installer into an image",
-                    quote::comment(&base.reference)
-                ),
-                Some(&format!(
-                    "build on an image that has conda ({CONDA_IMAGES}), or install the packages with pip"
-                )),
-            );
-        }
-        // Credentials for the package indexes: a secret mount read through
-        // NETRC by pip and uv, for the install lines only.
-        let mut secret_mount = String::new();
-        let mut netrc = String::new();
-        if let Some(r) = spec
-            .python
-            .as_ref()
-            .and_then(|p| p.index_credentials.as_ref())
-        {
-            if let Some(id) = self.secret_id("python.index_credentials", r) {
-                *needs_syntax = true;
-                secret_mount = format!("--mount=type=secret,id={id},required=true ");
-                netrc = format!("NETRC=/run/secrets/{id} ");
-            }
-        }
-
-        let mut index_args = Vec::new();
-        let mut requirements = Vec::new();
-        let mut packages = Vec::new();
-        if let Some(py) = &spec.python {
-            if let Some(v) = &py.version {
-                match python_image_tag(&base.reference) {
-                    Some(tag) if !version_matches(tag, v) => self.warn(
-                        "python.version",
-                        format!(
-                            "the base image {} (tag {tag}) does not provide Python {v}, and the Dockerfile does not install Python",
-                            base.reference
-                        ),
-                    ),
-                    Some(_) => {}
-                    None => notes.extend(self.comment("python.version", &format!(
-                        "python.version {v}: the base image's python3 is used; sclc does not install Python into an image"
-                    ))),
-                }
-            }
-            if let Some(u) = &py.index_url {
-                if let Some(q) = self.shell_name("python.index_url", u, "a URL") {
-                    index_args.push(format!("--index-url={q}"));
-                }
-            }
-            for (i, u) in py.extra_index_urls.iter().enumerate() {
-                if let Some(q) =
-                    self.shell_name(format!("python.extra_index_urls[{i}]"), u, "a URL")
-                {
-                    index_args.push(format!("--extra-index-url={q}"));
-                }
-            }
-            for (n, r) in py.requirements.iter().enumerate() {
-                let field = format!("python.requirements[{n}]");
-                if !self.copy_source(&field, &r.path) {
-                    continue;
-                }
-                let dest = format!("{REQUIREMENTS_DIR}/{n}-{}", basename(&r.path));
-                match quote::dockerfile_args(&[r.path.as_str(), dest.as_str()]) {
-                    Ok(copy) => {
-                        let copy = self.fits(&field, copy);
-                        let dest_q = self.shell_arg(&field, &dest);
-                        if let (Some(copy), Some(dest_q)) = (copy, dest_q) {
-                            requirements.push(context! { copy => copy, dest => dest_q });
-                        }
-                    }
-                    Err(e) => self.refuse(&field, ErrorKind::Unwritable, e.to_string(), None),
-                }
-            }
-            for (i, p) in py.packages.iter().enumerate() {
-                packages.extend(self.shell_name(
-                    format!("python.packages[{i}]"),
-                    p,
-                    "a requirement",
-                ));
-            }
-        }
-
-        let mut conda = Value::from(());
-        if let Some(c) = &spec.conda {
-            let mut channels = Vec::new();
-            for (i, ch) in c.channels.iter().enumerate() {
-                if let Some(q) = self.shell_name(format!("conda.channels[{i}]"), ch, "a channel") {
-                    channels.push(format!("--channel={q}"));
-                }
-            }
-            let mut cpkgs = Vec::new();
-            for (i, p) in c.packages.iter().enumerate() {
-                cpkgs.extend(self.shell_name(format!("conda.packages[{i}]"), p, "a match spec"));
-            }
-            if !cpkgs.is_empty() {
-                conda = context! { channels => channels, packages => cpkgs };
-            } else if c.packages.is_empty() && !c.channels.is_empty() {
-                self.warn(
-                    "conda.channels",
-                    "no conda packages to install, so the channels are not used",
-                );
-            }
-        }
-
-        let tool =
-            if manager == PythonManager::Uv && !(requirements.is_empty() && packages.is_empty()) {
-                quote::shell(UV)
-            } else {
-                String::new()
-            };
-        if notes.is_empty() && conda.is_none() && requirements.is_empty() && packages.is_empty() {
-            return Value::from(());
-        }
-        context! {
-            notes => notes, tool => tool, conda => conda, installer => installer,
-            index_args => index_args, requirements => requirements, packages => packages,
-            mount => secret_mount, netrc => netrc,
-        }
-    }
-
-    /// What the image needs before anything is installed with Python: the
-    /// OS packages that give it a Python (when the base has none) and a
-    /// virtual environment (when the base's Python is not meant to be
-    /// installed into, by the base-image table).
-    fn python_setup(&mut self, info: &BaseInfo, manager: SystemManager) -> PythonSetup {
-        let spec = self.spec;
-        let py = spec.python.as_ref();
-        let installs = py.is_some_and(|p| !p.packages.is_empty() || !p.requirements.is_empty());
-        let hf = spec
-            .assets
-            .iter()
-            .any(|a| matches!(a, Asset::Huggingface { .. }));
-        let conda = py.is_some_and(|p| p.manager == PythonManager::Conda);
-        if !(installs || hf) || conda {
-            return PythonSetup::default();
-        }
-        let venv = info.python_env == PythonEnv::Venv;
-        let mut packages: Vec<&'static str> = Vec::new();
-        if !info.has_python {
-            packages.push("python3");
-        }
-        if venv && manager == SystemManager::Apt {
-            // Debian and Ubuntu split venv (and its ensurepip) out of python3.
-            packages.push("python3-venv");
-        }
-        let why = if info.externally_managed {
-            "the base image's Python is externally managed (PEP 668), so pip may not install into it"
-        } else {
-            "the base image's Python belongs to its package manager"
-        };
-        PythonSetup {
-            packages,
-            venv,
-            why,
-        }
-    }
-
-    /// Two different secrets that would share a build-secret id
-    /// (`secret("a.b", "c")` and `secret("a", "b.c")` are both `a.b.c`) or
-    /// the environment variable `docker build --secret` reads (`a-b.c` and
-    /// `a_b.c` are both `A_B_C`) are refused: one could be given to the
-    /// other's step. The same secret used twice is one secret.
-    fn distinct_build_secrets(&mut self) {
-        let mut seen: Vec<(&SecretRef, String, String)> = Vec::new();
-        for r in build_secrets(self.spec) {
-            let Some(id) = secret_id(r) else { continue };
-            let env = secret_env_name(&id);
-            if let Some((o, _, _)) = seen
-                .iter()
-                .find(|(o, i, e)| *o != r && (*i == id || *e == env))
-            {
-                let field = self
-                    .spec
-                    .python
-                    .as_ref()
-                    .and_then(|p| p.index_credentials.as_ref())
-                    .filter(|c| *c == r)
-                    .map_or("assets", |_| "python.index_credentials");
-                self.refuse(
-                    field,
-                    ErrorKind::NameClash,
-                    format!(
-                        "the secrets `{}`/`{}` and `{}`/`{}` would be one build secret (id `{id}`, variable `{env}`), so one could be given to the other's step",
-                        o.secret, o.key, r.secret, r.key
-                    ),
-                    Some("name the secrets or keys so that they differ in more than `.`, `-` and `_`"),
-                );
-                return;
-            }
-            seen.push((r, id, env));
-        }
-    }
-
-    /// The id of a build secret: `<secret>.<key>`, which `docker build
-    /// --secret id=…` and `RUN --mount=type=secret,id=…` name. Refused
-    /// unless it is `[A-Za-z0-9_.-]+`, the characters of Kubernetes Secret
-    /// names and keys, which no flag parser reads as anything else.
-    fn secret_id(&mut self, field: &str, r: &SecretRef) -> Option<String> {
-        match secret_id(r) {
-            Some(id) => Some(id),
-            None => {
-                self.refuse(
-                    field,
-                    ErrorKind::Unwritable,
-                    format!(
-                        "the secret name {:?} or key {:?} has characters other than letters, digits, `_`, `.` and `-`, which a build-secret id cannot hold",
-                        quote::comment(&r.secret),
-                        quote::comment(&r.key)
-                    ),
-                    Some("name the secret and its key with letters, digits, `_`, `.` and `-`"),
-                );
-                None
-            }
-        }
-    }
-
-    /// The folders the runtime user must write, in order and without
-    /// repeats: `writable`, then each volume mount point that is not
-    /// read-only. Each is created and given to the runtime user (the folder
-    /// itself: what is in it keeps its owner). Asset targets need no step
-    /// of their own: `ADD --chown` creates them for the user, and a Hugging
-    /// Face download gives its folder to the user in its own layer. Refused: a path that is not absolute or
-    /// is `/` or a top-level system folder. Empty without a non-root user.
-    fn writable(&mut self, chown: &str) -> Value {
-        let spec = self.spec;
-        let mut dirs: Vec<(String, String)> = Vec::new();
-        for (i, w) in spec.writable.iter().enumerate() {
-            dirs.push((format!("writable[{i}]"), w.clone()));
-        }
-        for (i, v) in spec.volumes.iter().enumerate() {
-            if v.mode != VolumeMode::ReadOnly {
-                dirs.push((format!("volumes[{i}].mount"), v.mount.clone()));
-            }
-        }
-        let mut seen = std::collections::BTreeSet::new();
-        let mut quoted = Vec::new();
-        for (field, d) in dirs {
-            if !field.starts_with("writable") && quote::is_unwritable(&d) {
-                // Refused where the asset or volume is written.
-                continue;
-            }
-            let normal = normalize_path(&d);
-            // Inside a folder of the system (CA certificates in /etc/ssl,
-            // the kernel's /proc) or sclc's virtual environment, the user
-            // could change what every process trusts or runs.
-            let inside = [
-                "/etc",
-                "/proc",
-                "/sys",
-                "/dev",
-                "/boot",
-                "/bin",
-                "/sbin",
-                "/usr/bin",
-                "/usr/sbin",
-                "/usr/lib",
-                VENV,
-            ]
-            .iter()
-            .any(|p| normal == *p || normal.starts_with(&format!("{p}/")))
-                || normal.starts_with("/lib");
-            if !d.starts_with('/') || is_system_folder(&normal) || inside {
-                if field.starts_with("writable") {
-                    self.refuse(
-                        &field,
-                        ErrorKind::SystemFolder,
-                        format!("{:?} is not an absolute path of a folder of its own, so the runtime user cannot be given it", quote::comment(&d)),
-                        Some("use a folder such as \"/cache/huggingface\""),
-                    );
-                }
-                continue;
-            }
-            if !seen.insert(normal.clone()) {
-                continue;
-            }
-            quoted.extend(self.shell_arg(&field, &normal));
-        }
-        if quoted.is_empty() || chown.is_empty() {
-            return Value::from(());
-        }
-        context! { dirs => quoted, uid => chown }
-    }
-
-    /// The `setup` steps: each as the `printf` words of its lines
-    /// ([`quote::shell_lines`]) and, when a line holds a `'` (quoted as
-    /// `'\''`), the step as written, for a comment.
-    fn setup(&mut self) -> Vec<Value> {
-        let mut steps = Vec::new();
-        for (i, step) in self.spec.setup.iter().enumerate() {
-            let field = format!("setup[{i}]");
-            let lines = match quote::shell_lines(step) {
-                Ok(lines) => lines,
-                Err(_) => {
-                    self.refuse(
-                        &field,
-                        ErrorKind::Unwritable,
-                        "contains NUL or a character a reader of the Dockerfile would not see (a carriage return, an escape, a bidirectional override)",
-                        None,
-                    );
-                    continue;
-                }
-            };
-            // Each line is one physical Dockerfile line: it must fit, shown
-            // or not.
-            let body = step.strip_suffix('\n').unwrap_or(step);
-            let shown_lines: Vec<String> = if step.contains('\'') {
-                body.split('\n').map(quote::comment).collect()
-            } else {
-                Vec::new()
-            };
-            let too_long = lines
-                .iter()
-                .chain(&shown_lines)
-                .map(String::len)
-                .enumerate()
-                .find(|(_, n)| *n > MAX_VALUE_BYTES);
-            if let Some((j, n)) = too_long {
-                let line = if j < lines.len() { j } else { j - lines.len() } + 1;
-                self.refuse(
-                    &field,
-                    ErrorKind::Unwritable,
-                    format!("line {line} is {n} bytes long once quoted, more than the {MAX_VALUE_BYTES} one Dockerfile line of a step may take (BuildKit reads lines of at most {MAX_LINE_BYTES} bytes)"),
-                    Some("split the line, or put the long text in a file of the build context"),
-                );
-                continue;
-            }
-            steps.push(context! { field => field, lines => lines, shown => shown_lines });
-        }
-        steps
     }
 
     /// Plain vars as `ENV` instructions (lists of `K=V` pairs; a pair whose
@@ -1451,25 +849,6 @@ impl Job<'_> {
             }
         }
         (group_pairs(pairs), secrets)
-    }
-
-    fn files(&mut self, chown: &str) -> Vec<Value> {
-        let mut files = Vec::new();
-        for (i, f) in self.spec.files.iter().enumerate() {
-            let field = format!("files[{i}]");
-            if !self.copy_source(&field, &f.from) {
-                continue;
-            }
-            match quote::dockerfile_args(&[f.from.as_str(), f.to.as_str()]) {
-                Ok(args) => {
-                    if let Some(args) = self.fits(&field, args) {
-                        files.push(context! { chown => chown, args => args });
-                    }
-                }
-                Err(e) => self.refuse(&field, ErrorKind::Unwritable, e.to_string(), None),
-            }
-        }
-        files
     }
 
     /// `ENTRYPOINT`/`CMD` in exec form, or `""` when the list is empty.
@@ -1607,97 +986,6 @@ impl Job<'_> {
     }
 }
 
-/// The `name[:arch]` part of an argument of `apt-get install`, when the
-/// argument names one package and apt cannot read it as anything else;
-/// else why not.
-///
-/// apt-get reads each argument (apt, `apt-pkg/cacheset.cc`,
-/// `VersionContainerInterface::FromString` and
-/// `CacheSetHelper::PackageFromString`): the text after the last `=` or
-/// `/` is a version or a release, the rest is tried in turn as an apt
-/// pattern (a leading `?`, and `~` in apt ≥ 2.0, apt-patterns(7)), an exact
-/// package name (`:arch` after the last `:`), a task (a trailing `^`), an
-/// fnmatch glob (when it holds one of `.?*[]!`) and a POSIX regular
-/// expression (when it holds one of `.?+*|[^$`); a trailing `+` or `-` on the
-/// whole argument means "install" or "remove" (`apt-private/private-install.cc`).
-/// So the argument must be `NAME[:ARCH][=VERSION|/RELEASE]` with
-/// - NAME a Debian package name (Debian Policy §5.6.7: lower-case letters,
-///   digits, `+`, `-` and `.`, at least two characters, starting with a
-///   letter or digit), which has none of apt's pattern, glob or task
-///   characters but `.` and `+`;
-/// - ARCH lower-case letters, digits and `-` (`amd64`, `arm64`, `any`);
-/// - VERSION the characters of a Debian version (§5.6.12: letters, digits,
-///   `. + ~ - :`) and RELEASE those of an archive or codename
-///   (`bookworm-backports`: letters, digits, `. + ~ _ -`);
-/// - and not ending in `-` (apt would remove the package).
-///
-/// A name with `.` or `+` is still one apt may read as a glob or a regular
-/// expression when no package has exactly that name (`libzstd.` installed 28
-/// packages on Debian 12); [`apt_needs_exact_check`] says which, and the
-/// Dockerfile turns the fallback off (`-o APT::Cmd::Pattern-Only=true`, apt
-/// ≥ 1.9.6: a glob of `[A-Za-z0-9+.:*-]` only, no regular expression unless
-/// it starts with `^` or ends with `$`) and checks after the install that a
-/// package of exactly each such name is installed (`dpkg-query`, for any
-/// architecture), since older apt ignores the option.
-pub fn apt_package(arg: &str) -> Result<&str, &'static str> {
-    let head = match arg.rfind(['=', '/']) {
-        Some(i) => {
-            let tail = &arg[i + 1..];
-            let ok = if arg.as_bytes()[i] == b'=' {
-                !tail.is_empty()
-                    && tail
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || ".+~-:".contains(c))
-            } else {
-                !tail.is_empty()
-                    && tail
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || ".+~_-".contains(c))
-            };
-            if !ok {
-                return Err("has a version (after `=`) or release (after `/`) that is not one: apt-get would read it as another one, or as a pattern");
-            }
-            &arg[..i]
-        }
-        None => arg,
-    };
-    let name = match head.rsplit_once(':') {
-        Some((name, arch)) => {
-            let ok = !arch.is_empty()
-                && arch
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-            if !ok {
-                return Err("has an architecture (after `:`) that is not one (`amd64`, `arm64`): apt-get could read it as a pattern");
-            }
-            name
-        }
-        None => head,
-    };
-    let name_ok = name.len() >= 2
-        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c));
-    if !name_ok {
-        return Err("is not a Debian package name (lower-case letters, digits, `+ - .`, at least two characters, starting with a letter or digit), so it names no package, and apt-get reads such a name as a regular expression, a glob, an apt pattern or a task where it can, installing other packages");
-    }
-    if arg.ends_with('-') {
-        return Err("ends in `-`, which apt-get reads as \"remove this package\"");
-    }
-    Ok(head)
-}
-
-/// Whether apt could read the package name `name_arch` (the `Ok` of
-/// [`apt_package`]) as a glob or a regular expression when no package has
-/// exactly that name: when its name holds `.` or `+` (the only pattern
-/// characters a Debian name may have), or ends in `+` (apt's "install"
-/// suffix, stripped when no package has the whole name).
-pub fn apt_needs_exact_check(name_arch: &str) -> bool {
-    let name = name_arch.split(':').next().unwrap_or(name_arch);
-    name.contains(['.', '+'])
-}
-
 /// Splits `(pair, ends_line)` items into instructions: a pair that must end
 /// its line ([`quote::PairText::ends_line`]) is the last of its instruction.
 fn group_pairs(pairs: Vec<(String, bool)>) -> Vec<Vec<String>> {
@@ -1806,36 +1094,6 @@ fn is_path_component(p: &str) -> bool {
     true
 }
 
-/// `path` with `.` and empty segments removed and `..` applied (never above
-/// `/`): `/usr/../etc/` → `/etc`, `//` → `/`.
-fn normalize_path(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in path.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            s => parts.push(s),
-        }
-    }
-    format!("/{}", parts.join("/"))
-}
-
-/// `/` and the top-level folders of a Linux image that belong to the
-/// system: `/bin /boot /dev /etc /lib* /proc /run /sbin /sys /usr /var`.
-fn is_system_folder(normal: &str) -> bool {
-    let Some(top) = normal.strip_prefix('/') else {
-        return true;
-    };
-    top.is_empty()
-        || (!top.contains('/')
-            && (matches!(
-                top,
-                "bin" | "boot" | "dev" | "etc" | "proc" | "run" | "sbin" | "sys" | "usr" | "var"
-            ) || top.starts_with("lib")))
-}
-
 /// `%XX` escapes decoded (invalid ones kept), as Go's `url.Parse` does for a
 /// URL's path.
 fn percent_decode(s: &str) -> String {
@@ -1912,69 +1170,12 @@ pub fn infer_manager(image: &str) -> SystemManager {
     scl_ir::bases::manager(image)
 }
 
-/// The tag of an official-style Python image (`python:3.10-slim`,
-/// `docker.io/library/python:3.11`), or `None` for any other image (or an
-/// untagged one).
-fn python_image_tag(image: &str) -> Option<&str> {
-    let (repo, tag) = scl_ir::bases::split_ref(image);
-    (repo.rsplit('/').next() == Some("python"))
-        .then_some(tag)
-        .flatten()
-}
-
-/// Whether an image tag such as `3.10.4-slim` provides Python `version` (`3.10`).
-fn version_matches(tag: &str, version: &str) -> bool {
-    tag.strip_prefix(version)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '-']))
-}
-
-fn manager_name(m: SystemManager) -> &'static str {
-    match m {
-        SystemManager::Apt => "apt",
-        SystemManager::Apk => "apk",
-        SystemManager::Dnf => "dnf",
-    }
-}
-
 fn mode_name(m: VolumeMode) -> &'static str {
     match m {
         VolumeMode::ReadOnly => "read_only",
         VolumeMode::ReadWrite => "read_write",
         VolumeMode::ReadWriteMany => "read_write_many",
     }
-}
-
-/// The last `/`-separated segment of a path (`a/b/req.txt` → `req.txt`).
-fn basename(path: &str) -> &str {
-    path.trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .filter(|s| !s.is_empty())
-        .unwrap_or("requirements.txt")
-}
-
-/// The file name a URL downloads to: its last path segment without query or
-/// fragment, or `download` when that is empty or `.`/`..`.
-fn url_basename(url: &str) -> String {
-    let no_frag = url.split('#').next().unwrap_or(url);
-    let no_query = no_frag.split('?').next().unwrap_or(no_frag);
-    let path = match no_query.find("://") {
-        Some(i) => no_query[i + 3..].split_once('/').map_or("", |(_, p)| p),
-        None => no_query,
-    };
-    match path.rsplit('/').next() {
-        Some(s) if !s.is_empty() && s != "." && s != ".." => s.to_string(),
-        _ => "download".to_string(),
-    }
-}
-
-/// `dir/name`, without doubling a trailing `/`.
-fn join_path(dir: &str, name: &str) -> String {
-    format!("{}/{name}", dir.trim_end_matches('/'))
-}
-
-fn is_sha256_hex(s: &str) -> bool {
-    s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit())
 }
 
 #[cfg(test)]
@@ -2009,18 +1210,6 @@ mod tests {
             scl_ir::bases::split_ref("localhost:5000/a/b"),
             ("localhost:5000/a/b", None)
         );
-        assert_eq!(python_image_tag("python:3.10-slim"), Some("3.10-slim"));
-        assert_eq!(
-            python_image_tag("docker.io/library/python:3.11"),
-            Some("3.11")
-        );
-        assert_eq!(python_image_tag("pytorch/pytorch:2.0.1"), None);
-        assert_eq!(python_image_tag("python"), None);
-        assert!(version_matches("3.10-slim", "3.10"));
-        assert!(version_matches("3.10.4", "3.10"));
-        assert!(version_matches("3.10", "3.10"));
-        assert!(!version_matches("3.100", "3.10"));
-        assert!(!version_matches("3.11-slim", "3.10"));
     }
 
     #[test]
@@ -2064,20 +1253,6 @@ mod tests {
         ] {
             assert!(!is_image_reference(bad), "{bad}");
         }
-    }
-
-    #[test]
-    fn url_names() {
-        assert_eq!(
-            url_basename("https://h/a/b/model.safetensors?download=1#x"),
-            "model.safetensors"
-        );
-        assert_eq!(url_basename("https://h/"), "download");
-        assert_eq!(url_basename("https://h"), "download");
-        assert_eq!(url_basename("https://h/a/.."), "download");
-        assert_eq!(join_path("/m/", "x"), "/m/x");
-        assert_eq!(join_path("/", "x"), "/x");
-        assert_eq!(basename("a/b/req.txt"), "req.txt");
     }
 
     #[test]

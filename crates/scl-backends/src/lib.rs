@@ -19,7 +19,8 @@
 //! Every target is a [`Backend`] in [`REGISTRY`] ([`backend`]): its name,
 //! file layout, the fields it expresses and `lower(&EnvSpec, &LowerCx)`.
 //! Targets: [`docker`] (Dockerfile + `.dockerignore`), [`conda`]
-//! (`environment.yml`).
+//! (`environment.yml`), [`k8s`], [`trainjob`], [`compose`]. The targets
+//! that build an image from a base render one container plan ([`plan`]).
 
 pub mod backend;
 pub mod compose;
@@ -28,6 +29,7 @@ pub mod docker;
 pub mod expresses;
 pub mod k8s;
 pub mod names;
+pub mod plan;
 pub mod quote;
 pub mod trainjob;
 pub mod yaml;
