@@ -623,6 +623,44 @@ fn ir(
     0
 }
 
+/// E0209 ("no base") is a fact of the env, not of a target: the E0209s
+/// several targets report at one place (`docker: `base`: …`, `k8s: …`)
+/// become one, naming the targets.
+pub(crate) fn merge_no_base(diags: &mut Vec<Diagnostic>) {
+    let mut i = 0;
+    while i < diags.len() {
+        if diags[i].code != "E0209" {
+            i += 1;
+            continue;
+        }
+        let target = |d: &Diagnostic| d.message.split_once(": ").map(|(t, _)| t.to_string());
+        let mut targets: Vec<String> = target(&diags[i]).into_iter().collect();
+        let mut j = i + 1;
+        while j < diags.len() {
+            if diags[j].code == "E0209" && diags[j].at == diags[i].at {
+                let d = diags.remove(j);
+                targets.extend(target(&d));
+            } else {
+                j += 1;
+            }
+        }
+        if targets.len() > 1 {
+            targets.dedup();
+            let field = diags[i]
+                .message
+                .split_once(": ")
+                .and_then(|(_, rest)| rest.split_once(": "))
+                .map_or("`base`", |(f, _)| f)
+                .to_string();
+            diags[i].message = format!(
+                "{}: {field}: not set: there is no image to build or run (an env without `base` can only be a parent of others)",
+                targets.join(", ")
+            );
+        }
+        i += 1;
+    }
+}
+
 /// What `sclc build` writes and where: `--target`, `--image-repo`, `--out`.
 struct BuildTo<'a> {
     target: &'a str,
@@ -710,6 +748,7 @@ fn build(
                 diags.push(d);
             }
         }
+        merge_no_base(&mut diags);
         for (env, l) in lowering.outputs {
             match outputs.iter_mut().find(|(e, _)| *e == env) {
                 Some((_, all)) => {

@@ -320,6 +320,7 @@ fn compile(
             }
         }
     }
+    commands::merge_no_base(&mut errors);
     if !errors.is_empty() {
         show(&a, &errors);
         return Err(1);

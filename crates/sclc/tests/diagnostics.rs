@@ -50,14 +50,19 @@ fn every_case_gives_exactly_its_diagnostics() {
         // `// command: build` runs `sclc build --target docker` into a
         // scratch folder (for the diagnostics of a backend) instead of
         // `sclc check`; an error must leave that folder without an output.
+        // (`// target: T` picks another target).
         let build = text.lines().any(|l| l.trim() == "// command: build");
+        let target = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("// target: "))
+            .unwrap_or("docker");
         let out_dir = tempfile::tempdir().unwrap();
         let mut args: Vec<String> = if build {
             vec![
                 "build".into(),
                 case.clone(),
                 "--target".into(),
-                "docker".into(),
+                target.into(),
                 "--out".into(),
                 out_dir.path().join("out").display().to_string(),
             ]
