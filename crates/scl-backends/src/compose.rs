@@ -28,6 +28,13 @@
 //! environment. `host:PATH` bind mounts use the same root:
 //! `${SCL_WORKSPACE:-../..}/PATH`.
 //!
+//! **Build secrets.** The secrets the docker target's Dockerfile mounts (a
+//! Hugging Face token, `python.index_credentials`) are listed in the
+//! service's `build.secrets` by the same id, and declared at the top level
+//! as `secrets: {ID: {environment: VAR}}`: compose reads each from the
+//! caller's environment variable `VAR` (`hf.token` → `HF_TOKEN`, the
+//! variable `sclc build` prints in its `docker build --secret` line).
+//!
 //! **Interpolation.** Compose expands `$VAR` and `${VAR}` in every string
 //! value, so each `$` of an IR string is written `$$`. A secret var is
 //! written `KEY=${KEY:?set KEY (secret NAME, key KEY)}`: compose takes the
@@ -145,6 +152,15 @@ struct File {
     services: BTreeMap<String, Service>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     volumes: BTreeMap<String, NamedVolume>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    secrets: BTreeMap<String, SecretSource>,
+}
+
+/// A top-level secret: read from the caller's environment at `docker
+/// compose build` / `up --build` (never a value in the file).
+#[derive(Serialize)]
+struct SecretSource {
+    environment: String,
 }
 
 #[derive(Serialize)]
@@ -177,6 +193,9 @@ struct Service {
 struct Build {
     context: &'static str,
     dockerfile: String,
+    /// The build secrets the Dockerfile mounts (`RUN --mount=type=secret,id=…`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    secrets: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -257,6 +276,7 @@ pub fn lower(spec: &EnvSpec, cx: &LowerCx) -> Lowered {
         warnings: Vec::new(),
         errors: Vec::new(),
         volumes: BTreeMap::new(),
+        secrets: BTreeMap::new(),
     };
     let project = match crate::names::object_name(&cx.env) {
         Ok(n) => n,
@@ -321,6 +341,7 @@ pub fn lower(spec: &EnvSpec, cx: &LowerCx) -> Lowered {
             .into_iter()
             .map(|(k, (_, v))| (k, v))
             .collect(),
+        secrets: std::mem::take(&mut job.secrets),
     };
     let mut out = Lowered::default();
     if job.errors.is_empty() {
@@ -416,6 +437,8 @@ struct Job<'a> {
     errors: Vec<FieldError>,
     /// Named volumes: name → (source, definition).
     volumes: BTreeMap<String, (String, NamedVolume)>,
+    /// Build secrets: id → the environment variable it is read from.
+    secrets: BTreeMap<String, SecretSource>,
 }
 
 impl Job<'_> {
@@ -645,10 +668,28 @@ impl Job<'_> {
         if self.errors.len() > errors {
             return None;
         }
+        // The docker target's build secrets, by the ids its Dockerfile
+        // mounts, each read from the variable `docker build --secret
+        // id=ID,env=VAR` would read (crate::plan::secret_env_name).
+        let mut secrets = Vec::new();
+        for r in crate::plan::build_secrets(spec) {
+            if let Some(id) = crate::plan::secret_id(r) {
+                if !secrets.contains(&id) {
+                    self.secrets.insert(
+                        id.clone(),
+                        SecretSource {
+                            environment: crate::plan::secret_env_name(&id),
+                        },
+                    );
+                    secrets.push(id);
+                }
+            }
+        }
         Some(Service {
             build: Build {
                 context: CONTEXT,
                 dockerfile: format!("${{SCL_OUT:-out}}/{}", escape(dockerfile)),
+                secrets,
             },
             image: escape(&self.cx.image(spec, name)),
             entrypoint: spec.entrypoint.iter().map(|s| escape(s)).collect(),

@@ -819,3 +819,48 @@ fn hostile_names_are_refused_with_field_errors() {
     );
     assert_eq!(lower("k8s", "t", &spec).errors[0].field, "vars.S");
 }
+
+/// compose passes the docker target's build secrets to the build: each id
+/// the Dockerfile mounts is in `build.secrets` and declared at the top level,
+/// read from the environment variable `sclc build` names; the file
+/// validates against compose-spec.json and holds no secret value.
+#[test]
+fn compose_passes_build_secrets() {
+    use scl_ir::{Asset, SecretRef};
+    let mut spec = fixture("bert_train");
+    spec.assets.push(Asset::Huggingface {
+        files: vec![],
+        repo: "meta-llama/Llama-3.1-8B".into(),
+        revision: "0e9e39f249a16976918f6564b8830bc894c89659".into(),
+        to: "/models/llama".into(),
+        token: Some(SecretRef {
+            secret: "hf".into(),
+            key: "token".into(),
+        }),
+    });
+    spec.python.as_mut().unwrap().index_credentials = Some(SecretRef {
+        secret: "pypi-private".into(),
+        key: "netrc".into(),
+    });
+    let out = lower("compose", "bert_train", &spec);
+    let c = doc(&out);
+    assert_eq!(
+        c["services"]["bert-train"]["build"]["secrets"],
+        json!(["hf.token", "pypi-private.netrc"])
+    );
+    assert_eq!(
+        c["secrets"],
+        json!({
+            "hf.token": {"environment": "HF_TOKEN"},
+            "pypi-private.netrc": {"environment": "PYPI_PRIVATE_NETRC"},
+        })
+    );
+    let files = vec![(
+        "compose.yaml".to_string(),
+        out.artifacts[0].contents.clone(),
+    )];
+    let (_dir, paths) = write_all(&files);
+    if let Some(checked) = validate(&paths) {
+        assert!(checked[0].errors.is_empty(), "{:?}", checked[0].errors);
+    }
+}
