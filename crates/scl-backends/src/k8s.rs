@@ -659,10 +659,14 @@ impl<'a> Pod<'a> {
                         );
                         continue;
                     };
-                    let path = if rel.is_empty() {
-                        root.clone()
-                    } else {
-                        format!("{}/{rel}", root.trim_end_matches('/'))
+                    let root = match root.trim_end_matches('/') {
+                        "" => "/",
+                        r => r,
+                    };
+                    let path = match (rel, root) {
+                        ("", _) => root.to_string(),
+                        (_, "/") => format!("/{rel}"),
+                        _ => format!("{root}/{rel}"),
                     };
                     self.warn(
                         &field,

@@ -37,6 +37,11 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// How long one list or file may take to diff before the diff library
+/// settles for a longer (still correct) diff: Myers' algorithm is quadratic
+/// on inputs that differ everywhere.
+const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// `--format` of `sclc diff`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum DiffFormat {
@@ -422,7 +427,17 @@ fn diff_list(path: &str, old: &[Value], new: &[Value], out: &mut Vec<FieldChange
     let added = |j: usize, out: &mut Vec<FieldChange>| {
         diff_value(format!("{path}[{j}]"), None, Some(&new[j]), out)
     };
-    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &ok, &nk) {
+    // A deadline bounds the time on huge, wholly changed lists (the
+    // result is then still a correct diff, only not the shortest).
+    let deadline = std::time::Instant::now() + DIFF_DEADLINE;
+    for op in similar::capture_diff_deadline(
+        similar::Algorithm::Myers,
+        &ok,
+        0..ok.len(),
+        &nk,
+        0..nk.len(),
+        Some(deadline),
+    ) {
         match op {
             similar::DiffOp::Equal { .. } => {}
             similar::DiffOp::Delete {
@@ -510,7 +525,9 @@ fn diff_files(
             n.map_or("/dev/null".to_string(), |_| format!("b/{name}")),
         );
         let (ot, nt) = (o.map_or("", String::as_str), n.map_or("", String::as_str));
-        let td = similar::TextDiff::from_lines(ot, nt);
+        let td = similar::TextDiff::configure()
+            .timeout(DIFF_DEADLINE)
+            .diff_lines(ot, nt);
         let mut added = 0;
         let mut removed = 0;
         for c in td.iter_all_changes() {
@@ -598,6 +615,11 @@ fn render_text(envs: &[EnvDiff]) -> String {
 
 /// A markdown code span holding `s` on one line, `|` escaped for tables.
 fn md_code(s: &str) -> String {
+    md_code_inline(s).replace('|', "\\|")
+}
+
+/// A markdown code span holding `s` on one line (outside a table).
+fn md_code_inline(s: &str) -> String {
     let s = s.replace(['\n', '\r'], " ");
     let longest = longest_run(&s, '`');
     let fence = "`".repeat(longest + 1);
@@ -606,7 +628,7 @@ fn md_code(s: &str) -> String {
     } else {
         ""
     };
-    format!("{fence}{pad}{s}{pad}{fence}").replace('|', "\\|")
+    format!("{fence}{pad}{s}{pad}{fence}")
 }
 
 fn longest_run(s: &str, ch: char) -> usize {
@@ -631,7 +653,11 @@ fn html(s: &str) -> String {
 }
 
 fn render_markdown(old: &str, new: &str, envs: &[EnvDiff]) -> String {
-    let mut s = format!("### sclc diff: {} → {}\n\n", md_code(old), md_code(new));
+    let mut s = format!(
+        "### sclc diff: {} → {}\n\n",
+        md_code_inline(old),
+        md_code_inline(new)
+    );
     if envs.is_empty() {
         s.push_str("No changes: the IR and every lowered file are the same.\n");
         return s;

@@ -26,6 +26,9 @@ enum Kind {
     Tree,
     /// A symbolic link (mode 120000): the blob holds the target.
     Link,
+    /// A submodule (mode 160000): its files are in another repository,
+    /// which is not read.
+    Submodule,
 }
 
 #[derive(Clone, Debug)]
@@ -52,7 +55,17 @@ pub(crate) struct GitRev {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    // The repository is the one that holds the file: variables a hook or
+    // a caller set for another repository (GIT_DIR relative to some
+    // folder) must not pick it.
     let out = Command::new("git")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_COMMON_DIR")
+        .env_remove("GIT_OBJECT_DIRECTORY")
+        .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+        .env_remove("GIT_NAMESPACE")
         .arg("-C")
         .arg(dir)
         .args(args)
@@ -74,6 +87,12 @@ impl GitRev {
             .and_then(|c| c.canonicalize())
             .map_err(|e| format!("the current folder cannot be read ({e})"))?;
         let abs = scl_ide::normalize_path(&cwd.join(file));
+        if abs.is_dir() {
+            return Err(format!(
+                "{} is a folder, not a file: give one `.env.scl` file",
+                file.display()
+            ));
+        }
         let dir = abs
             .parent()
             .filter(|d| d.is_dir())
@@ -119,7 +138,8 @@ impl GitRev {
                 "040000" => Kind::Tree,
                 "120000" => Kind::Link,
                 "100644" | "100755" => Kind::Blob,
-                _ => continue, // submodules
+                "160000" => Kind::Submodule,
+                _ => continue,
             };
             let rel = PathBuf::from(path);
             let parent = rel.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -156,6 +176,36 @@ impl GitRev {
         })
     }
 
+    /// `path` relative to the work tree's root, if it is inside it: as
+    /// given, or once the folders it names on disk are resolved (a path
+    /// through a symbolic link to the work tree, `/tmp` on macOS).
+    fn rel(&self, path: &Path) -> Option<PathBuf> {
+        if let Ok(r) = path.strip_prefix(&self.top) {
+            return Some(r.to_path_buf());
+        }
+        let mut base = path;
+        let mut rest = Vec::new();
+        while let Some(parent) = base.parent() {
+            rest.push(base.file_name()?.to_os_string());
+            base = parent;
+            if let Ok(c) = base.canonicalize() {
+                let mut full = c;
+                full.extend(rest.iter().rev());
+                return full.strip_prefix(&self.top).ok().map(Path::to_path_buf);
+            }
+        }
+        None
+    }
+
+    /// The submodule `rel` is inside (or is), if any.
+    fn submodule_of<'p>(&self, rel: &'p Path) -> Option<&'p Path> {
+        rel.ancestors().find(|a| {
+            self.entries
+                .get(*a)
+                .is_some_and(|e| e.kind == Kind::Submodule)
+        })
+    }
+
     /// The revision as written.
     pub(crate) fn rev(&self) -> &str {
         &self.rev
@@ -168,9 +218,9 @@ impl GitRev {
 
     /// How a file of this tree is shown: `REV:path/in/repo`.
     pub(crate) fn shown(&self, path: &Path) -> String {
-        match path.strip_prefix(&self.top) {
-            Ok(rel) => format!("{}:{}", self.rev, rel.display()),
-            Err(_) => path.display().to_string(),
+        match self.rel(path) {
+            Some(rel) => format!("{}:{}", self.rev, rel.display()),
+            None => path.display().to_string(),
         }
     }
 
@@ -245,10 +295,16 @@ impl GitRev {
 
 impl System for GitRev {
     fn read(&self, path: &Path, limit: usize) -> Result<Option<Vec<u8>>, String> {
-        let Ok(rel) = path.strip_prefix(&self.top) else {
+        let Some(rel) = self.rel(path) else {
             return OsSystem.read(path, limit);
         };
-        match self.kind_of(rel) {
+        if let Some(sub) = self.submodule_of(&rel) {
+            return Err(format!(
+                "it is in the git submodule `{}`, whose files `sclc diff --rev` does not read (it compares the superproject's files only)",
+                sub.display()
+            ));
+        }
+        match self.kind_of(&rel) {
             Some((r, Kind::Blob)) => {
                 let oid = &self.entries[&r].oid;
                 let bytes = self.blob(oid)?;
@@ -258,33 +314,40 @@ impl System for GitRev {
         }
     }
     fn kind(&self, path: &Path) -> PathKind {
-        let Ok(rel) = path.strip_prefix(&self.top) else {
+        let Some(rel) = self.rel(path) else {
             return OsSystem.kind(path);
         };
-        match self.kind_of(rel) {
+        if self.submodule_of(&rel).is_some_and(|s| s != rel) {
+            // Reading it says why it cannot be read.
+            return PathKind::File;
+        }
+        match self.kind_of(&rel) {
             Some((_, Kind::Blob)) => PathKind::File,
             Some((_, Kind::Tree)) => PathKind::Dir,
             _ => PathKind::Missing,
         }
     }
     fn is_link(&self, path: &Path) -> bool {
-        let Ok(rel) = path.strip_prefix(&self.top) else {
+        let Some(rel) = self.rel(path) else {
             return OsSystem.is_link(path);
         };
-        self.entries.get(rel).is_some_and(|e| e.kind == Kind::Link)
+        self.entries.get(&rel).is_some_and(|e| e.kind == Kind::Link)
     }
     fn read_dir(&self, path: &Path) -> Option<Vec<DirEntry>> {
-        let Ok(rel) = path.strip_prefix(&self.top) else {
+        let Some(rel) = self.rel(path) else {
             return OsSystem.read_dir(path);
         };
-        let (r, kind) = self.kind_of(rel)?;
+        let (r, kind) = self.kind_of(&rel)?;
         (kind == Kind::Tree).then(|| self.children.get(&r).cloned().unwrap_or_default())
     }
     fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
-        let Ok(rel) = path.strip_prefix(&self.top) else {
+        let Some(rel) = self.rel(path) else {
             return OsSystem.canonicalize(path);
         };
-        let (r, _) = self.kind_of(rel)?;
+        if self.submodule_of(&rel).is_some() {
+            return Some(self.top.join(rel));
+        }
+        let (r, _) = self.kind_of(&rel)?;
         Some(self.top.join(r))
     }
     fn current_dir(&self) -> PathBuf {

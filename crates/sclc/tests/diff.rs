@@ -452,3 +452,103 @@ fn against_a_git_revision() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("HEAD:envs/app.env.scl:2:"), "{err}");
 }
+
+/// The old side is read from the revision even when FILE's path goes
+/// through a symbolic link to the work tree, and whatever repository the
+/// caller's GIT_DIR names.
+#[test]
+fn rev_through_a_symlink_and_with_git_dir_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo_dir = dir.path().join("r");
+    std::fs::create_dir_all(repo_dir.join("sub")).unwrap();
+    write(
+        &repo_dir,
+        "sub/h.env.scl",
+        "env h {\n  base = image(\"debian:12.5\")\n}\n",
+    );
+    write(
+        &repo_dir,
+        "h.env.scl",
+        "env h {\n  base = image(\"alpine:3.20\")\n}\n",
+    );
+    git(&repo_dir, &["init", "-q"]);
+    git(&repo_dir, &["add", "."]);
+    git(&repo_dir, &["commit", "-q", "-m", "one"]);
+    write(
+        &repo_dir,
+        "sub/h.env.scl",
+        "env h {\n  base = image(\"debian:12.6\")\n}\n",
+    );
+    std::os::unix::fs::symlink(&repo_dir, dir.path().join("link")).unwrap();
+    let want = "  ~ base.ref: \"debian:12.5\" -> \"debian:12.6\"";
+    for file in ["link/sub/h.env.scl", "r/sub/h.env.scl"] {
+        let o = sclc(
+            dir.path(),
+            &["diff", "--rev", "HEAD", file, "--target", "k8s"],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(stdout(&o).contains(want), "{file}: {}", stdout(&o));
+    }
+    // A GIT_DIR relative to another folder (as inside some hooks) does
+    // not pick the repository.
+    let o = Command::new(env!("CARGO_BIN_EXE_sclc"))
+        .args(["diff", "--rev", "HEAD", "h.env.scl", "--target", "k8s"])
+        .current_dir(repo_dir.join("sub"))
+        .env("GIT_DIR", "../.git")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(want),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // A folder is a usage error saying so.
+    let o = sclc(&repo_dir, &["diff", "--rev", "HEAD", "sub"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is a folder"));
+}
+
+/// `--host-root` must be an absolute, normalized path; a trailing `/` is
+/// not written twice.
+#[test]
+fn host_root_is_checked_and_trimmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "v.env.scl",
+        "env v {\n  base = image(\"debian:12\")\n  volumes = [\n    { name = \"ws\", source = \"host:./\", mount = \"/ws\" },\n    { name = \"data\", source = \"host:data\", mount = \"/data\" },\n  ]\n}\n",
+    );
+    std::fs::create_dir(d.join("data")).unwrap();
+    for bad in ["rel", "//", "/a//b", "/a/./b", "/a/../b", "/a/b/.."] {
+        let o = sclc(
+            d,
+            &["build", "v.env.scl", "--target", "k8s", "--host-root", bad],
+        );
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+    }
+    for (root, ws, data) in [
+        ("/", "/", "/data"),
+        ("/shared/p/", "/shared/p", "/shared/p/data"),
+        ("/shared/p", "/shared/p", "/shared/p/data"),
+    ] {
+        let o = sclc(
+            d,
+            &["build", "v.env.scl", "--target", "k8s", "--host-root", root],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let k8s = std::fs::read_to_string(d.join("out/v/k8s.yaml")).unwrap();
+        assert!(k8s.contains(&format!("path: {ws}\n")), "{root}: {k8s}");
+        assert!(k8s.contains(&format!("path: {data}\n")), "{root}: {k8s}");
+    }
+}
