@@ -240,16 +240,24 @@ pub(crate) fn lower_cx(
     LowerCx {
         env: name.to_string(),
         image_repo: options.image_repo.clone(),
-        context_sha256: context_sha256(spec),
+        context_sha256: context_sha256(db, spec),
         files,
         host_root: options.host_root.clone(),
     }
 }
 
-/// The hash of what the build context of `spec` sends that the IR records
-/// by content: its requirements files (and its services'), by path and
-/// SHA-256 ([`scl_backends::context_hash`]).
-fn context_sha256(spec: &scl_ir::EnvSpec) -> String {
+/// The hash of what the build context of `spec` sends
+/// ([`scl_backends::context_hash`]): its requirements files (and its
+/// services'), by path and the SHA-256 the IR records, and every file the
+/// `files` copies read, by path and the SHA-256 of its bytes read now (a
+/// folder: every file below it; symbolic links are not followed; a source
+/// that is missing counts as `missing`; sclc's output folders and `.git`
+/// are left out). So a changed source file gives a
+/// new image tag. Files the env's `ignore` globs leave out of the build
+/// context are hashed too: a change to one only gives a new tag needlessly.
+fn context_sha256(db: &scl_db::Database, spec: &scl_ir::EnvSpec) -> String {
+    let system = db.system();
+    let root = db.root();
     let mut files = Vec::new();
     let mut todo = vec![spec];
     while let Some(s) = todo.pop() {
@@ -258,7 +266,65 @@ fn context_sha256(spec: &scl_ir::EnvSpec) -> String {
                 files.push((r.path.clone(), r.sha256.clone()));
             }
         }
+        for c in &s.files {
+            let from = c.from.trim_start_matches("./");
+            let from = if from == "." { "" } else { from };
+            hash_tree(&**system, &root, from, &mut files);
+        }
         todo.extend(s.services.values().map(|v| &**v));
     }
+    files.sort();
+    files.dedup();
     scl_backends::context_hash(&files)
+}
+
+/// Adds `(path, sha256)` for the file at workspace-relative `rel`, or for
+/// every file below it when it is a folder.
+fn hash_tree(
+    system: &dyn scl_db::System,
+    root: &std::path::Path,
+    rel: &str,
+    out: &mut Vec<(String, String)>,
+) {
+    // A source larger than this is hashed by its first bytes only.
+    const LIMIT: usize = 1 << 32;
+    let path = if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    };
+    match system.kind(&path) {
+        scl_db::PathKind::File => {
+            let hash = match system.read(&path, LIMIT) {
+                Ok(Some(bytes)) => scl_ir::sha256_hex(&bytes),
+                Ok(None) => "missing".into(),
+                Err(_) => "unreadable".into(),
+            };
+            out.push((rel.to_string(), hash));
+        }
+        scl_db::PathKind::Dir => {
+            let entries = system.read_dir(&path).unwrap_or_default();
+            // sclc's own outputs (an env folder holds the marker file) and
+            // git's folder are not sources: hashing them would make the tag
+            // depend on the last build.
+            if entries
+                .iter()
+                .any(|e| e.name == scl_backends::OWN_FILE_NAMES[0])
+            {
+                return;
+            }
+            for e in entries {
+                if e.is_link || e.name == ".git" || e.name.starts_with(".sclc-") {
+                    continue;
+                }
+                let child = if rel.is_empty() {
+                    e.name.clone()
+                } else {
+                    format!("{rel}/{}", e.name)
+                };
+                hash_tree(system, root, &child, out);
+            }
+        }
+        scl_db::PathKind::Missing => out.push((rel.to_string(), "missing".into())),
+    }
 }

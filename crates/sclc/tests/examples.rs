@@ -451,3 +451,42 @@ fn example_manifests_validate() {
     }
     assert!(checked >= 8, "only {checked} manifests validated");
 }
+
+/// The image tag the run targets name is a hash of the IR and of the files
+/// the build copies: the same on a rebuild (the output folder, inside the
+/// copied folder here, is not a source), new when a copied file changes.
+#[test]
+fn image_tag_follows_copied_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("src")).unwrap();
+    std::fs::write(d.join("src/train.py"), "print(1)\n").unwrap();
+    std::fs::write(
+        d.join("e.env.scl"),
+        "env e {\n  base = image(\"debian:12\")\n  files = [{ from = \"./\", to = \"/workspace\" }]\n}\n",
+    )
+    .unwrap();
+    let tag = || {
+        let o = sclc(d, &["build", "e.env.scl", "--target", "k8s"]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let k8s = std::fs::read_to_string(d.join("out/e/k8s.yaml")).unwrap();
+        k8s.lines()
+            .find_map(|l| {
+                let l = l.trim().trim_start_matches("- ");
+                l.strip_prefix("image: ").map(String::from)
+            })
+            .unwrap()
+    };
+    let first = tag();
+    assert_eq!(tag(), first, "a rebuild keeps the tag");
+    std::fs::write(d.join("src/train.py"), "print(2)\n").unwrap();
+    let second = tag();
+    assert_ne!(second, first, "a changed source file gives a new tag");
+    std::fs::write(d.join("src/train.py"), "print(1)\n").unwrap();
+    assert_eq!(tag(), first, "the tag is a function of the contents");
+}
