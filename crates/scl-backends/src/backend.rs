@@ -115,6 +115,7 @@ pub trait Backend: Sync {
 /// Every target, in the order `--target all` writes them and help lists them.
 pub static REGISTRY: &[&dyn Backend] = &[
     &crate::docker::Docker,
+    &crate::apptainer::Apptainer,
     &crate::conda::Conda,
     &crate::k8s::K8s,
     &crate::trainjob::TrainJob,

@@ -131,108 +131,41 @@ const HASH_LABEL: &str = "dev.scl.ir.sha256";
 /// Only if the embedded templates are broken (covered by the crate's tests).
 pub fn lower(spec: &EnvSpec, env_name: &str) -> Lowered {
     let mut out = Lowered::default();
-    let origin = format!("env {}", quote::comment(env_name));
-    lower_into(spec, env_name, &origin, "", "", &mut out);
-    if !out.errors.is_empty() {
-        out.artifacts.clear();
-    }
-    out
-}
-
-/// Lowers one built env (and its services) into `out`: artifacts under
-/// `path_prefix` (`""` or `"webui/"`), warnings and errors under
-/// `field_prefix` (`""` or `"services.webui."`).
-fn lower_into(
-    spec: &EnvSpec,
-    env_name: &str,
-    origin: &str,
-    path_prefix: &str,
-    field_prefix: &str,
-    out: &mut Lowered,
-) {
-    if spec.base.is_some() {
+    crate::lower_images(spec, env_name, &mut out, &mut |spec, at, out| {
         let mut job = Job {
             spec,
-            prefix: field_prefix,
+            prefix: &at.field_prefix,
             warnings: &mut out.warnings,
             errors: &mut out.errors,
         };
         let dockerfile_path = format!(
-            "{OUT_DIR}/{}/{path_prefix}Dockerfile",
-            quote::comment(env_name)
+            "{OUT_DIR}/{}/{}Dockerfile",
+            quote::comment(env_name),
+            at.path_prefix
         );
-        let dockerfile = job.dockerfile(origin, &dockerfile_path);
-        let ignore = job.dockerignore(origin);
+        let dockerfile = job.dockerfile(&at.origin, &dockerfile_path);
+        let ignore = job.dockerignore(&at.origin);
         if let Some(text) = dockerfile {
             out.artifacts.push(Artifact {
-                path: format!("{path_prefix}Dockerfile"),
+                path: format!("{}Dockerfile", at.path_prefix),
                 contents: text,
             });
             if let Some(ignore) = ignore {
                 out.artifacts.push(Artifact {
-                    path: format!("{path_prefix}Dockerfile.dockerignore"),
+                    path: format!("{}Dockerfile.dockerignore", at.path_prefix),
                     contents: ignore.clone(),
                 });
                 out.artifacts.push(Artifact {
-                    path: format!("{path_prefix}.dockerignore"),
+                    path: format!("{}.dockerignore", at.path_prefix),
                     contents: ignore,
                 });
             }
         }
-    } else if spec.services.is_empty() {
-        out.errors.push(FieldError {
-            field: format!("{field_prefix}base"),
-            kind: ErrorKind::NoBase,
-            message: "not set and there are no services: there is no image to build (an env without `base` can only be a parent of others)".into(),
-            help: Some("set `base = image(\"debian:12.5\")`, or extend an env that has one".into()),
-        });
+    });
+    if !out.errors.is_empty() {
+        out.artifacts.clear();
     }
-    let names: Vec<&str> = spec.services.keys().map(String::as_str).collect();
-    let clashes = crate::case_clashes(&names);
-    for (i, (name, service)) in spec.services.iter().enumerate() {
-        let field = format!("{field_prefix}services.{name}");
-        if !crate::is_folder_name(name) {
-            out.errors.push(FieldError {
-                field,
-                kind: ErrorKind::Unwritable,
-                message: "the service name cannot be used as a folder name ([A-Za-z0-9_.-]+)"
-                    .into(),
-                help: None,
-            });
-            continue;
-        }
-        // The service's folder `<name>/` sits beside the env's own files.
-        if let Some(why) = crate::reserved_output_name(name) {
-            out.errors.push(FieldError {
-                field,
-                kind: ErrorKind::NameClash,
-                message: format!("the service's folder `{path_prefix}{name}/` {why}"),
-                help: Some("rename the service".into()),
-            });
-            continue;
-        }
-        if let Some(&(_, j)) = clashes.iter().find(|(k, _)| *k == i) {
-            out.errors.push(FieldError {
-                field,
-                kind: ErrorKind::NameClash,
-                message: format!(
-                    "the services `{}` and `{name}` differ only in case, so on a case-insensitive file system (macOS, Windows) their folders would be one",
-                    names[j]
-                ),
-                help: Some("rename one of the services".into()),
-            });
-            continue;
-        }
-        let origin = format!("{origin}, service {name}");
-        lower_into(
-            service,
-            env_name,
-            &origin,
-            &format!("{path_prefix}{name}/"),
-            &format!("{field}."),
-            out,
-        );
-    }
+    out
 }
 
 /// The Dockerfile target in the [`crate::REGISTRY`].
@@ -440,6 +373,7 @@ const PLAN_TARGET: plan::Target = plan::Target {
     user_unset: "not set: the image keeps the base image's user",
     not_a_url: "ADD would read it as a local path or a git repository",
     bad_checksum: "ADD --checksum cannot verify the download",
+    scratch: "/tmp/scl",
 };
 
 /// The state of lowering one built env.
@@ -565,7 +499,7 @@ impl Job<'_> {
             dockerfile_path => dockerfile_path,
             from => from,
             steps => steps,
-            setup_script => plan::SETUP_SCRIPT,
+            setup_script => PLAN_TARGET.setup_script(),
             ports => ports,
             labels => labels,
             entrypoint => entrypoint,

@@ -22,6 +22,7 @@
 //! (`environment.yml`), [`k8s`], [`trainjob`], [`compose`]. The targets
 //! that build an image from a base render one container plan ([`plan`]).
 
+pub mod apptainer;
 pub mod backend;
 pub mod compose;
 pub mod conda;
@@ -186,6 +187,103 @@ pub(crate) fn is_folder_name(s: &str) -> bool {
         && s != ".."
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// Where one image of an env is lowered ([`lower_images`]).
+pub(crate) struct ImageAt {
+    /// `env NAME` or `env NAME, service S` (for header comments; the env's
+    /// name passed through [`quote::comment`]).
+    pub origin: String,
+    /// The folder of its files in the env's output folder: `""` or
+    /// `"webui/"`.
+    pub path_prefix: String,
+    /// The prefix of its warnings' and errors' fields: `""` or
+    /// `"services.webui."`.
+    pub field_prefix: String,
+}
+
+/// Calls `image` for the env `spec` (named `env_name`) when it has a `base`
+/// and for each of its services that does, recursively (one folder
+/// `<service>/` each, in the IR's order). A service whose name cannot be
+/// its folder (not [`is_folder_name`], one of [`reserved_output_name`], or
+/// the same as another's but for case, [`case_clashes`]) is an error and
+/// is not lowered; an env or service with neither `base` nor services is
+/// E0209 ([`ErrorKind::NoBase`]): there is nothing to build. The targets
+/// that build one image per env and service (Dockerfile, Apptainer) share
+/// this walk.
+pub(crate) fn lower_images(
+    spec: &scl_ir::EnvSpec,
+    env_name: &str,
+    out: &mut Lowered,
+    image: &mut dyn FnMut(&scl_ir::EnvSpec, &ImageAt, &mut Lowered),
+) {
+    let at = ImageAt {
+        origin: format!("env {}", quote::comment(env_name)),
+        path_prefix: String::new(),
+        field_prefix: String::new(),
+    };
+    walk_images(spec, &at, out, image);
+}
+
+fn walk_images(
+    spec: &scl_ir::EnvSpec,
+    at: &ImageAt,
+    out: &mut Lowered,
+    image: &mut dyn FnMut(&scl_ir::EnvSpec, &ImageAt, &mut Lowered),
+) {
+    if spec.base.is_some() {
+        image(spec, at, out);
+    } else if spec.services.is_empty() {
+        out.errors.push(FieldError {
+            field: format!("{}base", at.field_prefix),
+            kind: ErrorKind::NoBase,
+            message: "not set and there are no services: there is no image to build (an env without `base` can only be a parent of others)".into(),
+            help: Some("set `base = image(\"debian:12.5\")`, or extend an env that has one".into()),
+        });
+    }
+    let names: Vec<&str> = spec.services.keys().map(String::as_str).collect();
+    let clashes = case_clashes(&names);
+    for (i, (name, service)) in spec.services.iter().enumerate() {
+        let field = format!("{}services.{name}", at.field_prefix);
+        if !is_folder_name(name) {
+            out.errors.push(FieldError {
+                field,
+                kind: ErrorKind::Unwritable,
+                message: "the service name cannot be used as a folder name ([A-Za-z0-9_.-]+)"
+                    .into(),
+                help: None,
+            });
+            continue;
+        }
+        // The service's folder `<name>/` sits beside the env's own files.
+        if let Some(why) = reserved_output_name(name) {
+            out.errors.push(FieldError {
+                field,
+                kind: ErrorKind::NameClash,
+                message: format!("the service's folder `{}{name}/` {why}", at.path_prefix),
+                help: Some("rename the service".into()),
+            });
+            continue;
+        }
+        if let Some(&(_, j)) = clashes.iter().find(|(k, _)| *k == i) {
+            out.errors.push(FieldError {
+                field,
+                kind: ErrorKind::NameClash,
+                message: format!(
+                    "the services `{}` and `{name}` differ only in case, so on a case-insensitive file system (macOS, Windows) their folders would be one",
+                    names[j]
+                ),
+                help: Some("rename one of the services".into()),
+            });
+            continue;
+        }
+        let inner = ImageAt {
+            origin: format!("{}, service {name}", at.origin),
+            path_prefix: format!("{}{name}/", at.path_prefix),
+            field_prefix: format!("{field}."),
+        };
+        walk_images(service, &inner, out, image);
+    }
 }
 
 /// The pairs of `names` that are the same folder on a case-insensitive file

@@ -62,7 +62,6 @@ pub const MAX_VALUE_BYTES: usize = 20_000;
 const PIP: &str = "python3 -m pip install --no-cache-dir";
 const UV_PIP: &str = "uv pip install --system --no-cache";
 const UV_PIP_VENV: &str = "uv pip install --no-cache";
-const HF_TMP: &str = "/tmp/scl/hf";
 /// The download of one Hugging Face asset: `python3 -c` ends the
 /// interpreter's options, so the repo, revision, folder and file names that
 /// follow are plain `sys.argv` entries, never options. Each named file is
@@ -72,12 +71,6 @@ const HF_DOWNLOAD: &str = "import sys; from huggingface_hub import hf_hub_downlo
 /// neither curl nor wget: the URL and the destination are `sys.argv`.
 const URL_DOWNLOAD: &str =
     "import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])";
-/// Where requirements files are copied before they are installed.
-pub const REQUIREMENTS_DIR: &str = "/tmp/scl/requirements";
-/// Where a `setup` step's script is written before `sh -e` runs it.
-pub const SETUP_SCRIPT: &str = "/tmp/scl/setup.sh";
-/// The mark the user step leaves when `workdir` is not in the base image.
-pub const OWN_WORKDIR_MARK: &str = "/tmp/scl/own-workdir";
 
 /// One shell command: its physical lines, already quoted. The first line is
 /// the command itself, each other line a continuation (the renderer ends
@@ -194,7 +187,8 @@ pub struct Requirement {
     pub field: String,
     /// The workspace-relative path the IR holds.
     pub path: String,
-    /// Where the file goes in the image: `/tmp/scl/requirements/<N>-<basename>`.
+    /// Where the file goes in the image: `<scratch>/requirements/<N>-<basename>`
+    /// ([`Target::scratch`]).
     pub dest: String,
 }
 
@@ -209,7 +203,7 @@ pub enum Step {
     },
     /// Creates the runtime user unless the image has it; the build stops
     /// when the image has the name with another uid. Also notes
-    /// ([`OWN_WORKDIR_MARK`]) whether `workdir` is missing from the base
+    /// ([`Target::own_workdir_mark`]) whether `workdir` is missing from the base
     /// image, when `notes_workdir`.
     User {
         /// The user's name as the IR holds it.
@@ -279,7 +273,7 @@ pub enum Step {
         shell: Shell,
     },
     /// One `setup` step, as root: its lines written by `printf` to
-    /// [`SETUP_SCRIPT`], which `sh -e` runs, so nothing but a quoted word of
+    /// [`Target::setup_script`], which `sh -e` runs, so nothing but a quoted word of
     /// the step reaches the file being generated.
     Setup {
         /// `setup[N]`.
@@ -363,6 +357,11 @@ pub struct Target {
     pub value_limit: &'static str,
     /// The warning for an env without `user`.
     pub user_unset: &'static str,
+    /// The build's scratch folder in the image (`/tmp/scl`): requirements
+    /// files are copied to `<scratch>/requirements/`, a setup step's script
+    /// is `<scratch>/setup.sh`, the Hugging Face tools go to
+    /// `<scratch>/hf`, and the user step's mark is `<scratch>/own-workdir`.
+    pub scratch: &'static str,
     /// Why a URL that is not `http://` or `https://` is refused, after
     /// "is not an http:// or https:// URL; ".
     pub not_a_url: &'static str,
@@ -371,9 +370,32 @@ pub struct Target {
     pub bad_checksum: &'static str,
 }
 
+impl Target {
+    /// Where requirements files are copied before they are installed.
+    pub fn requirements_dir(&self) -> String {
+        format!("{}/requirements", self.scratch)
+    }
+
+    /// Where a `setup` step's script is written before `sh -e` runs it.
+    pub fn setup_script(&self) -> String {
+        format!("{}/setup.sh", self.scratch)
+    }
+
+    /// The mark the user step leaves when `workdir` is not in the base image.
+    pub fn own_workdir_mark(&self) -> String {
+        format!("{}/own-workdir", self.scratch)
+    }
+
+    fn hf_tmp(&self) -> String {
+        format!("{}/hf", self.scratch)
+    }
+}
+
 /// A built image's plan: the base image's facts and the steps.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
+    /// The build's scratch folder ([`Target::scratch`]).
+    pub scratch: &'static str,
     /// The package manager of the image (`system.manager`, or inferred).
     pub manager: SystemManager,
     /// Whether the Python packages go into a virtual environment at [`VENV`].
@@ -430,10 +452,11 @@ pub fn build(
     // made it (the user step notes whether it existed).
     if let (Some(w), Some(uid)) = (&workdir, chown) {
         let w = quote::shell(w);
+        let mark = target.own_workdir_mark();
         steps.push(Step::OwnWorkdir {
             shell: Shell::of(vec![Command::lines(vec![
-                format!("if [ -e {OWN_WORKDIR_MARK} ]; then"),
-                format!("      mkdir -p {w} && chown -hR {uid} {w} && rm -f {OWN_WORKDIR_MARK};"),
+                format!("if [ -e {mark} ]; then"),
+                format!("      mkdir -p {w} && chown -hR {uid} {w} && rm -f {mark};"),
                 "    fi".into(),
             ])]),
         });
@@ -452,6 +475,7 @@ pub fn build(
         steps.push(Step::Files { copies, uid: chown });
     }
     Plan {
+        scratch: target.scratch,
         manager,
         venv: setup_py.venv,
         steps,
@@ -877,8 +901,10 @@ impl Planner<'_> {
         let notes_workdir = match (&spec.workdir, has_workdir) {
             (Some(w), true) => {
                 commands.push(Command::one(format!(
-                    "if [ ! -e {} ]; then mkdir -p /tmp/scl && touch {OWN_WORKDIR_MARK}; fi",
-                    quote::shell(w)
+                    "if [ ! -e {} ]; then mkdir -p {} && touch {}; fi",
+                    quote::shell(w),
+                    self.target.scratch,
+                    self.target.own_workdir_mark()
                 )));
                 true
             }
@@ -990,20 +1016,21 @@ impl Planner<'_> {
                         },
                         None => None,
                     };
+                    let hf_tmp = self.target.hf_tmp();
                     let mut download = vec![format!(
-                        "PYTHONPATH={HF_TMP} python3 -c {}",
+                        "PYTHONPATH={hf_tmp} python3 -c {}",
                         quote::shell(HF_DOWNLOAD)
                     )];
                     for a in [&repo_q, &rev_q, &to_q].into_iter().chain(&files_q) {
                         download.push(format!("      {a}"));
                     }
                     let mut commands = vec![
-                        Command::one(format!("{PIP} --target {HF_TMP} {HUGGINGFACE_HUB}")),
+                        Command::one(format!("{PIP} --target {hf_tmp} {HUGGINGFACE_HUB}")),
                         Command {
                             lines: download,
                             secret: secret.is_some(),
                         },
-                        Command::one(format!("rm -rf {HF_TMP}")),
+                        Command::one(format!("rm -rf {hf_tmp}")),
                     ];
                     if let Some(uid) = uid {
                         commands.push(Command::one(format!("chown -R -- {uid} {to_q}")));
@@ -1142,7 +1169,11 @@ impl Planner<'_> {
                     );
                     continue;
                 }
-                let dest = format!("{REQUIREMENTS_DIR}/{n}-{}", basename(&r.path));
+                let dest = format!(
+                    "{}/{n}-{}",
+                    self.target.requirements_dir(),
+                    basename(&r.path)
+                );
                 if let Some(dest_q) = self.shell_arg(&field, &dest) {
                     requirements.push((
                         Requirement {
@@ -1348,16 +1379,17 @@ impl Planner<'_> {
             }
             let mut printf = vec!["printf '%s\\n'".to_string()];
             printf.extend(lines.iter().map(|l| format!("      {l}")));
-            printf.push(format!("      > {SETUP_SCRIPT}"));
+            let script = self.target.setup_script();
+            printf.push(format!("      > {script}"));
             steps.push(Step::Setup {
                 field,
                 first,
                 text: step.clone(),
                 shell: Shell::of(vec![
-                    Command::one("mkdir -p /tmp/scl"),
+                    Command::one(format!("mkdir -p {}", self.target.scratch)),
                     Command::lines(printf),
-                    Command::one(format!("sh -e {SETUP_SCRIPT}")),
-                    Command::one(format!("rm -f {SETUP_SCRIPT}")),
+                    Command::one(format!("sh -e {script}")),
+                    Command::one(format!("rm -f {script}")),
                 ]),
             });
             first = false;

@@ -4,8 +4,10 @@
 //!
 //! | function | for | rule |
 //! |---|---|---|
-//! | [`shell`] | a word on a shell (`RUN`) line | POSIX single quotes, safe words left bare |
+//! | [`shell`] | a word on a shell line (`RUN`, Apptainer `%post`) | POSIX single quotes, safe words left bare |
+//! | [`shell_quoted`] | a value in `export K=…` (Apptainer `%environment`) | POSIX single quotes, always |
 //! | [`shell_lines`] | a multi-line script written by `printf` | one [`shell`] word per line |
+//! | [`apptainer_files_source`], [`apptainer_files_dest`] | the two words of an Apptainer `%files` line | bare, or double quotes around a space |
 //! | [`json_string`], [`json_array`] | exec form (`ENTRYPOINT`, `CMD`) | JSON (RFC 8259) strings, `"` and `\` as `\u0022`/`\u005c` |
 //! | [`dockerfile_pair`] | `ENV`/`LABEL` keys and values | double quotes, single quotes around `\"` |
 //! | [`dockerfile_word`] | `WORKDIR` | bare when safe, else double quotes |
@@ -64,31 +66,64 @@ fn is_shell_safe(c: char) -> bool {
 /// Quotes `s` as one POSIX shell word (`sh`, `bash`, `dash`, `ash`).
 ///
 /// A non-empty word made only of `[A-Za-z0-9_@%+=:,./-]` is returned as is
-/// (`git`, `numpy==1.2`, `/workspace/x`); anything else is wrapped in single
-/// quotes, with each `'` written as `'\''` (`it's` → `'it'\''s'`), and the
-/// empty string becomes `''`. Inside single quotes the shell gives no
-/// character a meaning, so `$`, backticks, `\`, globs and spaces stay literal.
-/// A word that starts with `-` is still one word, but a command may read it
-/// as an option: callers put it after `--` or refuse it.
+/// (`git`, `numpy==1.2`, `/workspace/x`), unless it starts with `%` or holds
+/// `bootstrap:` (see below); anything else is single-quoted
+/// ([`shell_quoted`]), and the empty string becomes `''`. Inside single
+/// quotes the shell gives no character a meaning, so `$`, backticks, `\`,
+/// globs and spaces stay literal. A word that starts with `-` is still one
+/// word, but a command may read it as an option: callers put it after `--`
+/// or refuse it.
 ///
-/// A newline stays a newline (correct for the shell); a caller writing a
-/// Dockerfile line must refuse it first ([`is_unwritable`]).
+/// The same words are safe on a line of an Apptainer definition file's
+/// scripts, whose parser reads the text before the shell does: no word
+/// written here starts a line with `%` (a new section), holds `{{`
+/// (Apptainer's build-argument syntax, which has no escape) or `bootstrap:`
+/// (a new build stage at the start of a line; anywhere in a line for
+/// spython), and none ends a physical line inside quotes.
 pub fn shell(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(is_shell_safe) {
+    if !s.is_empty() && s.chars().all(is_shell_safe) && !s.starts_with('%') && !has_stage(s) {
         return s.to_string();
     }
     single_quoted(s)
 }
 
-/// `s` in POSIX single quotes, each `'` written as `'\''`.
+/// `s` as one POSIX shell word, always quoted (never bare, unlike
+/// [`shell`]): `'value'`, where the shell reads every character literally.
+/// Each `'` is written `'\''` (`it's` → `'it'\''s'`), the empty string is
+/// `''`, and the quoting is broken (`'…''…'`, which the shell joins back)
+/// between the two braces of `{{` and before the `:` of `bootstrap:` (in any
+/// case), so that the text never holds either; a line feed is written in
+/// double quotes between two single-quoted pieces (`'a'"` line feed `"'b'`),
+/// so every physical line after the first starts with `"`.
+pub fn shell_quoted(s: &str) -> String {
+    single_quoted(s)
+}
+
+/// Whether `s` holds `bootstrap:` in any case.
+fn has_stage(s: &str) -> bool {
+    s.to_ascii_lowercase().contains("bootstrap:")
+}
+
+/// `s` in POSIX single quotes ([`shell_quoted`]).
 fn single_quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('\'');
-    for c in s.chars() {
-        if c == '\'' {
-            out.push_str("'\\''");
-        } else {
-            out.push(c);
+    let chars: Vec<char> = s.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        match c {
+            '\'' => out.push_str("'\\''"),
+            '\n' => out.push_str("'\"\n\"'"),
+            _ => out.push(c),
+        }
+        let next = chars.get(i + 1).copied();
+        let stage = next == Some(':')
+            && i >= 8
+            && chars[i - 8..=i]
+                .iter()
+                .collect::<String>()
+                .eq_ignore_ascii_case("bootstrap");
+        if (c == '{' && next == Some('{')) || stage {
+            out.push_str("''");
         }
     }
     out.push('\'');
@@ -344,6 +379,112 @@ pub fn dockerfile_args<S: AsRef<str>>(words: &[S]) -> Result<String, Unrepresent
         })
         .collect();
     Ok(json_array(&escaped))
+}
+
+/// Why a path cannot be one word of an Apptainer `%files` line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilesPathRefusal {
+    /// Empty: a source names no file, and an empty destination means "the
+    /// source's own path".
+    Empty,
+    /// A line break, a tab or other whitespace but the space, or an
+    /// [`is_hidden`] character: the line is split at whitespace (a space is
+    /// kept only inside double quotes).
+    Whitespace,
+    /// A `"` or `'`, which the line's splitter reads as quotes (with no
+    /// escape).
+    Quote,
+    /// In a source, a character Apptainer's shell expansion of the path
+    /// reads (`*`, `?`, `[` globs, `{`/`}` braces, `$` and backticks,
+    /// `\`), so another file than the one named could be copied.
+    Expansion(char),
+    /// `{{`, Apptainer's build-argument syntax, or `bootstrap:`, which
+    /// definition-file readers take for a new build stage.
+    Syntax,
+}
+
+impl fmt::Display for FilesPathRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FilesPathRefusal::Empty => f.write_str("is empty, which names no file"),
+            FilesPathRefusal::Whitespace => f.write_str("contains a line break, a tab or an invisible character, which a line of Apptainer's %files cannot hold (only a space can be quoted there)"),
+            FilesPathRefusal::Quote => f.write_str("contains a `\"` or `'`, which Apptainer's %files reads as a quote and which cannot be escaped there"),
+            FilesPathRefusal::Expansion(c) => write!(f, "contains `{c}`, which Apptainer expands in a %files source (globs, braces, `$` variables, backslash escapes), so another file could be copied than the one sclc hashed"),
+            FilesPathRefusal::Syntax => f.write_str("contains `{{` (Apptainer's build-argument syntax, which has no escape) or `bootstrap:` (the start of a new build stage for definition-file readers)"),
+        }
+    }
+}
+
+impl std::error::Error for FilesPathRefusal {}
+
+/// The checks a `%files` word must pass in either position.
+fn files_word(p: &str) -> Result<(), FilesPathRefusal> {
+    if p.is_empty() {
+        return Err(FilesPathRefusal::Empty);
+    }
+    if p.chars()
+        .any(|c| is_hidden(c) || (c.is_whitespace() && c != ' '))
+    {
+        return Err(FilesPathRefusal::Whitespace);
+    }
+    if p.contains(['"', '\'']) {
+        return Err(FilesPathRefusal::Quote);
+    }
+    if p.contains("{{") || has_stage(p) {
+        return Err(FilesPathRefusal::Syntax);
+    }
+    Ok(())
+}
+
+/// `p` in double quotes when it holds a space, else as it is.
+fn files_quoted(p: String) -> String {
+    if p.contains(' ') {
+        format!("\"{p}\"")
+    } else {
+        p
+    }
+}
+
+/// A workspace-relative source path as the first word of an Apptainer
+/// `%files` line, read back as `p` by Apptainer (`apptainer/apptainer`,
+/// `pkg/build/types/parser/deffile.go` and `internal/pkg/build/files`).
+///
+/// Apptainer splits the line with `fileSplitter` (whitespace, except inside
+/// `"…"`; a `'` starts a quoted piece that is not removed), trims `"` from
+/// both ends, and then expands the source as a shell word: it escapes each
+/// space and parses the text as a here-document body with `mvdan.cc/sh`
+/// (`$` variables, `$(…)` and backticks expand, every `\x` becomes `x`),
+/// then expands braces, a leading `~`, and globs (`*`, `?`, `[`; an
+/// escaped glob character is a glob again once the backslash is gone); the
+/// result is given to `cp -fLr`. So a path with a space is double-quoted,
+/// one that starts with `-` (an option of `cp`), `~` (a home folder), `#`
+/// (a comment line) or `%` (a new section) gets `./` in front, and a path
+/// with a character no form of quoting keeps is refused
+/// ([`FilesPathRefusal`]).
+pub fn apptainer_files_source(p: &str) -> Result<String, FilesPathRefusal> {
+    files_word(p)?;
+    if let Some(c) = p
+        .chars()
+        .find(|c| matches!(c, '*' | '?' | '[' | '{' | '}' | '$' | '`' | '\\'))
+    {
+        return Err(FilesPathRefusal::Expansion(c));
+    }
+    let p = if p.starts_with(['-', '~', '#', '%']) {
+        format!("./{p}")
+    } else {
+        p.to_string()
+    };
+    Ok(files_quoted(p))
+}
+
+/// A destination path in the image as the second word of an Apptainer
+/// `%files` line: split and trimmed as the source is (see
+/// [`apptainer_files_source`]) but not expanded (Apptainer joins it to the
+/// image's root), so only whitespace other than a space, quotes, `{{` and
+/// `bootstrap:` are refused; a path with a space is double-quoted.
+pub fn apptainer_files_dest(p: &str) -> Result<String, FilesPathRefusal> {
+    files_word(p)?;
+    Ok(files_quoted(p.to_string()))
 }
 
 /// Why a glob cannot be one line of a `.dockerignore`.
@@ -608,6 +749,12 @@ mod tests {
         "\u{2028}sep\u{85}nel",
         "\u{b}vt\u{c}ff\u{1b}esc",
         "\u{feff}bom",
+        "{{x}}",
+        "{{{ a }}}",
+        "%post",
+        "Bootstrap: docker",
+        "x BOOTSTRAP:y",
+        "a\n%post\nbootstrap: x\n{{ y }}",
     ];
 
     /// What `sh` prints for `printf %s <quoted>`.
@@ -651,6 +798,68 @@ mod tests {
         assert_eq!(shell("torch[cuda]"), "'torch[cuda]'");
         assert_eq!(shell("~"), "'~'");
         assert_eq!(shell("é"), "'é'");
+    }
+
+    /// No quoted word gives an Apptainer definition file's parser something
+    /// to read: no `{{`, no `bootstrap:`, no word starting with `%`, and
+    /// every physical line after the first starts with `"`.
+    #[test]
+    fn shell_words_are_inert_in_definition_files() {
+        assert_eq!(shell("%x"), "'%x'");
+        assert_eq!(shell("50%"), "50%");
+        assert_eq!(shell("{{ x }}"), "'{''{ x }}'");
+        assert_eq!(shell("{{{"), "'{''{''{'");
+        assert_eq!(shell("Bootstrap:x"), "'Bootstrap'':x'");
+        assert_eq!(shell("a\nb"), "'a'\"\n\"'b'");
+        assert_eq!(shell_quoted("v"), "'v'");
+        for s in NASTY {
+            for q in [shell(s), shell_quoted(s)] {
+                assert!(!q.contains("{{"), "{q:?}");
+                assert!(!q.to_ascii_lowercase().contains("bootstrap:"), "{q:?}");
+                assert!(!q.starts_with('%'), "{q:?}");
+                for line in q.split('\n').skip(1) {
+                    assert!(line.starts_with('"'), "{q:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn apptainer_files_paths() {
+        assert_eq!(apptainer_files_source("train.py").unwrap(), "train.py");
+        assert_eq!(
+            apptainer_files_source("my data/x").unwrap(),
+            "\"my data/x\""
+        );
+        assert_eq!(apptainer_files_source("-rf").unwrap(), "./-rf");
+        assert_eq!(apptainer_files_source("#x").unwrap(), "./#x");
+        assert_eq!(apptainer_files_source("%post").unwrap(), "./%post");
+        assert_eq!(apptainer_files_source("~x").unwrap(), "./~x");
+        assert_eq!(apptainer_files_source("a(b)&c;d").unwrap(), "a(b)&c;d");
+        for (bad, why) in [
+            ("", FilesPathRefusal::Empty),
+            ("a\tb", FilesPathRefusal::Whitespace),
+            ("a\nb", FilesPathRefusal::Whitespace),
+            ("a\u{a0}b", FilesPathRefusal::Whitespace),
+            ("a\rb", FilesPathRefusal::Whitespace),
+            ("a\"b", FilesPathRefusal::Quote),
+            ("it's", FilesPathRefusal::Quote),
+            ("req[1].txt", FilesPathRefusal::Expansion('[')),
+            ("a*", FilesPathRefusal::Expansion('*')),
+            ("{a,b}", FilesPathRefusal::Expansion('{')),
+            ("$HOME", FilesPathRefusal::Expansion('$')),
+            ("a\\b", FilesPathRefusal::Expansion('\\')),
+            ("bootstrap:x", FilesPathRefusal::Syntax),
+        ] {
+            assert_eq!(apptainer_files_source(bad), Err(why), "{bad:?}");
+        }
+        assert_eq!(apptainer_files_dest("/w/a b").unwrap(), "\"/w/a b\"");
+        assert_eq!(apptainer_files_dest("/w/$x*{a}").unwrap(), "/w/$x*{a}");
+        assert_eq!(
+            apptainer_files_dest("/w/{{ x }}"),
+            Err(FilesPathRefusal::Syntax)
+        );
+        assert_eq!(apptainer_files_dest("/w/'"), Err(FilesPathRefusal::Quote));
     }
 
     #[test]

@@ -390,6 +390,7 @@ fn examples_lower_to_every_target() {
     }
     for name in [
         "Dockerfile",
+        "apptainer.def",
         "environment.yml",
         "k8s.yaml",
         "trainjob.yaml",
