@@ -18,6 +18,15 @@
 //! the instructions must be the same as with harmless values (nothing
 //! injected), with no here-document, no `RUN` flag, and no parse error from
 //! either tool.
+//!
+//! The same values go through the Apptainer definition file
+//! ([`hostile_values_in_apptainer_defs`]): each is refused on its field or
+//! written, and the file is read as Apptainer reads it (`common::deffile`:
+//! one stage, the same sections as with harmless values, no build argument)
+//! and by spython; every line passes the backend's trap scan, and each
+//! value comes back: from `%environment` as `sh` sources it, from `%labels`
+//! and `%files` as Apptainer splits them, and from the `%post`,
+//! `%runscript` and `%test` commands as `sh` splits their words.
 
 mod common;
 
@@ -1194,6 +1203,676 @@ fn hostile_values_come_back_or_are_refused() {
             f.path,
             accepted[fi],
             refused[fi]
+        );
+    }
+    assert!(written.len() >= CORPUS.len(), "{}", written.len());
+}
+
+// ----- Apptainer -----------------------------------------------------------------------------
+
+use common::deffile::{self, Def};
+
+/// How one field reaches an Apptainer definition file: as [`Field`], with
+/// the value read back from the file as Apptainer reads it
+/// ([`deffile::parse`]) and as `sh` runs it.
+struct DefField {
+    path: &'static str,
+    set: fn(&mut Case, &str),
+    may_refuse: fn(&str) -> bool,
+    benign: &'static str,
+    check: fn(&Def, &str) -> Result<(), String>,
+}
+
+/// The arguments of every logical command of `%post` whose first line
+/// starts (after its indent) with `head`, as `sh` splits them (`head`
+/// removed; a command's continuation lines end in ` \`).
+fn post_all(def: &Def, head: &str) -> Result<Vec<Vec<String>>, String> {
+    let post = def.section("post").unwrap_or_default();
+    let lines: Vec<&str> = post.lines().collect();
+    let mut out = Vec::new();
+    for (start, l) in lines.iter().enumerate() {
+        if !l.trim_start().starts_with(head) {
+            continue;
+        }
+        let mut text = l.trim_start()[head.len()..].to_string();
+        let mut i = start;
+        while lines[i].ends_with(" \\") {
+            i += 1;
+            // A redirection (the setup step's `> script`) is not a word.
+            if lines[i].trim_start().starts_with("> ") {
+                text = text.trim_end_matches(" \\").to_string();
+                break;
+            }
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(lines[i]);
+        }
+        out.push(deffile::sh_words(&text)?);
+    }
+    Ok(out)
+}
+
+/// The arguments of the first command of [`post_all`] for which `pick`
+/// holds.
+fn post_args(
+    def: &Def,
+    head: &str,
+    pick: impl Fn(&[String]) -> bool,
+) -> Result<Vec<String>, String> {
+    post_all(def, head)?
+        .into_iter()
+        .find(|w| pick(w))
+        .ok_or_else(|| format!("no %post command {head:?} as wanted"))
+}
+
+/// Whether some command of [`post_all`] has exactly the arguments `want`.
+fn post_has(def: &Def, head: &str, want: &[String]) -> Result<(), String> {
+    let all = post_all(def, head)?;
+    if all.iter().any(|w| w == want) {
+        Ok(())
+    } else {
+        Err(format!("no %post {head:?} {want:?} in {all:?}"))
+    }
+}
+
+const PIP_INSTALL: &str = "python3 -m pip install --no-cache-dir";
+
+/// Not the Hugging Face tools' install (`--target`).
+fn not_hf(w: &[String]) -> bool {
+    !w.iter().any(|x| x == "--target")
+}
+
+/// The arguments on the one physical line of `%post` that starts with
+/// `head` (inside an `if`: the line ends with `; \`).
+fn post_line(def: &Def, head: &str) -> Result<Vec<String>, String> {
+    let post = def.section("post").unwrap_or_default();
+    let line = post
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix(head))
+        .ok_or_else(|| format!("no %post line {head:?}"))?;
+    deffile::sh_words(line.trim_end_matches(" \\").trim_end_matches(';'))
+}
+
+fn def_fields() -> Vec<DefField> {
+    vec![
+        DefField {
+            path: "base",
+            set: |c, v| c.spec.base.as_mut().unwrap().reference = v.into(),
+            may_refuse: |v| !scl_backends::docker::is_image_reference(v),
+            benign: "debian:12.5",
+            check: |d, v| eq(d.header.get("from").cloned(), Some(v.to_string())),
+        },
+        DefField {
+            path: "system.packages[0]",
+            set: |c, v| c.spec.system.as_mut().unwrap().packages = vec![v.into()],
+            may_refuse: |v| empty_or_line_break(v) || scl_backends::docker::apt_package(v).is_err(),
+            benign: "git",
+            check: |d, v| {
+                let w = post_args(d, "DEBIAN_FRONTEND=noninteractive apt-get install", |_| {
+                    true
+                })?;
+                let pkgs: Vec<String> = w
+                    .into_iter()
+                    .skip_while(|x| x != "--")
+                    .skip(1)
+                    .filter(|p| p != "python3" && p != "python3-venv")
+                    .collect();
+                eq(pkgs, vec![v.to_string()])
+            },
+        },
+        DefField {
+            path: "user.name",
+            set: |c, v| c.spec.user.as_mut().unwrap().name = v.into(),
+            may_refuse: |v| empty_or_line_break(v) || v.chars().all(|c| c.is_ascii_digit()),
+            benign: "app",
+            check: |d, v| {
+                let w = post_line(
+                    d,
+                    "useradd --create-home --no-log-init --non-unique --uid 1000 -- ",
+                )?;
+                eq(w, vec![v.to_string()])
+            },
+        },
+        DefField {
+            path: "assets[0].url",
+            set: |c, v| {
+                asset_at(
+                    c,
+                    0,
+                    Asset::Url {
+                        url: format!("https://h/{v}"),
+                        sha256: None,
+                        to: "/m".into(),
+                    },
+                )
+            },
+            may_refuse: |v| {
+                v.chars().any(|c| {
+                    c.is_whitespace() || c.is_control() || scl_backends::quote::is_hidden(c)
+                })
+            },
+            benign: "f.bin",
+            check: |d, v| {
+                let w = post_line(d, "curl -fsSL -o ")?;
+                eq(w.get(1).cloned(), Some(format!("https://h/{v}")))
+            },
+        },
+        DefField {
+            path: "assets[1].to",
+            set: |c, v| {
+                asset_at(
+                    c,
+                    1,
+                    Asset::Url {
+                        url: "https://h/g.bin".into(),
+                        sha256: Some("A".repeat(64)),
+                        to: v.into(),
+                    },
+                )
+            },
+            may_refuse: line_break,
+            benign: "/m",
+            check: |d, v| {
+                let post = d.section("post").unwrap_or_default();
+                let want = format!("{}/g.bin", v.trim_end_matches('/'));
+                for line in post
+                    .lines()
+                    .filter_map(|l| l.trim_start().strip_prefix("curl -fsSL -o "))
+                {
+                    let w = deffile::sh_words(line.trim_end_matches(" \\").trim_end_matches(';'))?;
+                    if w[0] == want {
+                        return Ok(());
+                    }
+                }
+                Err(format!("no curl to {want:?}"))
+            },
+        },
+        DefField {
+            path: "assets[2]",
+            set: |c, v| hf(c, 2, v, &["f"], "main", "/m"),
+            may_refuse: empty_or_line_break,
+            benign: "org/m",
+            check: |d, v| hf_def_args(d, 0, &[v, "main", "/m", "f"]),
+        },
+        DefField {
+            path: "assets[3]",
+            set: |c, v| hf(c, 3, "org/m", &[v, "g"], "main", "/m"),
+            may_refuse: empty_or_line_break,
+            benign: "f",
+            check: |d, v| hf_def_args(d, 1, &["org/m", "main", "/m", v, "g"]),
+        },
+        DefField {
+            path: "assets[4]",
+            set: |c, v| hf(c, 4, "org/m", &[], v, v),
+            may_refuse: empty_or_line_break,
+            benign: "main",
+            check: |d, v| hf_def_args(d, 2, &["org/m", v, v]),
+        },
+        DefField {
+            path: "python.index_url",
+            set: |c, v| {
+                let py = python(c);
+                py.index_url = Some(v.into());
+                py.packages.push("numpy".into());
+            },
+            may_refuse: empty_or_line_break,
+            benign: "https://pypi.org/simple",
+            check: |d, v| {
+                let w = post_args(d, PIP_INSTALL, not_hf)?;
+                has_seq(&w, &[&format!("--index-url={v}")])
+            },
+        },
+        DefField {
+            path: "python.requirements[0]",
+            set: |c, v| {
+                python(c).requirements = vec![FileRef {
+                    path: v.into(),
+                    sha256: "0".repeat(64),
+                }]
+            },
+            may_refuse: |v| {
+                line_break(v)
+                    || v.is_empty()
+                    || v.contains(['*', '?', '[', '{', '}', '$', '`', '\\', '"', '\'', '\t'])
+                    || v.chars().any(|c| c.is_whitespace() && c != ' ')
+                    || v.to_ascii_lowercase().contains("bootstrap:")
+            },
+            benign: "requirements.txt",
+            check: |d, v| {
+                let files = d.files();
+                let src = if v.starts_with(['-', '~', '#', '%']) {
+                    format!("./{v}")
+                } else {
+                    v.to_string()
+                };
+                eq(files[0].0.clone(), src)?;
+                let w = post_args(d, PIP_INSTALL, not_hf)?;
+                has_seq(&w, &["-r", &files[0].1])
+            },
+        },
+        DefField {
+            path: "python.packages[0]",
+            set: |c, v| python(c).packages.insert(0, v.into()),
+            may_refuse: empty_or_line_break,
+            benign: "rich",
+            check: |d, v| {
+                let w = post_args(d, PIP_INSTALL, |w| not_hf(w) && w.iter().any(|x| x == "--"))?;
+                let after: Vec<&String> = w.iter().skip_while(|x| *x != "--").skip(1).collect();
+                eq(after.first().map(|s| s.as_str()), Some(v))
+            },
+        },
+        DefField {
+            path: "conda.packages[1]",
+            set: |c, v| conda(c).packages = vec!["numpy".into(), v.into()],
+            may_refuse: empty_or_line_break,
+            benign: "scipy",
+            check: |d, v| {
+                let w = post_args(d, "conda install -y", |_| true)?;
+                eq(w, vec!["--".to_string(), "numpy".into(), v.to_string()])
+            },
+        },
+        DefField {
+            path: "setup[0]",
+            set: |c, v| c.spec.setup = vec![v.into(), "echo next".into()],
+            may_refuse: |v| v.chars().any(scl_backends::quote::is_hidden),
+            benign: "echo hi",
+            check: |d, v| {
+                let mut scripts = Vec::new();
+                for w in post_all(d, "printf '%s\\n' \\")? {
+                    // The words up to the redirection.
+                    let lines: Vec<String> = w.into_iter().take_while(|x| x != ">").collect();
+                    scripts.push(lines.iter().map(|l| format!("{l}\n")).collect::<String>());
+                }
+                let want = if v.ends_with('\n') {
+                    v.to_string()
+                } else {
+                    format!("{v}\n")
+                };
+                eq(scripts, vec![want, "echo next\n".into()])
+            },
+        },
+        DefField {
+            path: "vars.",
+            set: |c, v| {
+                c.spec.vars.insert(v.into(), VarValue::Plain("x".into()));
+            },
+            may_refuse: |v| {
+                !(v.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            },
+            benign: "KEY",
+            check: |d, v| {
+                let got = deffile::sourced(&d.section("environment").unwrap_or_default(), &[v])?;
+                eq(got, vec![Some("x".to_string())])
+            },
+        },
+        DefField {
+            path: "vars.VALUE",
+            set: |c, v| {
+                c.spec
+                    .vars
+                    .insert("VALUE".into(), VarValue::Plain(v.into()));
+            },
+            may_refuse: |v| v.chars().any(scl_backends::quote::is_hidden),
+            benign: "value",
+            check: |d, v| {
+                let got =
+                    deffile::sourced(&d.section("environment").unwrap_or_default(), &["VALUE"])?;
+                eq(got, vec![Some(v.to_string())])
+            },
+        },
+        DefField {
+            path: "vars.SECRET",
+            set: |c, v| {
+                c.spec.vars.insert(
+                    "SECRET".into(),
+                    VarValue::Secret(SecretRef {
+                        secret: v.into(),
+                        key: v.into(),
+                    }),
+                );
+            },
+            may_refuse: |_| false,
+            benign: "s",
+            check: |d, _| {
+                let got =
+                    deffile::sourced(&d.section("environment").unwrap_or_default(), &["SECRET"])?;
+                eq(got, vec![None])
+            },
+        },
+        DefField {
+            path: "writable[0]",
+            set: |c, v| c.spec.writable = vec![format!("/w/{v}")],
+            may_refuse: |v| line_break(v) || system_folder(&format!("/w/{v}")),
+            benign: "cache",
+            check: |d, v| {
+                let w = normalize(&format!("/w/{v}"));
+                post_has(d, "mkdir -p --", std::slice::from_ref(&w))?;
+                post_has(d, "chown -- 1000", &[w])
+            },
+        },
+        DefField {
+            path: "assets[6].token",
+            set: |c, v| {
+                hf(c, 6, "org/m", &[], "main", "/m6");
+                if let Asset::Huggingface { token, .. } = &mut c.spec.assets[6] {
+                    *token = Some(SecretRef {
+                        secret: v.into(),
+                        key: "token".into(),
+                    });
+                }
+            },
+            may_refuse: |v| {
+                v.is_empty()
+                    || !v
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+            },
+            benign: "hf",
+            check: |d, v| {
+                let post = d.section("post").unwrap_or_default();
+                let want = format!("HF_TOKEN=\"$(cat /mnt/{v}.token)\" PYTHONPATH=");
+                if post.contains(&want) {
+                    Ok(())
+                } else {
+                    Err(format!("no {want:?}"))
+                }
+            },
+        },
+        DefField {
+            path: "workdir",
+            set: |c, v| c.spec.workdir = Some(format!("/w/{v}")),
+            may_refuse: |v| line_break(v) || system_folder(&format!("/w/{v}")),
+            benign: "srv",
+            check: |d, v| post_has(d, "mkdir -p --", &[format!("/w/{v}")]),
+        },
+        DefField {
+            path: "files[0]",
+            set: |c, v| {
+                c.spec.files.insert(
+                    0,
+                    Copy {
+                        from: v.into(),
+                        to: "/w/x".into(),
+                    },
+                )
+            },
+            may_refuse: |v| {
+                line_break(v)
+                    || v.is_empty()
+                    || v.contains(['*', '?', '[', '{', '}', '$', '`', '\\', '"', '\'', '\t'])
+                    || v.chars().any(|c| c.is_whitespace() && c != ' ')
+                    || v.to_ascii_lowercase().contains("bootstrap:")
+            },
+            benign: "src",
+            check: |d, v| {
+                let f = d.files();
+                let f = f
+                    .iter()
+                    .find(|(_, t)| t == "/w/x")
+                    .ok_or("no %files line")?;
+                let src = if v.starts_with(['-', '~', '#', '%']) {
+                    format!("./{v}")
+                } else {
+                    v.to_string()
+                };
+                eq(f.0.clone(), src)
+            },
+        },
+        DefField {
+            path: "files[",
+            set: |c, v| {
+                c.spec.files.push(Copy {
+                    from: "dst-test".into(),
+                    to: format!("/d/{v}"),
+                })
+            },
+            may_refuse: |v| {
+                line_break(v)
+                    || v.contains(['"', '\'', '\t'])
+                    || v.chars().any(|c| c.is_whitespace() && c != ' ')
+                    || v.contains("{{")
+                    || v.to_ascii_lowercase().contains("bootstrap:")
+            },
+            benign: "y",
+            check: |d, v| {
+                let f = d.files();
+                let f = f
+                    .iter()
+                    .find(|(s, _)| s == "dst-test")
+                    .ok_or("no %files line")?;
+                eq(f.1.clone(), format!("/d/{v}"))
+            },
+        },
+        DefField {
+            path: "labels.",
+            set: |c, v| {
+                c.spec.labels.insert(v.into(), "x".into());
+            },
+            may_refuse: |v| {
+                v.is_empty()
+                    || v.starts_with(['#', '%'])
+                    || v.chars()
+                        .any(|c| c.is_whitespace() || scl_backends::quote::is_hidden(c))
+                    || v.contains("{{")
+                    || v.to_ascii_lowercase().contains("bootstrap:")
+                    || v == "dev.scl.ir.sha256"
+            },
+            benign: "key",
+            check: |d, v| eq(d.labels().get(v).cloned(), Some("x".to_string())),
+        },
+        DefField {
+            path: "labels.value",
+            set: |c, v| {
+                c.spec.labels.insert("value".into(), v.into());
+            },
+            may_refuse: |v| {
+                line_break(v)
+                    || v.trim() != v
+                    || v.contains("{{")
+                    || v.to_ascii_lowercase().contains("bootstrap:")
+            },
+            benign: "x",
+            check: |d, v| eq(d.labels().get("value").cloned(), Some(v.to_string())),
+        },
+        DefField {
+            path: "entrypoint",
+            set: |c, v| c.spec.entrypoint = vec![v.into(), v.into()],
+            may_refuse: |v| v.chars().any(scl_backends::quote::is_hidden),
+            benign: "python",
+            check: |d, v| {
+                let run = d.section("runscript").unwrap_or_default();
+                let at = run.rfind("    exec ").ok_or("no exec")?;
+                let exec = run[at + 9..]
+                    .trim_end()
+                    .strip_suffix("\"$@\"")
+                    .ok_or("no \"$@\"")?;
+                eq(deffile::sh_words(exec)?, vec![v.to_string(), v.to_string()])
+            },
+        },
+        DefField {
+            path: "test[0]",
+            set: |c, v| c.spec.test = vec![v.into()],
+            may_refuse: |v| v.chars().any(scl_backends::quote::is_hidden),
+            benign: "true",
+            check: |d, v| {
+                let t = d.section("test").unwrap_or_default();
+                let at = t.find("    sh -c -- ").ok_or("no test")?;
+                let w = t[at + 13..]
+                    .trim_end()
+                    .strip_suffix(" || exit 1")
+                    .ok_or("no exit")?;
+                eq(deffile::sh_words(w)?, vec![v.to_string()])
+            },
+        },
+        DefField {
+            path: "description",
+            set: |c, v| c.spec.description = Some(v.into()),
+            may_refuse: |v| {
+                line_break(v)
+                    || v.trim() != v
+                    || v.contains("{{")
+                    || v.to_ascii_lowercase().contains("bootstrap:")
+            },
+            benign: "a description",
+            check: |d, v| {
+                eq(
+                    d.labels()
+                        .get("org.opencontainers.image.description")
+                        .cloned(),
+                    Some(v.to_string()),
+                )
+            },
+        },
+    ]
+}
+
+/// The arguments after the Python code of the `n`th Hugging Face download.
+fn hf_def_args(d: &Def, n: usize, want: &[&str]) -> Result<(), String> {
+    let all = post_all(d, "PYTHONPATH=/.sclc-build/hf python3 -c ")?;
+    let w = all.get(n).ok_or("no Hugging Face download")?;
+    eq(
+        w[1..].to_vec(),
+        want.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+    )
+}
+
+#[test]
+fn hostile_values_in_apptainer_defs() {
+    let spython = tools::require("spython", deffile::python_with_spython());
+    let fields = def_fields();
+    let mut failures = Vec::new();
+    let mut accepted = vec![0usize; fields.len()];
+    let mut written: Vec<(String, String)> = Vec::new();
+    let mut values = values();
+    values.extend(
+        [
+            "%post",
+            "  %environment",
+            "x\n%post\ny",
+            "Bootstrap: docker",
+            "a\nbootstrap: localimage",
+            "{{x}}",
+            "{{\n x \n}}",
+            "{ {",
+            "a}}b{{",
+        ]
+        .map(String::from),
+    );
+    let lower = |c: &Case| {
+        scl_backends::apptainer::lower(&c.spec, &scl_backends::LowerCx::new(&c.env_name))
+    };
+    for v in &values {
+        let mut ok = Vec::new();
+        for (fi, f) in fields.iter().enumerate() {
+            let mut c = base();
+            (f.set)(&mut c, v);
+            let out = lower(&c);
+            if out.errors.is_empty() {
+                ok.push(fi);
+                accepted[fi] += 1;
+                continue;
+            }
+            if !(f.may_refuse)(v) {
+                failures.push(format!("{}: {v:?} refused: {:?}", f.path, out.errors));
+            }
+            for e in &out.errors {
+                if !e.field.starts_with(f.path) {
+                    failures.push(format!(
+                        "{}: {v:?}: error names {}: {}",
+                        f.path, e.field, e.message
+                    ));
+                }
+            }
+        }
+        let mut c = base();
+        let mut harmless = base();
+        for &fi in &ok {
+            (fields[fi].set)(&mut c, v);
+            (fields[fi].set)(&mut harmless, fields[fi].benign);
+        }
+        let out = lower(&c);
+        let benign = lower(&harmless);
+        if !out.errors.is_empty() || !benign.errors.is_empty() {
+            failures.push(format!(
+                "{v:?} in all fields: {:?} {:?}",
+                out.errors, benign.errors
+            ));
+            continue;
+        }
+        let text = &out.artifacts[0].contents;
+        let def = match deffile::parse(text) {
+            Ok(d) => d,
+            Err(e) => {
+                failures.push(format!("{v:?}: Apptainer would fail: {e}"));
+                continue;
+            }
+        };
+        let names = |d: &Def| {
+            d.sections
+                .iter()
+                .map(|(n, _)| n.clone())
+                .collect::<Vec<_>>()
+        };
+        let benign_def = deffile::parse(&benign.artifacts[0].contents).unwrap();
+        if names(&def) != names(&benign_def) {
+            failures.push(format!(
+                "{v:?}: sections {:?}, with harmless values {:?}",
+                names(&def),
+                names(&benign_def)
+            ));
+        }
+        for (i, line) in text.lines().enumerate().skip(1) {
+            let is_header = line.starts_with('%') && !line.contains(' ');
+            if let (false, Some(t)) = (is_header, scl_backends::apptainer::trap(line)) {
+                failures.push(format!("{v:?}: line {} hits {t:?}", i + 1));
+            }
+        }
+        match deffile::sourced(&def.section("environment").unwrap_or_default(), &["AFTER"]) {
+            Ok(a) if a == [Some("after".to_string())] => {}
+            other => failures.push(format!("{v:?}: AFTER {other:?}")),
+        }
+        for &fi in &ok {
+            if let Err(e) = (fields[fi].check)(&def, v) {
+                failures.push(format!("{}: {v:?}: {e}", fields[fi].path));
+            }
+        }
+        written.push((v.clone(), text.clone()));
+    }
+    if let Some(python) = spython {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: Vec<PathBuf> = written
+            .iter()
+            .enumerate()
+            .map(|(i, (_, t))| {
+                let p = dir.path().join(format!("{i}.def"));
+                std::fs::write(&p, t).unwrap();
+                p
+            })
+            .collect();
+        for (r, (v, _)) in deffile::spython(&python, &paths).iter().zip(&written) {
+            if let Some(e) = &r.error {
+                failures.push(format!("{v:?}: spython: {e}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for (fi, f) in fields.iter().enumerate() {
+        let narrow = matches!(
+            f.path,
+            "base" | "vars." | "system.packages[0]" | "assets[6].token"
+        );
+        assert!(
+            accepted[fi] * 3 >= values.len() || (narrow && accepted[fi] >= 1),
+            "{}: {} written",
+            f.path,
+            accepted[fi]
         );
     }
     assert!(written.len() >= CORPUS.len(), "{}", written.len());

@@ -2,6 +2,7 @@
 //! Dockerfile reader, and the outside tools ([`tools`]).
 #![allow(dead_code)]
 
+pub mod deffile;
 pub mod tools;
 
 use scl_backends::{docker, Lowered};
