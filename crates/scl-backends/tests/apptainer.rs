@@ -111,6 +111,12 @@ fn check_def(what: &str, spec: &EnvSpec, text: &str) -> Result<Def, String> {
             return Err(err(format!("%{n} twice")));
         }
     }
+    // The scripts are shell scripts.
+    for name in ["post", "environment", "runscript", "test"] {
+        if let Some(body) = def.section(name) {
+            deffile::sh_syntax(&body).map_err(|e| err(format!("%{name}: sh -n: {e}")))?;
+        }
+    }
     // Labels: the IR's, the description, the hash.
     let mut want = spec.labels.clone();
     if let Some(d) = &spec.description {

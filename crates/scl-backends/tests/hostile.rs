@@ -1829,6 +1829,11 @@ fn hostile_values_in_apptainer_defs() {
                 failures.push(format!("{v:?}: line {} hits {t:?}", i + 1));
             }
         }
+        for name in ["post", "environment", "runscript", "test"] {
+            if let Err(e) = deffile::sh_syntax(&def.section(name).unwrap_or_default()) {
+                failures.push(format!("{v:?}: %{name}: sh -n: {e}"));
+            }
+        }
         match deffile::sourced(&def.section("environment").unwrap_or_default(), &["AFTER"]) {
             Ok(a) if a == [Some("after".to_string())] => {}
             other => failures.push(format!("{v:?}: AFTER {other:?}")),

@@ -312,3 +312,16 @@ pub fn sourced(environment: &str, names: &[&str]) -> Result<Vec<Option<String>>,
     vals.pop();
     Ok(vals)
 }
+
+/// Whether `sh -n` reads `script` (a section's body) without a syntax error.
+pub fn sh_syntax(script: &str) -> Result<(), String> {
+    let out = Command::new("sh")
+        .args(["-n", "-c", script])
+        .output()
+        .expect("sh runs");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
