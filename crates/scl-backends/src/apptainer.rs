@@ -38,7 +38,10 @@
 //!   time with `APPTAINERENV_<K>`);
 //! - `%runscript`: `cd` to `workdir`, then `exec` the entrypoint with the
 //!   command as default arguments (arguments given to `apptainer run`
-//!   replace the command, as with `docker run`), every word quoted;
+//!   replace the command, as with `docker run`), every word quoted; a
+//!   single-node torchrun `distributed` block starts `torchrun --standalone
+//!   --nproc_per_node=N` as the Dockerfile's ENTRYPOINT does
+//!   ([`crate::docker::single_node_torchrun`]);
 //! - `%test`: each `test` command, `sh -c` in `workdir`.
 //!
 //! A definition file is read by a parser before any shell sees it, and it
@@ -171,7 +174,7 @@ pub const EXPRESSES: Expresses = Expresses {
         ),
         (
             "distributed",
-            "distributed launch is applied by the k8s target; the runscript runs one process",
+            "only a single-node torchrun launch is written into the runscript (torchrun --standalone); several nodes, another launcher or nothing to launch are for the k8s target",
         ),
         (
             "depends_on",
@@ -363,7 +366,11 @@ impl Job<'_> {
                 Some("write the reference as `name[:tag][@sha256:<hex>]`"),
             );
         }
+        let launch = crate::docker::single_node_torchrun(spec).is_some();
         for w in crate::expresses::unexpressed(spec, &EXPRESSES) {
+            if w.field == "distributed" && launch {
+                continue; // the runscript starts torchrun
+            }
             self.warn(w.field, w.message);
         }
         let plan = plan::build(
@@ -840,8 +847,13 @@ impl Job<'_> {
     fn runscript(&mut self) -> Section {
         let spec = self.spec;
         let mut lines = Vec::new();
-        let entry = self.words("entrypoint", &spec.entrypoint);
-        let cmd = self.words("command", &spec.command);
+        // A single-node torchrun launch, as the Dockerfile's ENTRYPOINT.
+        let (entry, cmd) = match crate::docker::single_node_torchrun(spec) {
+            Some((e, c)) => (e, c),
+            None => (spec.entrypoint.clone(), spec.command.clone()),
+        };
+        let entry = self.words("entrypoint", &entry);
+        let cmd = self.words("command", &cmd);
         if let (Some(entry), Some(cmd)) = (entry, cmd) {
             if !(entry.is_empty() && cmd.is_empty()) {
                 lines.push(Self::heading(

@@ -58,7 +58,9 @@
 //!    `runAsNonRoot` can check it), `WORKDIR`, and the `files` copies
 //!    (`COPY --chown=<uid>`), last because source changes most;
 //! 10. `EXPOSE`, `LABEL` (description, the IR labels, `dev.scl.ir.sha256`),
-//!     `ENTRYPOINT`/`CMD` in exec form.
+//!     `ENTRYPOINT`/`CMD` in exec form; with `distributed` asking torchrun
+//!     for several processes on one node, `ENTRYPOINT ["torchrun",
+//!     "--standalone", "--nproc_per_node=N", …]` ([`single_node_torchrun`]).
 //!
 //! Service folders (`<service>/`) may not take the name of a file written
 //! beside them or differ from another only in case
@@ -168,6 +170,51 @@ pub fn lower(spec: &EnvSpec, env_name: &str) -> Lowered {
     out
 }
 
+/// The `ENTRYPOINT` and `CMD` of an env whose `distributed` block asks
+/// torchrun for several processes on one node (`nodes = 1`,
+/// `procs_per_node > 1`, `launcher = .torchrun`), which one container can
+/// run: `torchrun --standalone --nproc_per_node=N` (a rendezvous on the
+/// container's own host; the underscore spelling, which every torchrun
+/// takes) followed by the env's entrypoint, its `python` dropped
+/// ([`crate::k8s::torchrun_args`]); the command stays `CMD`, so `docker run
+/// IMAGE ARGS` still replaces it. With no entrypoint, or one that is only
+/// the Python interpreter, the command is what torchrun launches (in `CMD`). `None` for any other env (one process, several nodes,
+/// another launcher, nothing to launch): then `distributed` is a warning.
+pub fn single_node_torchrun(spec: &EnvSpec) -> Option<(Vec<String>, Vec<String>)> {
+    let d = spec.distributed.as_ref()?;
+    if d.launcher != scl_ir::Launcher::Torchrun || d.nodes != 1 || d.procs_per_node < 2 {
+        return None;
+    }
+    let head = vec![
+        "torchrun".to_string(),
+        "--standalone".to_string(),
+        format!("--nproc_per_node={}", d.procs_per_node),
+    ];
+    // `ENTRYPOINT ["python3"]` with the script in `CMD`: torchrun runs the
+    // script itself (no `--no-python python3`).
+    if spec.entrypoint.len() == 1 && !spec.command.is_empty() {
+        let all: Vec<String> = spec
+            .entrypoint
+            .iter()
+            .chain(&spec.command)
+            .cloned()
+            .collect();
+        let args = crate::k8s::torchrun_args(&all);
+        if args.first().map(String::as_str) != Some("--no-python") {
+            return Some((head, args));
+        }
+    }
+    if !spec.entrypoint.is_empty() {
+        let mut e = head;
+        e.extend(crate::k8s::torchrun_args(&spec.entrypoint));
+        return Some((e, spec.command.clone()));
+    }
+    if spec.command.is_empty() {
+        return None;
+    }
+    Some((head, crate::k8s::torchrun_args(&spec.command)))
+}
+
 /// The Dockerfile target in the [`crate::REGISTRY`].
 pub struct Docker;
 
@@ -235,7 +282,7 @@ pub const EXPRESSES: Expresses = Expresses {
         ),
         (
             "distributed",
-            "distributed launch is applied by the k8s target; the Dockerfile runs one process",
+            "only a single-node torchrun launch is written into a Dockerfile (ENTRYPOINT torchrun --standalone); several nodes, another launcher or nothing to launch are for the k8s target",
         ),
     ],
     not_needed: &[
@@ -464,8 +511,13 @@ impl Job<'_> {
         let base = spec.base.as_ref()?;
         let from = self.from(base);
 
-        // What the Dockerfile does not write ([`EXPRESSES`]).
+        // What the Dockerfile does not write ([`EXPRESSES`]); a
+        // single-node torchrun launch it does write.
+        let launch = single_node_torchrun(spec);
         for w in crate::expresses::unexpressed(spec, &EXPRESSES) {
+            if w.field == "distributed" && launch.is_some() {
+                continue;
+            }
             self.warn(w.field, w.message);
         }
 
@@ -486,8 +538,16 @@ impl Job<'_> {
         }
         let ports: Vec<String> = spec.ports.iter().map(|p| p.to_string()).collect();
         let labels = self.labels();
-        let entrypoint = self.exec_form("entrypoint", &spec.entrypoint);
-        let cmd = self.exec_form("command", &spec.command);
+        let (entrypoint, cmd) = match &launch {
+            Some((entrypoint, cmd)) => (
+                self.exec_form("entrypoint", entrypoint),
+                self.exec_form("command", cmd),
+            ),
+            None => (
+                self.exec_form("entrypoint", &spec.entrypoint),
+                self.exec_form("command", &spec.command),
+            ),
+        };
 
         if !self.errors.is_empty() {
             return None;

@@ -172,9 +172,13 @@ fn check_def(what: &str, spec: &EnvSpec, text: &str) -> Result<Def, String> {
     if def.files() != want_files {
         return Err(err(format!("files {:?}, want {want_files:?}", def.files())));
     }
-    // %runscript: the entrypoint's words, the command as defaults.
+    // %runscript: the entrypoint's words, the command as defaults (for a
+    // single-node torchrun launch, the launch the Dockerfile's ENTRYPOINT
+    // and CMD have).
     let run = def.section("runscript").unwrap_or_default();
-    if spec.entrypoint.is_empty() && spec.command.is_empty() {
+    let (entrypoint, command) = scl_backends::docker::single_node_torchrun(spec)
+        .unwrap_or_else(|| (spec.entrypoint.clone(), spec.command.clone()));
+    if entrypoint.is_empty() && command.is_empty() {
         if !run.is_empty() {
             return Err(err("a runscript without entrypoint or command".into()));
         }
@@ -189,10 +193,10 @@ fn check_def(what: &str, spec: &EnvSpec, text: &str) -> Result<Def, String> {
             .strip_suffix("\"$@\"")
             .ok_or_else(|| err("exec does not end with \"$@\"".into()))?;
         let words = deffile::sh_words(exec).map_err(err)?;
-        if words != spec.entrypoint {
-            return Err(err(format!("exec {words:?}, want {:?}", spec.entrypoint)));
+        if words != entrypoint {
+            return Err(err(format!("exec {words:?}, want {entrypoint:?}")));
         }
-        if !spec.command.is_empty() {
+        if !command.is_empty() {
             let head = "if [ \"$#\" -eq 0 ]; then set -- ";
             let at = run
                 .find(head)
@@ -202,8 +206,8 @@ fn check_def(what: &str, spec: &EnvSpec, text: &str) -> Result<Def, String> {
                 .rfind("; fi\n")
                 .ok_or_else(|| err("no fi".into()))?;
             let words = deffile::sh_words(&run[at..end]).map_err(err)?;
-            if words != spec.command {
-                return Err(err(format!("command {words:?}, want {:?}", spec.command)));
+            if words != command {
+                return Err(err(format!("command {words:?}, want {command:?}")));
             }
         }
     }

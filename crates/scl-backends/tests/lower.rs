@@ -1463,3 +1463,49 @@ fn build_secrets_and_printed_commands() {
     );
     assert!(lines[2].ends_with(" -c -- '-x echo hi'"), "{}", lines[2]);
 }
+
+/// `distributed` asking torchrun for several processes on one node is a
+/// `torchrun --standalone` ENTRYPOINT (the command stays CMD); several
+/// nodes, one process or another launcher leave the entrypoint and warn.
+#[test]
+fn single_node_torchrun_launch() {
+    let dist = |nodes, procs, launcher| Distributed {
+        backend: Backend::Nccl,
+        elastic: None,
+        launcher,
+        nodes,
+        procs_per_node: procs,
+    };
+    let mut spec = built("debian:12");
+    spec.entrypoint = vec!["python".into(), "train.py".into()];
+    spec.command = vec!["--epochs".into(), "3".into()];
+    spec.distributed = Some(dist(1, 4, Launcher::Torchrun));
+    let text = dockerfile(&spec);
+    assert!(
+        text.contains("ENTRYPOINT [\"torchrun\", \"--standalone\", \"--nproc_per_node=4\", \"train.py\"]\nCMD [\"--epochs\", \"3\"]\n"),
+        "{text}"
+    );
+    assert!(!fields(&spec).contains(&"distributed".to_string()));
+    // The interpreter alone as the entrypoint: the script is in CMD.
+    spec.entrypoint = vec!["python3".into()];
+    spec.command = vec!["train.py".into(), "--epochs".into(), "3".into()];
+    assert!(dockerfile(&spec).contains(
+        "ENTRYPOINT [\"torchrun\", \"--standalone\", \"--nproc_per_node=4\"]\nCMD [\"train.py\", \"--epochs\", \"3\"]\n"
+    ));
+    // Not a Python script: torchrun --no-python.
+    spec.entrypoint = vec!["/opt/run.sh".into()];
+    spec.command = vec![];
+    assert!(dockerfile(&spec).contains(
+        "ENTRYPOINT [\"torchrun\", \"--standalone\", \"--nproc_per_node=4\", \"--no-python\", \"/opt/run.sh\"]\n"
+    ));
+    for d in [
+        dist(2, 4, Launcher::Torchrun),
+        dist(1, 1, Launcher::Torchrun),
+        dist(1, 4, Launcher::Deepspeed),
+    ] {
+        spec.distributed = Some(d);
+        let text = dockerfile(&spec);
+        assert!(text.contains("ENTRYPOINT [\"/opt/run.sh\"]\n"), "{text}");
+        assert!(fields(&spec).contains(&"distributed".to_string()));
+    }
+}
