@@ -102,6 +102,7 @@ const PLAN_TARGET: plan::Target = plan::Target {
     not_a_url: "the build would not download it as a file",
     bad_checksum: "the build cannot verify the download",
     scratch: SCRATCH,
+    multi_stage: false,
 };
 
 /// The build's scratch folder. Not under `/tmp`: Apptainer binds the host's
@@ -718,6 +719,8 @@ impl Job<'_> {
                 Step::Packages { .. } => {
                     ("python.packages".to_string(), "Python packages.".to_string())
                 }
+                // Not made: this target writes no build stage.
+                Step::Wheels { .. } => ("builder".to_string(), "Python wheels.".to_string()),
                 Step::Setup { field, .. } => (
                     field.clone(),
                     format!("{field}, as root: its lines are printf arguments written to a script that sh -e runs."),

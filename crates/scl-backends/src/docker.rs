@@ -251,6 +251,7 @@ pub const EXPRESSES: Expresses = Expresses {
     writes: &[
         "assets",
         "base",
+        "builder",
         "command",
         "conda",
         "description",
@@ -272,10 +273,6 @@ pub const EXPRESSES: Expresses = Expresses {
     ],
     // Run-time settings an image cannot hold.
     instead: &[
-        (
-            "builder",
-            "multi-stage builds are not written yet: the Python packages are built and installed in `base`",
-        ),
         (
             "resources",
             "requests/limits are set at run time (docker run --cpus/--memory/--gpus, compose or the k8s target); an image does not carry them",
@@ -421,6 +418,7 @@ const PLAN_TARGET: plan::Target = plan::Target {
     not_a_url: "ADD would read it as a local path or a git repository",
     bad_checksum: "ADD --checksum cannot verify the download",
     scratch: "/tmp/scl",
+    multi_stage: true,
 };
 
 /// The state of lowering one built env.
@@ -536,6 +534,19 @@ impl Job<'_> {
                 steps.push(v);
             }
         }
+        let builder = match &plan.builder {
+            Some(b) => {
+                let from = self.from(&b.image);
+                let mut bsteps = Vec::new();
+                for step in &b.steps {
+                    if let Some(v) = self.step(step, &mut needs_syntax) {
+                        bsteps.push(v);
+                    }
+                }
+                context! { from => from, steps => bsteps }
+            }
+            None => Value::from(()),
+        };
         let ports: Vec<String> = spec.ports.iter().map(|p| p.to_string()).collect();
         let labels = self.labels();
         let (entrypoint, cmd) = match &launch {
@@ -558,6 +569,7 @@ impl Job<'_> {
             ir_hash => spec.content_hash(),
             dockerfile_path => dockerfile_path,
             from => from,
+            builder => builder,
             steps => steps,
             setup_script => PLAN_TARGET.setup_script(),
             ports => ports,
@@ -584,6 +596,15 @@ impl Job<'_> {
                 )
             }
             None => (String::new(), String::new()),
+        };
+        // The wheels of the build stage, seen only while they are installed.
+        let mount = match step {
+            Step::Wheels { .. } => {
+                *needs_syntax = true;
+                let dir = PLAN_TARGET.wheels_dir();
+                format!("--mount=type=bind,from=builder,source={dir},target={dir} ")
+            }
+            _ => mount,
         };
         let run = step
             .shell()
@@ -730,6 +751,7 @@ impl Job<'_> {
             Step::Tool { .. } | Step::Conda { .. } | Step::Packages { .. } => {
                 context! { kind => "run", run => run }
             }
+            Step::Wheels { .. } => context! { kind => "wheels", run => run },
         })
     }
 

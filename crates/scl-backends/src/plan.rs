@@ -266,6 +266,11 @@ pub enum Step {
         secret: Option<BuildSecret>,
         shell: Shell,
     },
+    /// Installs the wheels the build stage made ([`Builder`]): every wheel
+    /// of [`Target::wheels_dir`], from no index and without resolving
+    /// dependencies again (the stage built them all). The renderer makes
+    /// the folder of the build stage visible at that path.
+    Wheels { shell: Shell },
     /// Installs `python.packages` (after `--`).
     Packages {
         /// The index credentials, as for [`Step::Requirements`].
@@ -323,6 +328,7 @@ impl Step {
             | Step::Conda { shell }
             | Step::Requirements { shell, .. }
             | Step::Packages { shell, .. }
+            | Step::Wheels { shell }
             | Step::Setup { shell, .. }
             | Step::Writable { shell }
             | Step::OwnWorkdir { shell } => Some(shell),
@@ -368,6 +374,10 @@ pub struct Target {
     /// What a malformed `sha256` stops, after "not a SHA-256 digest (64
     /// hex digits), so ".
     pub bad_checksum: &'static str,
+    /// Whether the target writes multi-stage builds ([`Builder`]); if not,
+    /// `builder` is the target's warning and the packages are installed
+    /// in the image.
+    pub multi_stage: bool,
 }
 
 impl Target {
@@ -386,6 +396,12 @@ impl Target {
         format!("{}/own-workdir", self.scratch)
     }
 
+    /// Where the build stage puts the wheels it builds, and where the image
+    /// sees them while it installs them.
+    pub fn wheels_dir(&self) -> String {
+        format!("{}/wheels", self.scratch)
+    }
+
     fn hf_tmp(&self) -> String {
         format!("{}/hf", self.scratch)
     }
@@ -401,6 +417,26 @@ pub struct Plan {
     /// Whether the Python packages go into a virtual environment at [`VENV`].
     pub venv: bool,
     /// In build order.
+    pub steps: Vec<Step>,
+    /// The build stage, when the env sets `builder` and the target writes
+    /// multi-stage builds ([`Target::multi_stage`]): the Python packages
+    /// are built into wheels there, and [`Step::Wheels`] installs only
+    /// those wheels in the image.
+    pub builder: Option<Builder>,
+}
+
+/// The build stage of a multi-stage build (`builder = image(...)`): the
+/// system packages and Python set-up of the builder image, then the
+/// requirements files and `python.packages` built as wheels (`pip wheel`,
+/// every dependency included) into [`Target::wheels_dir`]. The image then
+/// installs those wheels with `--no-index --no-deps` and gets no compiler,
+/// header or index credential of the build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Builder {
+    /// The builder image, as the IR holds it.
+    pub image: ImageRef,
+    /// [`Step::System`], [`Step::Venv`], [`Step::Requirements`],
+    /// [`Step::Packages`] (their commands `pip wheel`), in order.
     pub steps: Vec<Step>,
 }
 
@@ -444,6 +480,10 @@ pub fn build(
     }
     p.assets(chown, &mut steps);
     p.python(base, &info, setup_py.venv, &mut steps);
+    let builder = match &spec.builder {
+        Some(b) if target.multi_stage => p.builder(b, &mut steps),
+        _ => None,
+    };
     let writable = p.writable_step(chown);
     p.setup(&mut steps);
     steps.push(Step::Env);
@@ -479,7 +519,22 @@ pub fn build(
         manager,
         venv: setup_py.venv,
         steps,
+        builder,
     }
+}
+
+/// The installer an install step's shell starts with ([`PIP`], [`UV_PIP`]
+/// or [`UV_PIP_VENV`]).
+fn installer_of(shell: &Shell) -> &'static str {
+    let first = shell
+        .commands
+        .first()
+        .and_then(|c| c.lines.first())
+        .map(String::as_str);
+    [UV_PIP_VENV, UV_PIP, PIP]
+        .into_iter()
+        .find(|i| first == Some(*i))
+        .unwrap_or(PIP)
 }
 
 /// The build secrets an env's build reads, in order: each Hugging Face
@@ -623,6 +678,84 @@ impl Planner<'_> {
             return None;
         }
         self.shell_arg(field, value)
+    }
+
+    /// The build stage of `builder`: the requirements and packages steps of
+    /// `steps` move there as `pip wheel` into [`Target::wheels_dir`], and a
+    /// [`Step::Wheels`] takes the place of the first of them. `None` (and a
+    /// warning) when there is nothing for pip to build: no requirements or
+    /// packages, or conda installs them.
+    fn builder(&mut self, image: &ImageRef, steps: &mut Vec<Step>) -> Option<Builder> {
+        let at = steps
+            .iter()
+            .position(|s| matches!(s, Step::Requirements { .. } | Step::Packages { .. }));
+        let Some(at) = at else {
+            self.warn(
+                "builder",
+                "there is nothing to build there (no requirements files or python.packages for pip or uv): the image is built from `base` alone",
+            );
+            return None;
+        };
+        let info = scl_ir::bases::info(&image.reference);
+        let manager = scl_ir::bases::manager(&image.reference);
+        let setup_py = self.python_setup(&info, manager);
+        let mut stage = Vec::new();
+        stage.extend(self.system(manager, &setup_py.packages));
+        if setup_py.venv {
+            stage.push(Step::Venv {
+                why: setup_py.why,
+                shell: Shell::of(vec![Command::one(format!("python3 -m venv {VENV}"))]),
+            });
+        }
+        let wheels = self.target.wheels_dir();
+        let wheel = format!("python3 -m pip wheel --no-cache-dir --wheel-dir={wheels}");
+        // The install lines, their installer replaced by `pip wheel`.
+        let to_wheel = |shell: &Shell| {
+            let mut shell = shell.clone();
+            if let Some(first) = shell.commands.first_mut().and_then(|c| c.lines.first_mut()) {
+                *first = wheel.clone();
+            }
+            shell
+        };
+        let mut installer = PIP;
+        let mut rest = Vec::new();
+        for step in steps.drain(..) {
+            match step {
+                Step::Requirements {
+                    files,
+                    secret,
+                    shell,
+                } => {
+                    installer = installer_of(&shell);
+                    stage.push(Step::Requirements {
+                        files,
+                        secret,
+                        shell: to_wheel(&shell),
+                    });
+                }
+                Step::Packages { secret, shell } => {
+                    installer = installer_of(&shell);
+                    stage.push(Step::Packages {
+                        secret,
+                        shell: to_wheel(&shell),
+                    });
+                }
+                other => rest.push(other),
+            }
+        }
+        rest.insert(
+            at,
+            Step::Wheels {
+                shell: Shell::of(vec![Command::one(format!(
+                    "{installer} --no-index --no-deps {wheels}/*.whl"
+                ))]),
+            },
+        );
+        *steps = rest;
+        Some(Builder {
+            image: image.clone(),
+            steps: stage,
+        })
     }
 
     /// What the image needs before anything is installed with Python: the

@@ -1509,3 +1509,53 @@ fn single_node_torchrun_launch() {
         assert!(fields(&spec).contains(&"distributed".to_string()));
     }
 }
+
+/// `builder`: a build stage makes the wheels (requirements and packages,
+/// with the index credentials), the image installs only those, from no
+/// index; without anything for pip to build, `builder` is a warning.
+#[test]
+fn builder_is_a_build_stage_for_the_wheels() {
+    let mut spec = built("debian:12");
+    spec.builder = Some(ImageRef {
+        reference: "python:3.11".into(),
+        digest: None,
+    });
+    spec.python = Some(Python {
+        packages: vec!["six==1.16.0".into()],
+        requirements: vec![FileRef {
+            path: "req.txt".into(),
+            sha256: "0".repeat(64),
+        }],
+        index_credentials: Some(SecretRef {
+            secret: "pypi".into(),
+            key: "netrc".into(),
+        }),
+        extra_index_urls: vec![],
+        index_url: None,
+        manager: PythonManager::Pip,
+        version: None,
+    });
+    let text = dockerfile(&spec);
+    let (stage, image) = text.split_once("\nFROM debian:12\n").expect("two stages");
+    assert!(stage.contains("\nFROM python:3.11 AS builder\n"), "{text}");
+    assert!(
+        stage.contains("COPY req.txt /tmp/scl/requirements/0-req.txt\n"),
+        "{text}"
+    );
+    assert_eq!(
+        stage.matches("--mount=type=secret,id=pypi.netrc,required=true NETRC=/run/secrets/pypi.netrc python3 -m pip wheel --no-cache-dir --wheel-dir=/tmp/scl/wheels").count(),
+        2,
+        "{text}"
+    );
+    assert!(image.contains("RUN --mount=type=bind,from=builder,source=/tmp/scl/wheels,target=/tmp/scl/wheels python3 -m pip install --no-cache-dir --no-index --no-deps /tmp/scl/wheels/*.whl\n"), "{text}");
+    assert!(
+        !image.contains("pypi.netrc"),
+        "the image's stage reads no credentials: {text}"
+    );
+    assert!(!image.contains("COPY req.txt"), "{text}");
+    assert!(!fields(&spec).contains(&"builder".to_string()));
+    // Nothing to build: a warning, one stage.
+    spec.python = None;
+    assert!(!dockerfile(&spec).contains(" AS builder"));
+    assert!(fields(&spec).contains(&"builder".to_string()));
+}

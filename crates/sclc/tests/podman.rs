@@ -104,6 +104,20 @@ fn file_contains(path: &Path, needle: &[u8]) -> bool {
 
 #[test]
 fn smoke_env_builds_with_podman_and_its_tests_pass() {
+    build_and_run("podman_smoke");
+}
+
+/// The same env with `builder`: a multi-stage build whose build stage makes
+/// the wheels (with the index credentials) and whose image installs only
+/// those.
+#[test]
+fn smoke_env_with_a_build_stage_builds_with_podman() {
+    build_and_run("podman_smoke_builder");
+}
+
+/// Builds env `env` of the smoke file with the printed build line, runs
+/// every printed run line and checks the secret is in no layer.
+fn build_and_run(env: &str) {
     if let Some(why) = missing() {
         if required() {
             panic!(
@@ -117,12 +131,14 @@ fn smoke_env_builds_with_podman_and_its_tests_pass() {
     let start = Instant::now();
     let fixture = repo().join("tests/podman/smoke.env.scl");
     let dir = tempfile::tempdir().unwrap();
-    let repo_name = format!("scl-podman-smoke-{}", std::process::id());
+    let repo_name = format!("scl-{}-{}", env.replace('_', "-"), std::process::id());
     let built = sclc(
         dir.path(),
         &[
             "build",
             fixture.to_str().unwrap(),
+            "--env",
+            env,
             "--target",
             "docker",
             "--out",
@@ -134,6 +150,13 @@ fn smoke_env_builds_with_podman_and_its_tests_pass() {
         ],
     );
     assert!(built.status.success(), "sclc build: {}", text(&built));
+    let dockerfile =
+        std::fs::read_to_string(dir.path().join("out").join(env).join("Dockerfile")).unwrap();
+    assert_eq!(
+        dockerfile.contains(" AS builder\n"),
+        env.ends_with("_builder"),
+        "{dockerfile}"
+    );
     let printed = String::from_utf8(built.stdout).unwrap();
     let build_line = printed
         .lines()
