@@ -113,7 +113,7 @@ pub const EXPRESSES: Expresses = Expresses {
     instead: &[
         (
             "distributed",
-            "compose runs one container per service: the command must start its launcher (torchrun --standalone) itself",
+            "compose runs one container per service: only a single-node torchrun launch is written (as the Dockerfile's ENTRYPOINT); several nodes or another launcher are for the k8s target",
         ),
         (
             "resources.requests.gpu.type",
@@ -126,10 +126,6 @@ pub const EXPRESSES: Expresses = Expresses {
         ("resources.requests.gpu.memory", "compose reserves GPUs by count"),
         ("resources.limits.gpu.memory", "compose reserves GPUs by count"),
         ("description", "a compose service has no description"),
-        (
-            "python.index_credentials",
-            "the build secret is not given to compose: build the image with the docker target's command (docker build --secret)",
-        ),
     ],
     not_needed: &[
         ("builder", "built into the image by the docker target"),
@@ -287,7 +283,7 @@ pub fn lower(spec: &EnvSpec, cx: &LowerCx) -> Lowered {
     };
     let mut services = BTreeMap::new();
     if spec.services.is_empty() || spec.base.is_some() {
-        for w in crate::expresses::unexpressed(spec, &EXPRESSES) {
+        for w in unexpressed(spec) {
             job.warnings.push(w);
         }
         let dockerfile = format!("{}/Dockerfile", cx.env);
@@ -295,7 +291,7 @@ pub fn lower(spec: &EnvSpec, cx: &LowerCx) -> Lowered {
             services.insert(project.clone(), s);
         }
     } else {
-        for w in crate::expresses::unexpressed(spec, &EXPRESSES) {
+        for w in unexpressed(spec) {
             job.warnings.push(w);
         }
     }
@@ -325,7 +321,7 @@ pub fn lower(spec: &EnvSpec, cx: &LowerCx) -> Lowered {
             );
             continue;
         }
-        for mut w in crate::expresses::unexpressed(s, &EXPRESSES) {
+        for mut w in unexpressed(s) {
             w.field = format!("{field}.{}", w.field);
             job.warnings.push(w);
         }
@@ -391,6 +387,17 @@ pub fn lower(spec: &EnvSpec, cx: &LowerCx) -> Lowered {
 /// `s` with every `$` doubled, so compose's interpolation gives `s` back.
 pub fn escape(s: &str) -> String {
     s.replace('$', "$$")
+}
+
+/// The fields compose does not write ([`EXPRESSES`]), but `distributed`
+/// when it is a single-node torchrun launch, which the service's
+/// entrypoint is.
+fn unexpressed(spec: &EnvSpec) -> Vec<FieldWarning> {
+    let launch = crate::docker::single_node_torchrun(spec).is_some();
+    crate::expresses::unexpressed(spec, &EXPRESSES)
+        .into_iter()
+        .filter(|w| !(launch && w.field == "distributed"))
+        .collect()
 }
 
 /// A compose service or volume name: `[a-zA-Z0-9._-]+`.
@@ -685,6 +692,10 @@ impl Job<'_> {
                 }
             }
         }
+        // The launch the image's ENTRYPOINT has (a single-node torchrun
+        // launch), which `entrypoint:` would otherwise replace.
+        let (entrypoint, command) = crate::docker::single_node_torchrun(spec)
+            .unwrap_or_else(|| (spec.entrypoint.clone(), spec.command.clone()));
         Some(Service {
             build: Build {
                 context: CONTEXT,
@@ -692,8 +703,8 @@ impl Job<'_> {
                 secrets,
             },
             image: escape(&self.cx.image(spec, name)),
-            entrypoint: spec.entrypoint.iter().map(|s| escape(s)).collect(),
-            command: spec.command.iter().map(|s| escape(s)).collect(),
+            entrypoint: entrypoint.iter().map(|s| escape(s)).collect(),
+            command: command.iter().map(|s| escape(s)).collect(),
             depends_on: spec.depends_on.clone(),
             environment,
             labels,

@@ -205,6 +205,19 @@ fn same_text_is_no_change() {
     );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["envs"], serde_json::json!([]));
+    // Markdown: nothing to post.
+    let o = sclc(
+        dir.path(),
+        &[
+            "diff",
+            "old/train.env.scl",
+            "old/train.env.scl",
+            "--format",
+            "markdown",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "");
 }
 
 fn write(dir: &Path, name: &str, text: &str) {
