@@ -337,6 +337,50 @@ impl Job<'_> {
         });
     }
 
+    /// Paths under `/tmp` and `/var/tmp` are refused wherever the build
+    /// puts something: during `%post` Apptainer binds the host's folders
+    /// there (`mount tmp` in apptainer.conf), so a file copied, downloaded
+    /// or made there would be the host's, or hidden, and not in the image.
+    fn refuse_host_tmp(&mut self) {
+        let spec = self.spec;
+        let mut paths: Vec<(String, String)> = Vec::new();
+        for (i, c) in spec.files.iter().enumerate() {
+            paths.push((format!("files[{i}].to"), c.to.clone()));
+        }
+        for (i, w) in spec.writable.iter().enumerate() {
+            paths.push((format!("writable[{i}]"), w.clone()));
+        }
+        if let Some(w) = &spec.workdir {
+            paths.push(("workdir".into(), w.clone()));
+        }
+        for (i, a) in spec.assets.iter().enumerate() {
+            let to = match a {
+                scl_ir::Asset::Huggingface { to, .. } | scl_ir::Asset::Url { to, .. } => to,
+            };
+            paths.push((format!("assets[{i}].to"), to.clone()));
+        }
+        for (i, v) in spec.volumes.iter().enumerate() {
+            if v.mode != scl_ir::VolumeMode::ReadOnly {
+                paths.push((format!("volumes[{i}].mount"), v.mount.clone()));
+            }
+        }
+        for (field, p) in paths {
+            let n = plan::normalize_path(&p);
+            let under = |d: &str| n == d || n.starts_with(&format!("{d}/"));
+            if under("/tmp") || under("/var/tmp") {
+                self.refuse(
+                    &field,
+                    ErrorKind::Unwritable,
+                    format!(
+                        "`{}` is under /tmp or /var/tmp, which Apptainer binds from the host while %post runs: what the build puts there would not be in the image",
+                        quote::comment(&p)
+                    ),
+                    Some("use a folder such as /opt/..., /srv/... or /cache/..."),
+                );
+            }
+        }
+    }
+
     fn refuse(
         &mut self,
         field: impl AsRef<str>,
@@ -355,7 +399,21 @@ impl Job<'_> {
     fn def(&mut self, origin: &str, def_path: &str, sif: &str) -> Option<String> {
         let spec = self.spec;
         let base = spec.base.as_ref()?;
-        let from = base.pinned();
+        // Pinned: `name@sha256:…` without the tag, which Apptainer up to
+        // 1.3 cannot read together with a digest (containers/image's
+        // docker.ParseReference refuses a reference with both); the digest
+        // alone names the image.
+        let from = match &base.digest {
+            Some(d) => format!("{}@{d}", scl_ir::bases::split_ref(&base.reference).0),
+            None => base.reference.clone(),
+        };
+        self.refuse_host_tmp();
+        if !spec.ignore.is_empty() && !spec.files.is_empty() {
+            self.warn(
+                "ignore",
+                "%files copies each source whole: the ignore globs do not apply to the definition file, so ignored files inside a copied folder (credentials, checkpoints, outputs) are copied into the image; copy only the folders you need",
+            );
+        }
         if !crate::docker::is_image_reference(&from) {
             self.refuse(
                 "base",

@@ -90,7 +90,13 @@ fn check_def(what: &str, spec: &EnvSpec, text: &str) -> Result<Def, String> {
     if def.header.get("bootstrap").map(String::as_str) != Some("docker") {
         return Err(err(format!("header {:?}", def.header)));
     }
-    let from = spec.base.as_ref().unwrap().pinned();
+    // Pinned: `name@digest`, the tag dropped (Apptainer up to 1.3 reads
+    // no reference with both).
+    let base = spec.base.as_ref().unwrap();
+    let from = match &base.digest {
+        Some(d) => format!("{}@{d}", scl_ir::bases::split_ref(&base.reference).0),
+        None => base.reference.clone(),
+    };
     if def.header.get("from") != Some(&from) {
         return Err(err(format!(
             "From: {:?}, want {from}",
@@ -570,7 +576,7 @@ fn from_is_pinned_and_checked() {
     let def = deffile::parse(&out.artifacts[0].contents).unwrap();
     assert_eq!(
         def.header["from"],
-        format!("debian:12.5@sha256:{}", "a".repeat(64))
+        format!("debian@sha256:{}", "a".repeat(64))
     );
     for bad in ["debian:12 #x", "debian\\", "a b"] {
         let mut s = built(bad);
@@ -596,4 +602,40 @@ fn lowering_is_deterministic() {
     for (name, spec) in fixtures() {
         assert_eq!(lower(&name, &spec), lower(&name, &spec), "{name}");
     }
+}
+
+/// Apptainer binds the host's /tmp and /var/tmp while %post runs: what the
+/// build would put there is refused, field by field; `ignore` with copies
+/// is a warning (%files copies folders whole).
+#[test]
+fn host_tmp_paths_are_refused_and_ignore_warns() {
+    let mut spec = built("debian:12.5");
+    spec.workdir = Some("/tmp/work".into());
+    spec.writable = vec!["/var/tmp/cache".into(), "/cache/ok".into()];
+    spec.files = vec![Copy {
+        from: "install.sh".into(),
+        to: "/tmp/../tmp/install.sh".into(),
+    }];
+    assert_eq!(
+        refused(&spec),
+        [
+            ("files[0].to".to_string(), ErrorKind::Unwritable),
+            ("writable[0]".to_string(), ErrorKind::Unwritable),
+            ("workdir".to_string(), ErrorKind::Unwritable),
+        ]
+    );
+    let mut spec = built("debian:12.5");
+    spec.workdir = Some("/tmpfoo".into());
+    spec.files = vec![Copy {
+        from: "src".into(),
+        to: "/srv/src".into(),
+    }];
+    spec.ignore = vec!["*.ckpt".into()];
+    let out = lower("t", &spec);
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert!(
+        out.warnings.iter().any(|w| w.field == "ignore"),
+        "{:?}",
+        out.warnings
+    );
 }
