@@ -671,7 +671,12 @@ impl<'a> Job<'a> {
                     u,
                 )
             }));
+        // The index lines the IR's own fields write: a requirements file's
+        // line that says the same again is not repeated (the IR takes a
+        // file's index lines into these fields).
+        let mut ir_index_lines: Vec<String> = Vec::new();
         for (field, opt, url) in urls {
+            ir_index_lines.push(format!("{opt} {url}"));
             if url.is_empty()
                 || url
                     .chars()
@@ -718,6 +723,15 @@ impl<'a> Job<'a> {
             }
             for (line, entry) in logical_lines(text) {
                 let what = format!("line {line} of `{}`", quote::comment(&file.path));
+                let same = match entry.split_once(['=', ' ']) {
+                    Some((opt, url)) if opt == "--index-url" || opt == "--extra-index-url" => {
+                        format!("{opt} {}", url.trim())
+                    }
+                    _ => String::new(),
+                };
+                if !same.is_empty() && ir_index_lines.contains(&same) {
+                    continue;
+                }
                 if let Some(why) = requirement_line_problem(&entry) {
                     self.refuse(
                         &field,

@@ -148,6 +148,14 @@ fn expected_pip(spec: &EnvSpec, files: &BTreeMap<String, String>) -> Vec<String>
                 None => line,
             }
             .trim();
+            // A file's index line that the IR's fields already write is not
+            // repeated.
+            let normal = line.replacen("-url=", "-url ", 1);
+            if (normal.starts_with("--index-url ") || normal.starts_with("--extra-index-url "))
+                && out.contains(&normal)
+            {
+                continue;
+            }
             if !line.is_empty() && !line.starts_with('#') {
                 out.push(line.to_string());
             }
@@ -736,4 +744,37 @@ fn registered() {
     let b = scl_backends::backend::backend("conda").expect("in the registry");
     assert_eq!(b.expresses().target, "conda");
     assert_eq!(b.layout(), ["environment.yml", "<service>/environment.yml"]);
+}
+
+/// A requirements file's index line, which the IR also holds in
+/// `python.extra_index_urls`, is written once.
+#[test]
+fn an_index_line_is_written_once() {
+    let text = "--extra-index-url=https://pypi.internal.example.com/simple\nsix==1.16.0\n";
+    let spec = EnvSpec {
+        api_version: API_VERSION.into(),
+        base: Some(ImageRef {
+            reference: "python:3.11".into(),
+            digest: None,
+        }),
+        python: Some(Python {
+            extra_index_urls: vec!["https://pypi.internal.example.com/simple".into()],
+            index_credentials: None,
+            index_url: None,
+            manager: PythonManager::Pip,
+            packages: vec![],
+            requirements: vec![FileRef {
+                path: "req.txt".into(),
+                sha256: sha256_hex(text.as_bytes()),
+            }],
+            version: None,
+        }),
+        ..Default::default()
+    };
+    let files = BTreeMap::from([("req.txt".to_string(), text.to_string())]);
+    let out = conda::lower(&spec, &cx("c", files));
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let yml = &out.artifacts[0].contents;
+    assert_eq!(yml.matches("--extra-index-url").count(), 1, "{yml}");
+    assert!(yml.contains("  - six==1.16.0\n"), "{yml}");
 }
