@@ -10,8 +10,8 @@ use std::sync::Arc;
 use crate::output::write_atomically;
 
 /// The SCL compiler: one typed description of an ML job's environment, lowered
-/// to Dockerfiles, conda environments, Kubernetes Jobs / Kubeflow PyTorchJobs
-/// and compose files.
+/// to Dockerfiles, Apptainer definitions, conda environments, Kubernetes Jobs /
+/// Kubeflow PyTorchJobs / TrainJobs and compose files.
 #[derive(Parser, Debug)]
 #[command(name = "sclc", version, about, max_term_width = 100)]
 struct Cli {
@@ -61,7 +61,8 @@ enum Command {
         /// The target format (`all`: every target but `trainjob`).
         #[arg(long, value_parser = target_names())]
         target: String,
-        /// The repository of the images Kubernetes and compose files run
+        /// The repository of the images: the printed `docker build -t` tag and
+        /// the image Kubernetes and compose files run
         /// (`registry.example.com/team/bert`; default: the env's name).
         #[arg(long, value_name = "REPO")]
         image_repo: Option<String>,
