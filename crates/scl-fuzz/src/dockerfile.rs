@@ -247,8 +247,16 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
             .filter(|&n| ins[n].keyword == k && !is_venv_env(n))
             .count()
     };
-    if count("FROM") != 1 {
-        problems.push(format!("{} FROM instructions, not one", count("FROM")));
+    // With `builder`, a build stage `FROM <builder> AS builder` may come
+    // first (when there is something for pip to build).
+    let staged = spec.builder.is_some()
+        && ins
+            .iter()
+            .find(|i| i.keyword == "FROM")
+            .is_some_and(|i| i.args.ends_with(" AS builder"));
+    let froms = if staged { 2 } else { 1 };
+    if count("FROM") != froms {
+        problems.push(format!("{} FROM instructions, not {froms}", count("FROM")));
     }
     if let Some(first) = ins.iter().find(|i| i.keyword != "ARG") {
         if first.keyword != "FROM" {
@@ -297,7 +305,10 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
         .filter(|a| !matches!(a, Asset::Url { .. }))
         .count();
     let python = spec.python.as_ref().map_or(0, |_| 4);
-    let runs_max = 1 + 1 + hf + python + spec.setup.len() + 1 + 2;
+    // A build stage: its system packages, venv, two wheel builds, and the
+    // install of the wheels.
+    let stage = if staged { 5 } else { 0 };
+    let runs_max = 1 + 1 + hf + python + spec.setup.len() + 1 + 2 + stage;
     if count("RUN") > runs_max {
         problems.push(format!(
             "{} RUN instructions, at most {runs_max} accounted for by the IR",
@@ -374,8 +385,14 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
     for i in ins.iter().filter(|i| i.keyword == "RUN") {
         // The one flag sclc writes: a build secret's mount, whose id is
         // `[A-Za-z0-9_.-]+` (the backend refuses any other).
-        let args = match i
+        // And the bind mount of the build stage's wheels (a constant).
+        let plain = i
             .args
+            .strip_prefix(
+                "--mount=type=bind,from=builder,source=/tmp/scl/wheels,target=/tmp/scl/wheels ",
+            )
+            .unwrap_or(&i.args);
+        let args = match plain
             .strip_prefix("--mount=type=secret,id=")
             .and_then(|r| r.split_once(",required=true "))
         {
@@ -387,7 +404,7 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
             {
                 rest
             }
-            _ => i.args.as_str(),
+            _ => plain,
         };
         if args.starts_with("--") {
             problems.push(format!(
