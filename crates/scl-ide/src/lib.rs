@@ -22,10 +22,12 @@ mod files;
 mod lower;
 mod nav;
 mod overrides;
+mod refactor;
 
 pub use files::{collect_files, CollectError};
 pub use lower::{LowerOptions, Lowering, Target};
 pub use nav::{Completion, CompletionKind, Hover, NavTarget, Symbol, SymbolKind};
+pub use refactor::{ActionKind, ChainLink, CodeAction};
 pub use scl_backends::{Artifact, Lowered};
 pub use scl_db::{
     normalize_path, with_compiler_stack, DirEntry, MemorySystem, OsSystem, PathKind, System,
@@ -62,6 +64,16 @@ pub struct FieldOrigin {
     pub at: NavTarget,
     /// The layer whose value it replaced, if any.
     pub replaced: Option<String>,
+}
+
+/// One replacement of text: bytes `span` of `file` become `new_text`
+/// (rename, code actions and formatting answer with these; the language
+/// server turns them into LSP `TextEdit`s).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TextEdit {
+    pub file: FileId,
+    pub span: Span,
+    pub new_text: String,
 }
 
 /// Why a file named as the root of `ir`/`build` cannot be opened.
@@ -495,7 +507,10 @@ impl Analysis {
     /// The declaration a name at `offset` refers to: a local binder (a
     /// parameter, a comprehension variable), a declaration of the file, the
     /// module an import alias or path names (at its start), or
-    /// the declaration `alias.name` names in the imported module.
+    /// the declaration `alias.name` names in the imported module. On a
+    /// field item of an env body (`resources.requests.cpu = 8`): the item
+    /// (whole span) of the layer whose value it overrode, in whichever
+    /// module that layer is (the next link of [`Hover::chain`]).
     pub fn definition(&self, file: FileId, offset: u32) -> Option<NavTarget> {
         nav::definition(self, file, offset)
     }
@@ -521,7 +536,11 @@ impl Analysis {
         nav::completions(self, file, offset)
     }
 
-    /// The kind, doc comment and type of what is at `offset`.
+    /// The kind, doc comment and type of what is at `offset`; for a `let`
+    /// or `param`, its value; for a field path segment of an env body, its
+    /// value in the env and the chain of layers that set it
+    /// ([`ChainLink`]: the winning item first, then each item it
+    /// overrode).
     pub fn hover(&self, file: FileId, offset: u32) -> Option<Hover> {
         nav::hover(self, file, offset)
     }

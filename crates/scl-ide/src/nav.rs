@@ -108,6 +108,14 @@ pub struct Hover {
     /// The type, when known (schema fields; expressions once the static
     /// checker gives types by offset: [`Analysis::type_at`]).
     pub ty: Option<String>,
+    /// The resolved value, rendered as SCL source and clipped to about 200
+    /// bytes (`…` after a clipped one): a field of an env body (the env's
+    /// final value there), a `let` or a `param` (its value in its module).
+    pub value: Option<String>,
+    /// For a field item of an env body: the layers that set it, from the
+    /// one whose value wins to the first one it overrode (empty elsewhere,
+    /// and for the body of a template, which is not evaluated on its own).
+    pub chain: Vec<crate::ChainLink>,
 }
 
 fn symbol_of(d: &Decl) -> Symbol {
@@ -454,7 +462,15 @@ fn occurrence_at(occs: &[Occ], offset: u32) -> Option<&Occ> {
 
 pub(crate) fn definition(a: &Analysis, file: FileId, offset: u32) -> Option<NavTarget> {
     let occs = occurrences(&a.parse(file).module);
-    let occ = occurrence_at(&occs, offset)?;
+    let Some(occ) = occurrence_at(&occs, offset) else {
+        // A field item of an env body: the item of the layer it overrode.
+        let fa = field_at(&a.parse(file).module, offset)?;
+        let (_, chain) = crate::refactor::chain(a, file, fa.env.as_deref()?, &fa.path);
+        let here = chain
+            .iter()
+            .position(|l| l.at.file == file && l.at.span == fa.item)?;
+        return chain.get(here + 1).map(|l| l.at);
+    };
     let def = resolve(a, file, &occ.res)?;
     Some(match def.module {
         Some(m) => NavTarget {
@@ -519,12 +535,22 @@ pub(crate) fn hover(a: &Analysis, file: FileId, offset: u32) -> Option<Hover> {
         let ty = a.type_at(file, offset);
         if let Some(d) = m.decls.iter().find(|d| d.name().span == def.site.span) {
             let s = symbol_of(d);
+            let value = match s.kind {
+                SymbolKind::Let | SymbolKind::Param => a
+                    .values(def.site.file)
+                    .values
+                    .get(&s.name)
+                    .map(|v| v.to_string()),
+                _ => None,
+            };
             return Some(Hover {
                 span: occ.span,
                 kind: s.kind.label().to_string(),
                 name: s.name,
                 doc: s.doc,
                 ty,
+                value,
+                chain: Vec::new(),
             });
         }
         let text = a.text(def.site.file);
@@ -537,12 +563,40 @@ pub(crate) fn hover(a: &Analysis, file: FileId, offset: u32) -> Option<Hover> {
                 .to_string(),
             doc: None,
             ty,
+            value: None,
+            chain: Vec::new(),
         });
     }
-    // A schema field in an env body.
     let text = a.text(file);
     let offset = on_char(&text, offset);
     let m = &a.parse(file).module;
+    // A segment of a field path in an env body: the field, its value in the
+    // env and the layers that set it.
+    if let Some(fa) = field_at(m, offset) {
+        let rec = match fa.path.len() {
+            1 => Some(RecordTy::Env),
+            n => field_ty(RecordTy::Env, fa.path[..n - 1].iter().map(|s| s.as_str()))
+                .as_ref()
+                .and_then(as_record),
+        };
+        if let Some((rec, ty)) = rec.and_then(|r| Some((r, r.field_ref(fa.path.last()?)?.clone())))
+        {
+            let (value, chain) = match &fa.env {
+                Some(env) => crate::refactor::chain(a, file, env, &fa.path),
+                None => (None, Vec::new()),
+            };
+            return Some(Hover {
+                span: fa.segment,
+                kind: "field".into(),
+                name: format!("{}.{}", rec.name(), fa.path.last().unwrap()),
+                doc: None,
+                ty: Some(ty.to_string()),
+                value,
+                chain,
+            });
+        }
+    }
+    // A schema field in a record literal of an env body.
     let Some(Ctx::Field { rec, .. }) = context(m, &text, offset) else {
         return None;
     };
@@ -562,7 +616,88 @@ pub(crate) fn hover(a: &Analysis, file: FileId, offset: u32) -> Option<Hover> {
         name: format!("{}.{name}", rec.name()),
         doc: None,
         ty: Some(ty.to_string()),
+        value: None,
+        chain: Vec::new(),
     })
+}
+
+/// A segment of a field path of an env body under the cursor.
+pub(crate) struct FieldAt {
+    /// The env's name; `None` for a template (not evaluated on its own).
+    pub env: Option<String>,
+    /// The path from the env's record to the segment (the enclosing
+    /// `PATH { … }` blocks' paths first).
+    pub path: Vec<String>,
+    /// The segment's span.
+    pub segment: Span,
+    /// The item's span.
+    pub item: Span,
+}
+
+/// The field path segment at `offset` in an env body (also inside `if`
+/// blocks and `PATH { … }` blocks).
+pub(crate) fn field_at(m: &Module, offset: u32) -> Option<FieldAt> {
+    for d in &m.decls {
+        let Decl::Env(e) = d else { continue };
+        if !contains(e.body.span, offset) {
+            continue;
+        }
+        let env = e.params.is_none().then(|| e.name.name.clone());
+        let mut prefix = Vec::new();
+        return field_in_block(&e.body, offset, &mut prefix).map(|(path, segment, item)| FieldAt {
+            env,
+            path,
+            segment,
+            item,
+        });
+    }
+    None
+}
+
+fn field_in_block(
+    b: &Block,
+    offset: u32,
+    prefix: &mut Vec<String>,
+) -> Option<(Vec<String>, Span, Span)> {
+    for it in b.items.iter() {
+        if !contains(it.span, offset) {
+            continue;
+        }
+        let (path, body) = match &it.kind {
+            ItemKind::Assign { path, .. } => (path, None),
+            ItemKind::Nested { path, body } => (path, Some(body)),
+            ItemKind::If {
+                then_block,
+                else_block,
+                ..
+            } => {
+                for blk in std::iter::once(then_block).chain(else_block.as_ref()) {
+                    if contains(blk.span, offset) {
+                        return field_in_block(blk, offset, prefix);
+                    }
+                }
+                return None;
+            }
+            ItemKind::Error => return None,
+        };
+        for (i, seg) in path.segments.iter().enumerate() {
+            if contains(seg.span, offset) {
+                let mut p = prefix.clone();
+                p.extend(path.segments[..=i].iter().map(|s| s.name.clone()));
+                return Some((p, seg.span, it.span));
+            }
+        }
+        let body = body?;
+        if !contains(body.span, offset) {
+            return None;
+        }
+        let n = prefix.len();
+        prefix.extend(path.segments.iter().map(|s| s.name.clone()));
+        let r = field_in_block(body, offset, prefix);
+        prefix.truncate(n);
+        return r;
+    }
+    None
 }
 
 // ---------------------------------------------------------------------
@@ -967,4 +1102,130 @@ fn enum_variants(t: &Ty) -> Vec<String> {
         Ty::List(x) => enum_variants(x),
         _ => Vec::new(),
     }
+}
+
+// ---------------------------------------------------------------------
+// Rename
+
+/// What a rename at a position renames.
+pub(crate) struct RenameSite {
+    /// The name under the cursor.
+    pub occ: Span,
+    /// The binder or declaration name it refers to.
+    pub def: NavTarget,
+    /// A local binder (a parameter, a comprehension variable).
+    pub local: bool,
+}
+
+/// The name at `offset` if it can be renamed (see `Analysis::prepare_rename`).
+pub(crate) fn rename_site(a: &Analysis, file: FileId, offset: u32) -> Result<RenameSite, String> {
+    let m = &a.parse(file).module;
+    let occs = occurrences(m);
+    let Some(occ) = occurrence_at(&occs, offset) else {
+        if field_at(m, offset).is_some() {
+            return Err("a schema field cannot be renamed".into());
+        }
+        return Err("nothing to rename here".into());
+    };
+    if let Res::ImportPath(_) = occ.res {
+        return Err("an import path cannot be renamed".into());
+    }
+    let Some(def) = resolve(a, file, &occ.res) else {
+        let text = a.text(file);
+        let name = text.get(occ.span.range()).unwrap_or_default();
+        if let Res::Decl(_) = occ.res {
+            if scl_sema::builtins::lookup(name).is_some() {
+                return Err(format!("`{name}` is a builtin and cannot be renamed"));
+            }
+        }
+        return Err(format!("`{name}` is not declared: nothing to rename"));
+    };
+    if a.key(def.site.file).starts_with("std/") {
+        return Err("a stdlib declaration cannot be renamed".into());
+    }
+    Ok(RenameSite {
+        occ: occ.span,
+        def: def.site,
+        local: matches!(occ.res, Res::Local(_)),
+    })
+}
+
+/// Why renaming `site` to `new` would change what some name refers to:
+/// `new` is declared (or used as a builtin) in the module of the
+/// declaration, or is a parameter of a function or template where a use
+/// is, or (a local) is a name in the declaration that holds the binder.
+pub(crate) fn rename_clash(a: &Analysis, site: &RenameSite, new: &str) -> Option<String> {
+    let file = site.def.file;
+    let m = &a.parse(file).module;
+    let text = a.text(file);
+    let key = a.key(file);
+    let line = |s: Span| a.line_col(file, s.start).0;
+    let occs = occurrences(m);
+    let named = |o: &Occ| text.get(o.span.range()) == Some(new);
+    if site.local {
+        let d = m
+            .decls
+            .iter()
+            .find(|d| contains(d.span(), site.def.span.start))?;
+        for o in occs
+            .iter()
+            .filter(|o| contains(d.span(), o.span.start) && named(o))
+        {
+            if o.span == site.def.span {
+                continue;
+            }
+            return Some(format!(
+                "`{new}` is already a name in `{}` ({key}, line {})",
+                d.name().name,
+                line(o.span)
+            ));
+        }
+        if let Some(i) = decl_index(m, new) {
+            return Some(format!(
+                "`{new}` is already declared in {key} (line {})",
+                line(m.decls[i].name().span)
+            ));
+        }
+        return None;
+    }
+    if let Some(i) = decl_index(m, new) {
+        return Some(format!(
+            "`{new}` is already declared in {key} (line {})",
+            line(m.decls[i].name().span)
+        ));
+    }
+    for o in &occs {
+        if matches!(&o.res, Res::Decl(n) if n == new) {
+            return Some(format!(
+                "`{new}` is a builtin used in {key} (line {})",
+                line(o.span)
+            ));
+        }
+    }
+    // A use inside a function or template with a parameter named `new`
+    // would refer to that parameter.
+    for o in &occs {
+        let Res::Decl(n) = &o.res else { continue };
+        if o.span == site.def.span || resolve(a, file, &o.res).map(|d| d.site) != Some(site.def) {
+            continue;
+        }
+        let _ = n;
+        for d in &m.decls {
+            let ps = match d {
+                Decl::Fn(f) if contains(f.span, o.span.start) => &f.params[..],
+                Decl::Env(e) if contains(e.span, o.span.start) => {
+                    e.params.as_deref().unwrap_or_default()
+                }
+                _ => continue,
+            };
+            if ps.iter().any(|p| p.name.name == new) {
+                return Some(format!(
+                    "the use at line {} ({key}) would refer to the parameter `{new}` of `{}`",
+                    line(o.span),
+                    d.name().name
+                ));
+            }
+        }
+    }
+    None
 }

@@ -13,6 +13,16 @@
 //! //@ hover-doc: The image.           …and its doc comment
 //! //@ type: [String]                  the static type of the expression at the cursor
 //! //@ definition: none                no definition at the cursor
+//! //@ hover-value: 8                  the hover's value
+//! //@ hover-chain: train @ /ws/main.env.scl:6:3 = 8 | base @ /ws/base.env.scl:3:3 = 4
+//! //                                  the hover's chain, exactly (`= ?`: no value)
+//! //@ rename: gpus                    rename at the cursor: the edits are the `edit` annotations
+//! //@ rename-error: `x` is a keyword  …or this error
+//! //@ prepare-rename-error: a schema field cannot be renamed
+//! //@ actions: *Replace `a` with `b` | Add `import "std/x" as x`
+//! //                                  the code action titles at the cursor, in order (`*`: preferred)
+//! //@ apply: Replace `a` with `b`     apply that action; `(after)` files are the texts expected
+//! //- /ws/main.env.scl (after)        the text after `apply` or `rename` (annotation lines ignored)
 //! //@ expect <command-line>:1:9 E0312: message    a diagnostic about a `--set` flag
 //! //- /ws/main.env.scl                a file, written to an in-memory file system
 //! env app extends lib.ba$0se {        `$0`: the cursor (removed from the text)
@@ -26,8 +36,9 @@
 //! An annotation is `CODE: message` (a diagnostic: the diagnostics of
 //! checking every file must be exactly the annotated ones), `def` (the
 //! definition at the cursor), `ref` (the references at the cursor, the
-//! declaration included: exactly these), or `symbol KIND` (the document
-//! symbols of that file, children included: exactly these). A span is drawn
+//! declaration included: exactly these), `symbol KIND` (the document
+//! symbols of that file, children included: exactly these), or `edit` (the
+//! edits of `rename`: exactly these). A span is drawn
 //! on its first line; an empty span as one caret.
 //!
 //! The runner test runs every `tests/fixtures/*.fixture`; the runner is
@@ -43,6 +54,8 @@ struct FileSpec {
     path: PathBuf,
     text: String,
     overlay: bool,
+    /// An expected text after `apply`/`rename`, not a file.
+    after: bool,
 }
 
 #[derive(Default)]
@@ -62,10 +75,15 @@ fn parse_fixture(src: &str) -> Result<Fixture, String> {
                 Some(p) => (p.trim(), true),
                 None => (h.trim(), false),
             };
+            let (path, after) = match path.strip_suffix("(after)") {
+                Some(p) => (p.trim(), true),
+                None => (path, false),
+            };
             fx.files.push(FileSpec {
                 path: PathBuf::from(path),
                 text: String::new(),
                 overlay,
+                after,
             });
             continue;
         }
@@ -93,8 +111,13 @@ fn parse_fixture(src: &str) -> Result<Fixture, String> {
             }
         }
     }
-    if fx.files.is_empty() {
+    if fx.files.iter().all(|f| f.after) {
         return Err("no file (`//- /path`)".into());
+    }
+    if let Some((i, _)) = fx.cursor {
+        if fx.files[i].after {
+            return Err("a cursor `$0` in an `(after)` text".into());
+        }
     }
     Ok(fx)
 }
@@ -186,24 +209,26 @@ fn run_fixture(src: &str) -> Result<(), String> {
     let sys = MemorySystem::new();
     sys.mkdir(&root);
     sys.set_current_dir(&root);
-    for f in fx.files.iter().filter(|f| !f.overlay) {
+    let afters: Vec<&FileSpec> = fx.files.iter().filter(|f| f.after).collect();
+    let files: Vec<&FileSpec> = fx.files.iter().filter(|f| !f.after).collect();
+    for f in files.iter().filter(|f| !f.overlay) {
         sys.write(&f.path, &f.text);
     }
     let mut host = AnalysisHost::new(Arc::new(sys), Path::new(&root), None);
-    for f in fx.files.iter().filter(|f| f.overlay) {
+    for f in files.iter().filter(|f| f.overlay) {
         host.set_overlay(&f.path, &f.text);
     }
     // The text analyzed: an overlay's where there is one.
     let effective = |p: &Path| -> &FileSpec {
-        fx.files
+        files
             .iter()
             .rev()
             .find(|f| f.path == p && f.overlay)
-            .or_else(|| fx.files.iter().find(|f| f.path == p))
+            .or_else(|| files.iter().find(|f| f.path == p))
             .unwrap()
     };
     let mut paths: Vec<PathBuf> = Vec::new();
-    for f in &fx.files {
+    for f in &files {
         if !paths.contains(&f.path) {
             paths.push(f.path.clone());
         }
@@ -370,6 +395,151 @@ fn run_fixture(src: &str) -> Result<(), String> {
         let got = a.type_at(f, off);
         if got.as_deref() != Some(want) {
             errors.push(format!("type: want {want:?}, got {got:?}"));
+        }
+    }
+    // Hover value and chain.
+    if let Some(want) = directive("hover-value").next() {
+        let (f, off) = cursor.ok_or("`hover-value` needs a cursor `$0`")?;
+        let got = a.hover(f, off).and_then(|h| h.value);
+        if got.as_deref() != Some(want) {
+            errors.push(format!("hover value: want {want:?}, got {got:?}"));
+        }
+    }
+    if let Some(want) = directive("hover-chain").next() {
+        let (f, off) = cursor.ok_or("`hover-chain` needs a cursor `$0`")?;
+        let got: Vec<String> = a
+            .hover(f, off)
+            .map(|h| h.chain)
+            .unwrap_or_default()
+            .iter()
+            .map(|l| {
+                let (line, col) = a.line_col(l.at.file, l.at.span.start);
+                format!(
+                    "{} @ {}:{line}:{col} = {}",
+                    l.env,
+                    a.path(l.at.file).display(),
+                    l.value.as_deref().unwrap_or("?")
+                )
+            })
+            .collect();
+        let want: Vec<String> = want.split(" | ").map(|s| s.trim().to_string()).collect();
+        if got != want {
+            errors.push(format!("hover chain: want {want:#?}, got {got:#?}"));
+        }
+    }
+    // The edits to apply, whose result the `(after)` texts give.
+    let mut applied: Option<Vec<scl_ide::TextEdit>> = None;
+    // Rename.
+    if let Some(want) = directive("prepare-rename-error").next() {
+        let (f, off) = cursor.ok_or("`prepare-rename-error` needs a cursor `$0`")?;
+        let got = a.prepare_rename(f, off);
+        if got.as_ref().err().map(String::as_str) != Some(want) {
+            errors.push(format!("prepare rename: want Err({want:?}), got {got:?}"));
+        }
+    }
+    let want: BTreeSet<Ann> = expected.iter().filter(|x| x.2 == "edit").cloned().collect();
+    if let Some(new) = directive("rename").next() {
+        let (f, off) = cursor.ok_or("`rename` needs a cursor `$0`")?;
+        match (a.rename(f, off, new), directive("rename-error").next()) {
+            (Err(got), Some(want)) if got == want => {}
+            (got, Some(want)) => errors.push(format!("rename: want Err({want:?}), got {got:?}")),
+            (Err(e), None) => errors.push(format!("rename failed: {e}")),
+            (Ok(edits), None) => {
+                let got: BTreeSet<Ann> = edits
+                    .iter()
+                    .map(|e| {
+                        let p = a.path(e.file);
+                        draw(&p, &a.text(e.file), e.span.start, e.span.end, "edit".into())
+                    })
+                    .collect();
+                if let Some(e) = edits.iter().find(|e| e.new_text != new) {
+                    errors.push(format!("rename: an edit writes {:?}", e.new_text));
+                }
+                match a.prepare_rename(f, off) {
+                    Ok(s) if edits.iter().any(|e| e.file == f && e.span == s) => {}
+                    other => errors.push(format!(
+                        "prepare_rename gives {other:?}, which is not one of the edits"
+                    )),
+                }
+                if let Err(e) = compare("rename edits", want, got) {
+                    errors.push(e);
+                }
+                applied = Some(edits);
+            }
+        }
+    } else if !want.is_empty() || directive("rename-error").next().is_some() {
+        return Err("`edit` annotations or `rename-error` without `rename`".into());
+    }
+    // Code actions.
+    if let Some(want) = directive("actions").next() {
+        let (f, off) = cursor.ok_or("`actions` needs a cursor `$0`")?;
+        let span = scl_ide::Span::new(off as usize, off as usize);
+        let actions = a.code_actions(f, span);
+        let got: Vec<String> = actions
+            .iter()
+            .map(|x| format!("{}{}", if x.preferred { "*" } else { "" }, x.title))
+            .collect();
+        let want: Vec<String> = if want.is_empty() {
+            Vec::new()
+        } else {
+            want.split(" | ").map(|s| s.trim().to_string()).collect()
+        };
+        if got != want {
+            errors.push(format!("actions: want {want:#?}, got {got:#?}"));
+        }
+        for x in &actions {
+            if x.fixes.is_none() || x.kind != scl_ide::ActionKind::QuickFix {
+                errors.push(format!("action {:?} fixes no diagnostic", x.title));
+            }
+        }
+        if let Some(title) = directive("apply").next() {
+            match actions.iter().find(|x| x.title == title) {
+                Some(x) => applied = Some(x.edits.clone()),
+                None => errors.push(format!("no action {title:?} to apply")),
+            }
+        }
+    } else if directive("apply").next().is_some() {
+        return Err("`apply` without `actions`".into());
+    }
+    if !afters.is_empty() {
+        let edits = applied.ok_or("`(after)` texts without `apply` or a successful `rename`")?;
+        // Annotation lines are comments; they are not compared.
+        let strip = |t: &str| -> String {
+            t.lines()
+                .filter(|l| {
+                    let t = l.trim_start();
+                    !(t.starts_with("//^file ")
+                        || t.starts_with("//") && t[2..].trim_start().starts_with('^'))
+                })
+                .map(|l| format!("{l}\n"))
+                .collect()
+        };
+        for af in &afters {
+            let f = a.file(&af.path);
+            let mut text = a.text(f).to_string();
+            let mut mine: Vec<&scl_ide::TextEdit> = edits.iter().filter(|e| e.file == f).collect();
+            mine.sort_by_key(|e| std::cmp::Reverse((e.span.start, e.span.end)));
+            for e in mine {
+                text.replace_range(e.span.range(), &e.new_text);
+            }
+            if strip(&text) != strip(&af.text) {
+                errors.push(format!(
+                    "{} after the edits:\n{}\nexpected:\n{}",
+                    af.path.display(),
+                    strip(&text),
+                    strip(&af.text)
+                ));
+            }
+        }
+        // A file edited must have its expected text.
+        for e in &edits {
+            let p = a.path(e.file);
+            if !afters.iter().any(|af| af.path == p) {
+                errors.push(format!(
+                    "{} is edited but has no `(after)` text",
+                    p.display()
+                ));
+            }
         }
     }
     if errors.is_empty() {
