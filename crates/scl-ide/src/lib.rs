@@ -18,12 +18,14 @@
 //! Every pipeline runs on a thread with the compiler's stack
 //! ([`with_compiler_stack`]).
 
+mod editor;
 mod files;
 mod lower;
 mod nav;
 mod overrides;
 mod refactor;
 
+pub use editor::{InlayHint, InlayKind, SemanticToken, TokenKind, TOKEN_MODIFIERS};
 pub use files::{collect_files, CollectError};
 pub use lower::{LowerOptions, Lowering, Target};
 pub use nav::{Completion, CompletionKind, Hover, NavTarget, Symbol, SymbolKind};
