@@ -225,7 +225,7 @@ impl salsa::Database for Database {}
 impl Db for Database {
     fn input(&self, path: &Path) -> SourceFile {
         let overlay = {
-            let reg = self.registry.lock().unwrap();
+            let reg = self.reg();
             if let Some(f) = reg.by_path.get(path) {
                 return *f;
             }
@@ -268,7 +268,7 @@ impl Db for Database {
         let sem = Semantic::builder(items, Arc::new(decls))
             .durability(durability)
             .new(self);
-        let mut reg = self.registry.lock().unwrap();
+        let mut reg = self.reg();
         if let Some(f) = reg.by_path.get(path) {
             return *f;
         }
@@ -281,7 +281,7 @@ impl Db for Database {
         f
     }
     fn semantic(&self, file: SourceFile) -> Semantic {
-        self.registry.lock().unwrap().semantic[&file]
+        self.reg().semantic[&file]
     }
 
     fn workspace(&self) -> Workspace {
@@ -289,7 +289,7 @@ impl Db for Database {
             .expect("the workspace input is created in Database::new")
     }
     fn module_id(&self, file: SourceFile) -> ModuleId {
-        let mut reg = self.registry.lock().unwrap();
+        let mut reg = self.reg();
         if let Some(id) = reg.id_of.get(&file) {
             return *id;
         }
@@ -299,13 +299,13 @@ impl Db for Database {
         id
     }
     fn module_file(&self, id: ModuleId) -> SourceFile {
-        self.registry.lock().unwrap().ids[id.0 as usize]
+        self.reg().ids[id.0 as usize]
     }
     fn stdlib_dir(&self) -> Option<PathBuf> {
         self.stdlib_dir.clone()
     }
     fn path_info(&self, path: &Path) -> PathInfo {
-        let mut reg = self.registry.lock().unwrap();
+        let mut reg = self.reg();
         if let Some(i) = reg.infos.get(path) {
             return *i;
         }
@@ -317,14 +317,14 @@ impl Db for Database {
         i
     }
     fn anchor(&self, file: SourceFile, name: &str, occurrence: u32) -> u32 {
-        self.registry.lock().unwrap().anchor(file, name, occurrence)
+        self.reg().anchor(file, name, occurrence)
     }
     fn anchor_target(&self, anchor: u32) -> Option<(SourceFile, Arc<str>, u32)> {
-        let reg = self.registry.lock().unwrap();
+        let reg = self.reg();
         reg.anchors.get((anchor as usize).checked_sub(1)?).cloned()
     }
     fn dir_listing(&self, dir: &Path) -> DirListing {
-        let mut reg = self.registry.lock().unwrap();
+        let mut reg = self.reg();
         if let Some(l) = reg.listings.get(dir) {
             return *l;
         }
@@ -462,6 +462,17 @@ pub(crate) fn too_large(bytes: &[u8]) -> bool {
 }
 
 impl Database {
+    /// The registry, locked. A panic while it is held — salsa's
+    /// cancellation unwinding out of creating an input on a snapshot, while
+    /// the host applies a change — does not make it unusable: every section
+    /// changes the registry only after the salsa call that may unwind, so
+    /// a poisoned lock still guards a consistent registry.
+    fn reg(&self) -> std::sync::MutexGuard<'_, Registry> {
+        self.registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// A database for the workspace rooted at `root` (made absolute), with
     /// the stdlib embedded or read from `stdlib_dir`.
     pub fn new(root: &Path, stdlib_dir: Option<PathBuf>) -> Database {
@@ -540,7 +551,7 @@ impl Database {
             .into_iter()
             .map(|f| (display_path(self, f), f))
             .collect();
-        let mut reg = self.registry.lock().unwrap();
+        let mut reg = self.reg();
         reg.by_key.clear();
         for (k, f) in keys {
             reg.by_key.entry(k).or_insert(f);
@@ -594,7 +605,7 @@ impl Database {
     /// what reads that declaration even when its result is unchanged.
     /// Idempotent.
     pub fn will_edit(&mut self, file: SourceFile) {
-        if !self.registry.lock().unwrap().edited.insert(file) {
+        if !self.reg().edited.insert(file) {
             return;
         }
         let low = salsa::Durability::LOW;
@@ -685,9 +696,7 @@ impl Database {
     /// listed in its folder, even if it is not on disk).
     pub fn set_overlay(&mut self, path: &Path, text: &str) {
         let path = self.absolute(path);
-        self.registry
-            .lock()
-            .unwrap()
+        self.reg()
             .overlays
             .insert(path.clone(), Arc::from(text.as_bytes()));
         let file = self.input(&path);
@@ -699,7 +708,7 @@ impl Database {
     /// Closes the editor buffer over `path`: queries see the disk again.
     pub fn remove_overlay(&mut self, path: &Path) {
         let path = self.absolute(path);
-        let removed = self.registry.lock().unwrap().overlays.remove(&path);
+        let removed = self.reg().overlays.remove(&path);
         if removed.is_some() {
             self.did_change_files(&[path]);
         }
@@ -722,7 +731,7 @@ impl Database {
     /// (after a file watcher lost events).
     pub fn did_change_all_files(&mut self) {
         let paths: Vec<PathBuf> = {
-            let reg = self.registry.lock().unwrap();
+            let reg = self.reg();
             let mut v: Vec<PathBuf> = reg
                 .by_path
                 .keys()
@@ -742,7 +751,7 @@ impl Database {
     /// Reads the facts about `path` (and its folder's listing) again.
     fn refresh(&mut self, path: &Path) {
         let (file, info, listings, contents, facts, lists) = {
-            let reg = self.registry.lock().unwrap();
+            let reg = self.reg();
             let file = reg.by_path.get(path).copied();
             let info = reg.infos.get(path).copied();
             let contents = file.map(|_| match reg.overlays.get(path) {
@@ -802,7 +811,7 @@ impl Database {
 
     /// Every file read so far, by display path → text (for rendering diagnostics).
     pub fn sources(&self) -> std::collections::HashMap<String, String> {
-        let files: Vec<SourceFile> = self.registry.lock().unwrap().ids.clone();
+        let files: Vec<SourceFile> = self.reg().ids.clone();
         files
             .into_iter()
             .map(|f| (display_path(self, f).to_string(), self.text(f)))
@@ -812,7 +821,7 @@ impl Database {
     /// Every file input made so far, in the order of their ids
     /// ([`Database::file_id`]).
     pub fn files(&self) -> Vec<SourceFile> {
-        self.registry.lock().unwrap().ids.clone()
+        self.reg().ids.clone()
     }
 
     /// The id of a file: small, stable for the life of the database (the
@@ -823,18 +832,13 @@ impl Database {
 
     /// The file of an id given out by [`Database::file_id`].
     pub fn file_of_id(&self, id: scl_diag::FileId) -> Option<SourceFile> {
-        self.registry
-            .lock()
-            .unwrap()
-            .ids
-            .get(id.0 as usize)
-            .copied()
+        self.reg().ids.get(id.0 as usize).copied()
     }
 
     /// The file whose display path (the file key of its diagnostics) is
     /// `key`, among the files read so far.
     pub fn file_of_key(&self, key: &str) -> Option<SourceFile> {
-        self.registry.lock().unwrap().by_key.get(key).copied()
+        self.reg().by_key.get(key).copied()
     }
 
     /// The file of a module id.
@@ -848,7 +852,7 @@ impl Database {
     /// changes no diagnostic costs salsa's verification only). The first
     /// check of a file parses the modules it reaches on every core first.
     pub fn check(&self, file: SourceFile) -> Vec<Diagnostic> {
-        if self.registry.lock().unwrap().checked.insert(file) {
+        if self.reg().checked.insert(file) {
             self.preload(file);
             let _ = walk(self, file, &|todo: &[SourceFile]| self.prefetch(todo));
         }
