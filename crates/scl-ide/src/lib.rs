@@ -30,6 +30,7 @@ pub use files::{collect_files, CollectError};
 pub use lower::{LowerOptions, Lowering, Target};
 pub use nav::{Completion, CompletionKind, Hover, NavTarget, Symbol, SymbolKind};
 pub use refactor::{ActionKind, ChainLink, CodeAction};
+pub use salsa::Cancelled;
 pub use scl_backends::{Artifact, Lowered};
 pub use scl_db::{
     normalize_path, with_compiler_stack, DirEntry, MemorySystem, OsSystem, PathKind, System,
@@ -555,6 +556,18 @@ impl Analysis {
         scl_db::typed_module(&self.db, self.sf(file))
             .type_at(offset)
             .map(|t| t.to_string())
+    }
+
+    /// Runs `f` on this snapshot and turns salsa's cancellation (the host
+    /// applied a change while `f` was running: the answer would be stale)
+    /// into `Err(Cancelled)`; any other panic propagates. A language server
+    /// answers a cancelled request with `ContentModified`.
+    pub fn catch_cancel<T>(
+        &self,
+        f: impl FnOnce(&Analysis) -> T + std::panic::UnwindSafe,
+    ) -> Result<T, Cancelled> {
+        let this = std::panic::AssertUnwindSafe(self);
+        Cancelled::catch(move || f(*this))
     }
 
     pub(crate) fn db(&self) -> &Database {
