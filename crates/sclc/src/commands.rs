@@ -116,6 +116,12 @@ enum Command {
         #[arg(long, conflicts_with = "paths")]
         stdin: bool,
     },
+    /// Run the language server on stdin/stdout (editors start it: see the book's "Editors" page).
+    Lsp {
+        /// Speak over stdin/stdout (the only transport; editors' clients pass it).
+        #[arg(long)]
+        stdio: bool,
+    },
     /// Explain a diagnostic code, with an example and the fix.
     Explain {
         /// `E0201`, `W0001`, … (`sclc explain --list` lists them all).
@@ -206,6 +212,7 @@ pub fn main() -> i32 {
     }
     match cli.command {
         Command::Explain { code, list } => explain(code, list),
+        Command::Lsp { stdio: _ } => scl_lsp::run_stdio(scl_lsp::Options { stdlib: cli.stdlib }),
         Command::Diff {
             files,
             rev,

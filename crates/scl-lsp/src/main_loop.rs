@@ -1,0 +1,292 @@
+//! The one thread that owns the database: it applies changes in the order
+//! they were sent, hands out snapshots, and checks the open files after
+//! each batch of changes.
+
+use crate::convert;
+use scl_ide::{Analysis, AnalysisHost, FileId, OsSystem, System};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use tower_lsp_server::ls_types::{self as lsp, Uri};
+use tower_lsp_server::Client;
+
+/// A change to the database or a question for it, in the client's order.
+pub enum Task {
+    /// `initialize`: the workspace root (a workspace folder or the root URI;
+    /// `None`: each opened file's own root) and whether to push diagnostics
+    /// (the client does not pull them).
+    Init { root: Option<PathBuf>, push: bool },
+    /// `textDocument/didOpen`: the buffer overlays the file on disk.
+    Open {
+        uri: Uri,
+        path: PathBuf,
+        version: i32,
+        text: String,
+    },
+    /// `textDocument/didChange`: full texts or ranges (UTF-16), in order.
+    Change {
+        path: PathBuf,
+        version: i32,
+        changes: Vec<lsp::TextDocumentContentChangeEvent>,
+    },
+    /// `textDocument/didClose`: the disk text is read again.
+    Close { path: PathBuf },
+    /// `workspace/didChangeWatchedFiles`: these files or folders changed on
+    /// disk.
+    Watched(Vec<PathBuf>),
+    /// A request's snapshot, taken after every change sent before it.
+    Snapshot(tokio::sync::oneshot::Sender<Analysis>),
+    /// The server stopped: end the loop.
+    Exit,
+}
+
+/// The sending side of the main loop's channel (cheap to clone).
+#[derive(Clone)]
+pub struct Tasks(mpsc::Sender<Task>);
+
+impl Tasks {
+    /// Sends `task`; after the loop ended this does nothing.
+    pub fn send(&self, task: Task) {
+        let _ = self.0.send(task);
+    }
+}
+
+/// A new channel: the senders and the receiver [`spawn`] takes.
+pub fn channel() -> (Tasks, mpsc::Receiver<Task>) {
+    let (tx, rx) = mpsc::channel();
+    (Tasks(tx), rx)
+}
+
+/// An open buffer.
+struct Doc {
+    uri: Uri,
+    version: i32,
+    text: String,
+    file: FileId,
+}
+
+/// What was last published per URI: the version and the diagnostics.
+type Published = Arc<Mutex<HashMap<Uri, (Option<i32>, Vec<lsp::Diagnostic>)>>>;
+
+struct Loop {
+    host: Option<AnalysisHost>,
+    root: Option<PathBuf>,
+    push: bool,
+    stdlib: Option<PathBuf>,
+    docs: HashMap<PathBuf, Doc>,
+    published: Published,
+    client: Client,
+    runtime: tokio::runtime::Handle,
+    worker: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Starts the main loop on its own thread. It ends on [`Task::Exit`] or
+/// when every sender is dropped.
+pub fn spawn(
+    rx: mpsc::Receiver<Task>,
+    client: Client,
+    options: crate::Options,
+    runtime: tokio::runtime::Handle,
+) {
+    let mut l = Loop {
+        host: None,
+        root: None,
+        push: true,
+        stdlib: options.stdlib,
+        docs: HashMap::new(),
+        published: Arc::default(),
+        client,
+        runtime,
+        worker: None,
+    };
+    let spawned = std::thread::Builder::new()
+        .name("scl-lsp-main".into())
+        .stack_size(scl_ide::COMPILER_STACK_SIZE)
+        .spawn(move || l.run(rx));
+    if let Err(e) = spawned {
+        eprintln!("error: cannot start the language server's main loop: {e}");
+    }
+}
+
+impl Loop {
+    fn run(&mut self, rx: mpsc::Receiver<Task>) {
+        while let Ok(first) = rx.recv() {
+            let mut batch = vec![first];
+            batch.extend(rx.try_iter());
+            let mut edited: Vec<PathBuf> = Vec::new();
+            let mut changed = false;
+            for task in batch {
+                match task {
+                    Task::Exit => return,
+                    Task::Snapshot(reply) => {
+                        let snap = self.host().analysis();
+                        // A request given up already drops the snapshot here.
+                        let _ = reply.send(snap);
+                    }
+                    task => {
+                        if let Some(path) = self.apply(task) {
+                            edited.push(path);
+                        }
+                        changed = true;
+                    }
+                }
+            }
+            if changed && self.push {
+                self.check_open_files(&edited);
+            }
+        }
+    }
+
+    fn host(&mut self) -> &mut AnalysisHost {
+        let stdlib = self.stdlib.clone();
+        let root = self.root.clone();
+        self.host.get_or_insert_with(|| {
+            let system: Arc<dyn System> = Arc::new(OsSystem);
+            let root = root.unwrap_or_else(|| system.current_dir());
+            AnalysisHost::new(system, &root, stdlib)
+        })
+    }
+
+    /// Applies one change; returns the path of a buffer it edited.
+    fn apply(&mut self, task: Task) -> Option<PathBuf> {
+        match task {
+            Task::Init { root, push } => {
+                self.root = root.clone();
+                self.push = push;
+                if let (Some(root), Some(host)) = (root, self.host.as_mut()) {
+                    host.set_workspace_root(&root);
+                }
+                None
+            }
+            Task::Open {
+                uri,
+                path,
+                version,
+                text,
+            } => {
+                if self.root.is_none() && self.docs.is_empty() {
+                    // No workspace folder: the first file's workspace is it.
+                    let root = AnalysisHost::workspace_root(&OsSystem, &path);
+                    self.root = Some(root.clone());
+                    if let Some(host) = self.host.as_mut() {
+                        host.set_workspace_root(&root);
+                    }
+                }
+                let host = self.host();
+                host.set_overlay(&path, &text);
+                let file = host.file(&path);
+                self.docs.insert(
+                    path.clone(),
+                    Doc {
+                        uri,
+                        version,
+                        text,
+                        file,
+                    },
+                );
+                Some(path)
+            }
+            Task::Change {
+                path,
+                version,
+                changes,
+            } => {
+                let doc = self.docs.get_mut(&path)?;
+                if version < doc.version {
+                    // Versions only grow (LSP 3.17); an older one is stale.
+                    return None;
+                }
+                for c in changes {
+                    convert::apply_change(&mut doc.text, c);
+                }
+                doc.version = version;
+                let text = doc.text.clone();
+                self.host().set_overlay(&path, &text);
+                Some(path)
+            }
+            Task::Close { path } => {
+                if let Some(doc) = self.docs.remove(&path) {
+                    self.host().remove_overlay(&path);
+                    self.published.lock().unwrap().remove(&doc.uri);
+                    if self.push {
+                        let client = self.client.clone();
+                        self.runtime.block_on(client.publish_diagnostics(
+                            doc.uri,
+                            Vec::new(),
+                            None,
+                        ));
+                    }
+                }
+                None
+            }
+            Task::Watched(paths) => {
+                // An open buffer wins over the disk: re-reading it changes
+                // nothing the overlay does not already say.
+                self.host().did_change_files(&paths);
+                if !self.push {
+                    let client = self.client.clone();
+                    self.runtime.spawn(async move {
+                        let _ = client.workspace_diagnostic_refresh().await;
+                    });
+                }
+                None
+            }
+            Task::Snapshot(_) | Task::Exit => None,
+        }
+    }
+
+    /// Checks every open file on a snapshot in a worker thread, the edited
+    /// ones first, and publishes what changed. The previous worker is
+    /// cancelled by the changes just applied (salsa) and has finished by now:
+    /// setting an input waits for every snapshot to be dropped.
+    fn check_open_files(&mut self, edited: &[PathBuf]) {
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+        let mut order: Vec<(Uri, i32, FileId, bool)> = Vec::new();
+        let mut seen: HashSet<&PathBuf> = HashSet::new();
+        for path in edited.iter().chain(self.docs.keys()) {
+            if let Some(doc) = self.docs.get(path) {
+                if seen.insert(path) {
+                    order.push((
+                        doc.uri.clone(),
+                        doc.version,
+                        doc.file,
+                        edited.contains(path),
+                    ));
+                }
+            }
+        }
+        let snap = self.host().analysis();
+        let published = self.published.clone();
+        let client = self.client.clone();
+        let runtime = self.runtime.clone();
+        let worker = std::thread::Builder::new()
+            .name("scl-lsp-check".into())
+            .stack_size(scl_ide::COMPILER_STACK_SIZE)
+            .spawn(move || {
+                for (uri, version, file, _) in order {
+                    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        snap.catch_cancel(|a| convert::diagnostics(a, file))
+                    }));
+                    let Ok(Ok(diags)) = answer else {
+                        // Cancelled by a newer change (its check follows), or a
+                        // bug: stop here; the server goes on.
+                        return;
+                    };
+                    let mut p = published.lock().unwrap();
+                    let same = p
+                        .get(&uri)
+                        .is_some_and(|(v, d)| *v == Some(version) && *d == diags);
+                    if same {
+                        continue;
+                    }
+                    p.insert(uri.clone(), (Some(version), diags.clone()));
+                    drop(p);
+                    runtime.block_on(client.publish_diagnostics(uri, diags, Some(version)));
+                }
+            });
+        self.worker = worker.ok();
+    }
+}

@@ -1,0 +1,104 @@
+//! Keeps the client's order of the notifications that change the database.
+//!
+//! tower-lsp-server hands each message to its `LspService` in the order it
+//! read them, but runs the resulting futures up to four at once, and an
+//! async handler's body runs only when the future is first polled: two
+//! `didChange` notifications can be applied out of order. [`Ordered`]
+//! wraps the service and, in `call` — which runs synchronously for each
+//! message in arrival order — turns every `textDocument/didOpen`,
+//! `didChange`, `didClose` and `workspace/didChangeWatchedFiles` into a
+//! [`Task`] on the main loop's channel before passing the message on.
+
+use crate::convert;
+use crate::main_loop::{Task, Tasks};
+use std::task::{Context, Poll};
+use tower_lsp_server::jsonrpc::{Request, Response};
+use tower_lsp_server::ls_types::{
+    DidChangeTextDocumentParams, DidChangeWatchedFilesParams, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams,
+};
+use tower_lsp_server::{ExitedError, LspService};
+
+/// `LspService<S>` with the database's changes sent in the client's order.
+pub struct Ordered<S: tower_lsp_server::LanguageServer> {
+    inner: LspService<S>,
+    tasks: Tasks,
+}
+
+impl<S: tower_lsp_server::LanguageServer> Ordered<S> {
+    /// Wraps `inner`; changes go to `tasks`.
+    pub fn new(inner: LspService<S>, tasks: Tasks) -> Self {
+        Ordered { inner, tasks }
+    }
+
+    fn intercept(&self, req: &Request) {
+        let Some(params) = req.params() else { return };
+        let params = params.clone();
+        let task = match req.method() {
+            "textDocument/didOpen" => {
+                let Ok(p) = serde_json::from_value::<DidOpenTextDocumentParams>(params) else {
+                    return;
+                };
+                let Some(path) = convert::path_of(&p.text_document.uri) else {
+                    return;
+                };
+                Task::Open {
+                    uri: p.text_document.uri,
+                    path,
+                    version: p.text_document.version,
+                    text: p.text_document.text,
+                }
+            }
+            "textDocument/didChange" => {
+                let Ok(p) = serde_json::from_value::<DidChangeTextDocumentParams>(params) else {
+                    return;
+                };
+                let Some(path) = convert::path_of(&p.text_document.uri) else {
+                    return;
+                };
+                Task::Change {
+                    path,
+                    version: p.text_document.version,
+                    changes: p.content_changes,
+                }
+            }
+            "textDocument/didClose" => {
+                let Ok(p) = serde_json::from_value::<DidCloseTextDocumentParams>(params) else {
+                    return;
+                };
+                let Some(path) = convert::path_of(&p.text_document.uri) else {
+                    return;
+                };
+                Task::Close { path }
+            }
+            "workspace/didChangeWatchedFiles" => {
+                let Ok(p) = serde_json::from_value::<DidChangeWatchedFilesParams>(params) else {
+                    return;
+                };
+                Task::Watched(
+                    p.changes
+                        .iter()
+                        .filter_map(|c| convert::path_of(&c.uri))
+                        .collect(),
+                )
+            }
+            _ => return,
+        };
+        self.tasks.send(task);
+    }
+}
+
+impl<S: tower_lsp_server::LanguageServer> tower::Service<Request> for Ordered<S> {
+    type Response = Option<Response>;
+    type Error = ExitedError;
+    type Future = <LspService<S> as tower::Service<Request>>::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        self.intercept(&req);
+        self.inner.call(req)
+    }
+}

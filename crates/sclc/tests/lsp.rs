@@ -1,0 +1,392 @@
+//! End-to-end tests of `sclc lsp`: the binary is started and spoken to over
+//! stdio (JSON-RPC, `scl_lsp::client`), on multi-file workspaces written to
+//! a temporary folder. Responses are insta snapshots with the folder's URI
+//! replaced by `file:///WS`.
+
+use scl_lsp::client::{uri, Client};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+const BASE: &str = r#"// The team's base.
+
+/// The runtime every project shares.
+env base {
+  base = image("python:3.11-slim")
+  python.packages = ["numpy==2.1.0"]
+  resources.requests {
+    cpu = 2
+    memory = 4Gi
+  }
+  workdir = "/app"
+}
+"#;
+
+const TRAIN: &str = r#"import "./base.env.scl" as b
+
+/// How many GPUs a run takes.
+param gpus: Int = 1
+
+let image_name = "trainer"
+
+env train extends b.base {
+  resources.requests.cpu = 8
+  vars {
+    NAME = image_name
+  }
+  entrypoint = ["python", "train.py"]
+}
+"#;
+
+struct Ws {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Ws {
+    fn new(files: &[(&str, &str)]) -> Ws {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for (name, text) in files {
+            let p = root.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        Ws { _dir: dir, root }
+    }
+    fn uri(&self, name: &str) -> String {
+        uri(&self.root.join(name))
+    }
+    fn start(&self, pull: bool) -> (Client, Value) {
+        Client::start(
+            Path::new(env!("CARGO_BIN_EXE_sclc")),
+            &["lsp"],
+            &self.root,
+            pull,
+        )
+    }
+    /// `v` with the workspace's URI (and path) written `file:///WS` (`/WS`).
+    fn redact(&self, v: &Value) -> Value {
+        let s = serde_json::to_string(v).unwrap();
+        let s = s.replace(&uri(&self.root), "file:///WS");
+        let s = s.replace(&self.root.display().to_string(), "/WS");
+        serde_json::from_str(&s).unwrap()
+    }
+}
+
+fn open(c: &mut Client, uri: &str, text: &str) {
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "scl", "version": 1, "text": text}}),
+    );
+}
+
+fn change(c: &mut Client, uri: &str, version: i32, text: &str) {
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+    );
+}
+
+/// The LSP position of the first `needle` in `text` (+ `plus` characters).
+fn pos(text: &str, needle: &str, plus: usize) -> Value {
+    let at = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("{needle:?} in the text"))
+        + plus;
+    let line = text[..at].matches('\n').count();
+    let col = at - text[..at].rfind('\n').map_or(0, |i| i + 1);
+    json!({"line": line, "character": col})
+}
+
+fn at(uri: &str, text: &str, needle: &str, plus: usize) -> Value {
+    json!({"textDocument": {"uri": uri}, "position": pos(text, needle, plus)})
+}
+
+#[test]
+fn every_feature_on_a_two_module_workspace() {
+    let ws = Ws::new(&[("base.env.scl", BASE), ("train.env.scl", TRAIN)]);
+    let (mut c, init) = ws.start(false);
+    insta::assert_json_snapshot!("initialize", init);
+    let train = ws.uri("train.env.scl");
+    open(&mut c, &train, TRAIN);
+    let (_, d) = c.diagnostics(&train, |_| true);
+    insta::assert_json_snapshot!("open_diagnostics", ws.redact(&d));
+
+    // Hover on an inherited field: the chain of envs and lines that set it.
+    let h = c.request("textDocument/hover", at(&train, TRAIN, "cpu = 8", 1));
+    insta::assert_json_snapshot!("hover_inherited_field", ws.redact(&h));
+    let h = c.request("textDocument/hover", at(&train, TRAIN, "image_name\n", 2));
+    insta::assert_json_snapshot!("hover_let", ws.redact(&h));
+
+    let d = c.request("textDocument/definition", at(&train, TRAIN, "b.base {", 3));
+    insta::assert_json_snapshot!("definition_across_modules", ws.redact(&d));
+    let d = c.request("textDocument/definition", at(&train, TRAIN, "cpu = 8", 1));
+    insta::assert_json_snapshot!("definition_field_to_parent", ws.redact(&d));
+
+    let mut refs = at(&train, TRAIN, "let image_name", 5);
+    refs["context"] = json!({"includeDeclaration": true});
+    let r = c.request("textDocument/references", refs);
+    insta::assert_json_snapshot!("references", ws.redact(&r));
+
+    let p = c.request(
+        "textDocument/prepareRename",
+        at(&train, TRAIN, "let image_name", 5),
+    );
+    insta::assert_json_snapshot!("prepare_rename", ws.redact(&p));
+    let mut ren = at(&train, TRAIN, "let image_name", 5);
+    ren["newName"] = json!("image");
+    let r = c.request("textDocument/rename", ren);
+    insta::assert_json_snapshot!("rename", ws.redact(&r));
+
+    let comp = c.request(
+        "textDocument/completion",
+        at(&train, TRAIN, "  entrypoint", 2),
+    );
+    let labels: Vec<&str> = comp
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    for field in ["base", "python", "resources", "volumes", "entrypoint"] {
+        assert!(labels.contains(&field), "{field} in {labels:?}");
+    }
+
+    let s = c.request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": train}}),
+    );
+    insta::assert_json_snapshot!("document_symbols", ws.redact(&s));
+
+    let t = c.request(
+        "textDocument/semanticTokens/full",
+        json!({"textDocument": {"uri": train}}),
+    );
+    insta::assert_snapshot!("semantic_tokens", decode_tokens(&init, TRAIN, &t["data"]));
+
+    let hints = c.request(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": train}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}}}),
+    );
+    insta::assert_json_snapshot!("inlay_hints", ws.redact(&hints));
+
+    let low = c.request(
+        "scl/lowered",
+        json!({"textDocument": {"uri": train}, "position": pos(TRAIN, "entrypoint", 0), "target": "docker"}),
+    );
+    insta::assert_json_snapshot!("lowered_docker", ws.redact(&low));
+    let low = c.request(
+        "scl/lowered",
+        json!({"textDocument": {"uri": train}, "position": pos(TRAIN, "entrypoint", 0), "target": "k8s"}),
+    );
+    assert_eq!(low["env"], "train");
+    assert_eq!(low["artifacts"][0]["path"], "k8s.yaml", "{low}");
+    let bad = c.send_request(
+        "scl/lowered",
+        json!({"textDocument": {"uri": train}, "position": pos(TRAIN, "entrypoint", 0), "target": "podman"}),
+    );
+    insta::assert_json_snapshot!("lowered_unknown_target", c.response(bad)["error"]);
+
+    assert!(c.shutdown().success());
+}
+
+/// Decodes LSP semantic tokens into `line:col len type [modifiers] "text"`
+/// lines, with the legend of the `initialize` result.
+fn decode_tokens(init: &Value, text: &str, data: &Value) -> String {
+    let legend = &init["capabilities"]["semanticTokensProvider"]["legend"];
+    let types: Vec<&str> = legend["tokenTypes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let mods: Vec<&str> = legend["tokenModifiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let lines: Vec<&str> = text.split('\n').collect();
+    let nums: Vec<u64> = data
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let (mut line, mut col) = (0u64, 0u64);
+    let mut out = String::new();
+    for t in nums.chunks(5) {
+        if t[0] > 0 {
+            line += t[0];
+            col = t[1];
+        } else {
+            col += t[1];
+        }
+        let src: String = lines[line as usize]
+            .chars()
+            .skip(col as usize)
+            .take(t[2] as usize)
+            .collect();
+        let m: Vec<&str> = (0..mods.len())
+            .filter(|i| t[4] & (1 << i) != 0)
+            .map(|i| mods[i])
+            .collect();
+        out.push_str(&format!(
+            "{}:{} {} [{}] {:?}\n",
+            line + 1,
+            col + 1,
+            types[t[3] as usize],
+            m.join(","),
+            src
+        ));
+    }
+    out
+}
+
+#[test]
+fn code_actions_and_formatting() {
+    let text = "env app {\n  base = image(\"python:3.11-slim\")\n  python.version = 3.10\n  workdri = \"/app\"\n}\n";
+    let ws = Ws::new(&[("app.env.scl", text)]);
+    let (mut c, _) = ws.start(false);
+    let app = ws.uri("app.env.scl");
+    open(&mut c, &app, text);
+    let (_, d) = c.diagnostics(&app, |_| true);
+    insta::assert_json_snapshot!("actions_diagnostics", ws.redact(&d));
+    let diags = d["diagnostics"].clone();
+    for (name, needle) in [
+        ("actions_did_you_mean", "workdri"),
+        ("actions_quote_version", "3.10"),
+    ] {
+        let p = pos(text, needle, 0);
+        let a = c.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": app}, "range": {"start": p, "end": p}, "context": {"diagnostics": diags}}),
+        );
+        insta::assert_json_snapshot!(name, ws.redact(&a));
+    }
+    // Formatting: a badly laid out file gets edits that give `sclc fmt`'s text.
+    let messy = "env app {\n      workdir =    \"/app\"\n\n\n\n  base = image(\"python:3.11-slim\")   // the base\n}\n";
+    change(&mut c, &app, 2, messy);
+    let f = c.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": app}, "options": {"tabSize": 2, "insertSpaces": true}}),
+    );
+    insta::assert_json_snapshot!("formatting_edits", f);
+    // A file with a syntax error is not formatted.
+    change(&mut c, &app, 3, "env app {\n  workdir = \n");
+    let f = c.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": app}, "options": {"tabSize": 2, "insertSpaces": true}}),
+    );
+    assert_eq!(f, Value::Null);
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn an_edit_of_a_base_module_rechecks_its_importers() {
+    let ws = Ws::new(&[("base.env.scl", BASE), ("train.env.scl", TRAIN)]);
+    let (mut c, _) = ws.start(false);
+    let (base, train) = (ws.uri("base.env.scl"), ws.uri("train.env.scl"));
+    open(&mut c, &train, TRAIN);
+    open(&mut c, &base, BASE);
+    let (_, d) = c.diagnostics(&train, |_| true);
+    assert_eq!(d["diagnostics"], json!([]));
+    // Renaming the env in the base module breaks `extends b.base`.
+    change(&mut c, &base, 2, &BASE.replace("env base", "env base2"));
+    let (_, d) = c.diagnostics(&train, |p| p["diagnostics"] != json!([]));
+    insta::assert_json_snapshot!("importer_after_base_edit", ws.redact(&d));
+    change(&mut c, &base, 3, BASE);
+    let (_, d) = c.diagnostics(&train, |p| p["diagnostics"] == json!([]));
+    assert_eq!(d["version"], 1, "the importer's own version: {d}");
+    // Edits applied in order: many versions sent at once, the last wins.
+    for v in 4..40 {
+        let t = if v % 2 == 0 {
+            BASE.replace("cpu = 2", "cpu = \"x\"")
+        } else {
+            BASE.to_string()
+        };
+        change(&mut c, &base, v, &t);
+    }
+    change(&mut c, &base, 40, BASE);
+    let (_, d) = c.diagnostics(&base, |p| p["version"] == 40);
+    assert_eq!(d["diagnostics"], json!([]));
+    // Closing a buffer clears its diagnostics.
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": base}}),
+    );
+    let (_, d) = c.diagnostics(&base, |p| p["version"].is_null());
+    assert_eq!(d["diagnostics"], json!([]));
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn a_file_changed_on_disk_is_read_again() {
+    let ws = Ws::new(&[("base.env.scl", BASE), ("train.env.scl", TRAIN)]);
+    let (mut c, _) = ws.start(false);
+    let train = ws.uri("train.env.scl");
+    open(&mut c, &train, TRAIN);
+    let (_, d) = c.diagnostics(&train, |_| true);
+    assert_eq!(d["diagnostics"], json!([]));
+    // base.env.scl is not open: the disk is its text.
+    std::fs::remove_file(ws.root.join("base.env.scl")).unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": ws.uri("base.env.scl"), "type": 3}]}),
+    );
+    let (_, d) = c.diagnostics(&train, |p| p["diagnostics"] != json!([]));
+    insta::assert_json_snapshot!("importer_after_base_deleted", ws.redact(&d));
+    std::fs::write(ws.root.join("base.env.scl"), BASE).unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": ws.uri("base.env.scl"), "type": 1}]}),
+    );
+    c.diagnostics(&train, |p| p["diagnostics"] == json!([]));
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn a_client_that_pulls_diagnostics_gets_none_pushed() {
+    let bad = "env app {\n  workdir = 42\n}\n";
+    let ws = Ws::new(&[("app.env.scl", bad)]);
+    let (mut c, _) = ws.start(true);
+    let app = ws.uri("app.env.scl");
+    open(&mut c, &app, bad);
+    let r = c.request(
+        "textDocument/diagnostic",
+        json!({"textDocument": {"uri": app}}),
+    );
+    insta::assert_json_snapshot!("pull_diagnostics", ws.redact(&r));
+    let pushed: Vec<Value> = c
+        .settle(std::time::Duration::from_millis(300))
+        .into_iter()
+        .map(|(_, m)| m)
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .collect();
+    assert_eq!(pushed, Vec::<Value>::new());
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn exit_without_shutdown_is_exit_code_1() {
+    let ws = Ws::new(&[("app.env.scl", "env app {}\n")]);
+    let (mut c, _) = ws.start(false);
+    c.notify("exit", Value::Null);
+    let status = wait_exit(&mut c);
+    assert_eq!(status.code(), Some(1));
+}
+
+fn wait_exit(c: &mut Client) -> std::process::ExitStatus {
+    let pid = c.pid();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(s) = c.try_wait() {
+            return s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "server {pid} did not exit"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
