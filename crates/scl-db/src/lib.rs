@@ -599,11 +599,11 @@ impl Database {
     /// see [`Semantic`]). Salsa does not carry a result across a drop in
     /// durability, so what reads the file is computed once more now, at
     /// the next query, and from then on every edit cuts off at the first
-    /// unchanged result (a declaration's value, a module's types). An
-    /// editor calls it when a buffer opens ([`Database::set_overlay`]
-    /// does); without it, the first edit that changes a declaration re-runs
-    /// what reads that declaration even when its result is unchanged.
-    /// Idempotent.
+    /// unchanged result (a declaration's value, a module's types).
+    /// [`Database::set_overlay`] calls it when a buffer's text first
+    /// differs from the file's; without it, the first edit that changes a
+    /// declaration re-runs what reads that declaration even when its result
+    /// is unchanged. Idempotent.
     pub fn will_edit(&mut self, file: SourceFile) {
         if !self.reg().edited.insert(file) {
             return;
@@ -691,18 +691,31 @@ impl Database {
         }
     }
 
-    /// Opens an editor buffer over `path`: until [`Database::remove_overlay`],
-    /// every query sees `text` instead of the disk (the file exists, and is
-    /// listed in its folder, even if it is not on disk).
+    /// Opens or updates an editor buffer over `path`: until
+    /// [`Database::remove_overlay`], every query sees `text` instead of the
+    /// disk (the file exists, and is listed in its folder, even if it is
+    /// not on disk). A buffer whose text differs from what the database
+    /// holds is being edited: [`Database::will_edit`] lowers its
+    /// durability first. A buffer opened with the file's own text is not
+    /// (its inputs keep their durability, so checks that read it stay
+    /// cheap to verify). Only opening a buffer re-reads the path's kind and
+    /// its folder's listing: a change of an open buffer cannot change them.
     pub fn set_overlay(&mut self, path: &Path, text: &str) {
         let path = self.absolute(path);
-        self.reg()
+        let bytes: Arc<[u8]> = Arc::from(text.as_bytes());
+        let was_open = self
+            .reg()
             .overlays
-            .insert(path.clone(), Arc::from(text.as_bytes()));
+            .insert(path.clone(), bytes.clone())
+            .is_some();
         let file = self.input(&path);
-        self.will_edit(file);
-        self.update_text(file, Some(Arc::from(text.as_bytes())), None);
-        self.refresh(&path);
+        if file.contents(self).as_deref() != Some(&*bytes) {
+            self.will_edit(file);
+        }
+        self.update_text(file, Some(bytes), None);
+        if !was_open {
+            self.refresh(&path);
+        }
     }
 
     /// Closes the editor buffer over `path`: queries see the disk again.

@@ -292,3 +292,33 @@ fn diagnostics_follow_their_text_without_re_evaluating() {
     let (run, _) = log.take();
     assert!(evaluations(&run).is_empty(), "{}", few(&evaluations(&run)));
 }
+
+#[test]
+fn opening_a_buffer_with_the_files_own_text_reruns_nothing() {
+    // An editor opens files it may never change: their inputs keep their
+    // durability (a buffer whose text differs is an edit, and lowers it),
+    // so nothing that reads them is computed again and later checks stay
+    // cheap to verify.
+    let mut ws = Ws::new();
+    let _ = ws.log.take();
+    ws.db.set_overlay(Path::new("/w/base.env.scl"), BASE);
+    ws.db
+        .set_overlay(Path::new("/w/mod500.env.scl"), &module(500, "env-500"));
+    let d = ws.check();
+    assert!(d.is_empty(), "{d:?}");
+    let run = ws.log.take().0;
+    assert!(run.is_empty(), "opening re-ran {}", few(&run));
+    // Its first change is an edit: what it changed is evaluated again.
+    ws.db.set_overlay(
+        Path::new("/w/mod500.env.scl"),
+        &module(500, "env-500-edited"),
+    );
+    let d = ws.check();
+    assert!(d.is_empty(), "{d:?}");
+    let run = ws.log.take().0;
+    assert!(
+        evaluations(&run).iter().any(|e| e.query == "decl_value"),
+        "the edit re-evaluated nothing: {}",
+        few(&run)
+    );
+}
