@@ -139,7 +139,10 @@ impl AnalysisHost {
         }
     }
 
-    /// Opens an editor buffer over `path`: its text wins over the disk.
+    /// Opens or updates an editor buffer over `path`: its text wins over the
+    /// disk. A text that differs from the file's makes it a file being
+    /// edited (its inputs' durability drops: scl-db's `will_edit`); a
+    /// buffer opened with the file's own text leaves it as it is.
     pub fn set_overlay(&mut self, path: &Path, text: &str) {
         self.db.set_overlay(path, text);
     }

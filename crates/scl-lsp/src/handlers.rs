@@ -119,14 +119,13 @@ where
 {
     let joined = tokio::task::spawn_blocking(move || {
         // The snapshot is dropped after a panic, so nothing half-updated
-        // is seen again: asserting unwind safety is sound here.
+        // is seen again: asserting unwind safety is sound here. The
+        // blocking threads have the compiler's stack (`run_stdio`).
         let f = std::panic::AssertUnwindSafe(f);
-        scl_ide::with_compiler_stack(move || {
-            snap.catch_cancel(move |a| {
-                let f = f; // the whole wrapper, not its field
-                let file = a.file(&path);
-                (f.0)(a, file)
-            })
+        snap.catch_cancel(move |a| {
+            let f = f; // the whole wrapper, not its field
+            let file = a.file(&path);
+            (f.0)(a, file)
         })
     })
     .await;

@@ -54,7 +54,9 @@ pub struct Options {
 }
 
 /// Serves the protocol on `input`/`output` until the client sends `exit`
-/// (or closes the input). Needs a tokio runtime.
+/// (or closes the input). Needs a tokio runtime whose blocking threads
+/// have the compiler's stack (`scl_ide::COMPILER_STACK_SIZE`), as
+/// [`run_stdio`]'s has: requests run the compiler on them.
 pub async fn serve<I, O>(input: I, output: O, options: Options)
 where
     I: tokio::io::AsyncRead + Unpin,
@@ -82,8 +84,12 @@ where
 /// code: 0 after `shutdown` then `exit`, 1 when the client exited without
 /// `shutdown` or the runtime could not start (LSP 3.17, `exit`).
 pub fn run_stdio(options: Options) -> i32 {
+    // Requests run the compiler on the runtime's blocking threads: they get
+    // the compiler's stack (`scl_ide::COMPILER_STACK_SIZE`, address space
+    // only) and are kept between requests, so no request starts a thread.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_stack_size(scl_ide::COMPILER_STACK_SIZE)
         .enable_all()
         .build()
     {

@@ -69,6 +69,20 @@ struct Doc {
 /// What was last published per URI: the version and the diagnostics.
 type Published = Arc<Mutex<HashMap<Uri, (Option<i32>, Vec<lsp::Diagnostic>)>>>;
 
+/// Whether to log timings to stderr (`SCL_LSP_TRACE=1`): each batch of
+/// changes applied and each file checked, in microseconds.
+fn tracing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("SCL_LSP_TRACE").is_some_and(|v| v != "0"))
+}
+
+/// One check of the open files: a snapshot and the files, in order (URI,
+/// version, file id).
+struct Job {
+    snap: Analysis,
+    files: Vec<(Uri, i32, FileId)>,
+}
+
 struct Loop {
     host: Option<AnalysisHost>,
     root: Option<PathBuf>,
@@ -78,7 +92,8 @@ struct Loop {
     published: Published,
     client: Client,
     runtime: tokio::runtime::Handle,
-    worker: Option<std::thread::JoinHandle<()>>,
+    /// The checker thread's queue.
+    jobs: Option<mpsc::Sender<Job>>,
 }
 
 /// Starts the main loop on its own thread. It ends on [`Task::Exit`] or
@@ -89,16 +104,32 @@ pub fn spawn(
     options: crate::Options,
     runtime: tokio::runtime::Handle,
 ) {
+    let published: Published = Arc::default();
+    let (jobs, job_rx) = mpsc::channel::<Job>();
+    let checker = {
+        let (published, client, runtime) = (published.clone(), client.clone(), runtime.clone());
+        std::thread::Builder::new()
+            .name("scl-lsp-check".into())
+            .stack_size(scl_ide::COMPILER_STACK_SIZE)
+            .spawn(move || {
+                while let Ok(job) = job_rx.recv() {
+                    check(job, &published, &client, &runtime);
+                }
+            })
+    };
+    if let Err(e) = checker {
+        eprintln!("error: cannot start the language server's checker: {e}");
+    }
     let mut l = Loop {
         host: None,
         root: None,
         push: true,
         stdlib: options.stdlib,
         docs: HashMap::new(),
-        published: Arc::default(),
+        published,
         client,
         runtime,
-        worker: None,
+        jobs: Some(jobs),
     };
     let spawned = std::thread::Builder::new()
         .name("scl-lsp-main".into())
@@ -116,6 +147,8 @@ impl Loop {
             batch.extend(rx.try_iter());
             let mut edited: Vec<PathBuf> = Vec::new();
             let mut changed = false;
+            let started = std::time::Instant::now();
+            let tasks = batch.len();
             for task in batch {
                 match task {
                     Task::Exit => return,
@@ -131,6 +164,12 @@ impl Loop {
                         changed = true;
                     }
                 }
+            }
+            if tracing() && changed {
+                eprintln!(
+                    "scl-lsp: applied {tasks} task(s) in {} µs",
+                    started.elapsed().as_micros()
+                );
             }
             if changed && self.push {
                 self.check_open_files(&edited);
@@ -208,7 +247,10 @@ impl Loop {
             Task::Close { path } => {
                 if let Some(doc) = self.docs.remove(&path) {
                     self.host().remove_overlay(&path);
-                    self.published.lock().unwrap().remove(&doc.uri);
+                    self.published
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .remove(&doc.uri);
                     if self.push {
                         let client = self.client.clone();
                         self.runtime.block_on(client.publish_diagnostics(
@@ -236,57 +278,68 @@ impl Loop {
         }
     }
 
-    /// Checks every open file on a snapshot in a worker thread, the edited
-    /// ones first, and publishes what changed. The previous worker is
-    /// cancelled by the changes just applied (salsa) and has finished by now:
-    /// setting an input waits for every snapshot to be dropped.
+    /// Queues a check of every open file, the edited ones first, on a
+    /// snapshot taken now, for the checker thread. A check still running
+    /// (or queued) on an older snapshot is cancelled by the changes just
+    /// applied (salsa): it publishes nothing more, and it had finished its
+    /// publishing before they were applied (setting an input waits for
+    /// every snapshot to be dropped), so publications keep the order of
+    /// the edits.
     fn check_open_files(&mut self, edited: &[PathBuf]) {
-        if let Some(w) = self.worker.take() {
-            let _ = w.join();
-        }
-        let mut order: Vec<(Uri, i32, FileId, bool)> = Vec::new();
+        let mut files: Vec<(Uri, i32, FileId)> = Vec::new();
         let mut seen: HashSet<&PathBuf> = HashSet::new();
         for path in edited.iter().chain(self.docs.keys()) {
             if let Some(doc) = self.docs.get(path) {
                 if seen.insert(path) {
-                    order.push((
-                        doc.uri.clone(),
-                        doc.version,
-                        doc.file,
-                        edited.contains(path),
-                    ));
+                    files.push((doc.uri.clone(), doc.version, doc.file));
                 }
             }
         }
         let snap = self.host().analysis();
-        let published = self.published.clone();
-        let client = self.client.clone();
-        let runtime = self.runtime.clone();
-        let worker = std::thread::Builder::new()
-            .name("scl-lsp-check".into())
-            .stack_size(scl_ide::COMPILER_STACK_SIZE)
-            .spawn(move || {
-                for (uri, version, file, _) in order {
-                    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        snap.catch_cancel(|a| convert::diagnostics(a, file))
-                    }));
-                    let Ok(Ok(diags)) = answer else {
-                        // Cancelled by a newer change (its check follows), or a
-                        // bug: stop here; the server goes on.
-                        return;
-                    };
-                    let mut p = published.lock().unwrap();
-                    let same = p
-                        .get(&uri)
-                        .is_some_and(|(v, d)| *v == Some(version) && *d == diags);
-                    if same {
-                        continue;
-                    }
-                    p.insert(uri.clone(), (Some(version), diags.clone()));
-                    drop(p);
-                    runtime.block_on(client.publish_diagnostics(uri, diags, Some(version)));
+        if let Some(jobs) = &self.jobs {
+            // A checker that is gone (it cannot start) drops the job here.
+            let _ = jobs.send(Job { snap, files });
+        }
+    }
+}
+
+/// Checks the files of `job` in order and publishes each file's
+/// diagnostics when they, or its version, differ from what was published
+/// last; stops at the first cancellation (a newer change: its own check
+/// follows) or failure (a bug: the server goes on).
+fn check(job: Job, published: &Published, client: &Client, runtime: &tokio::runtime::Handle) {
+    let Job { snap, files } = job;
+    for (uri, version, file) in files {
+        let started = std::time::Instant::now();
+        let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            snap.catch_cancel(|a| convert::diagnostics(a, file))
+        }));
+        if tracing() {
+            eprintln!(
+                "scl-lsp: checked {} (version {version}) in {} µs{}",
+                uri.as_str(),
+                started.elapsed().as_micros(),
+                match &answer {
+                    Ok(Ok(_)) => "",
+                    Ok(Err(_)) => ", cancelled",
+                    Err(_) => ", failed",
                 }
-            });
-        self.worker = worker.ok();
+            );
+        }
+        let Ok(Ok(diags)) = answer else {
+            return;
+        };
+        let mut p = published
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let same = p
+            .get(&uri)
+            .is_some_and(|(v, d)| *v == Some(version) && *d == diags);
+        if same {
+            continue;
+        }
+        p.insert(uri.clone(), (Some(version), diags.clone()));
+        drop(p);
+        runtime.block_on(client.publish_diagnostics(uri, diags, Some(version)));
     }
 }
