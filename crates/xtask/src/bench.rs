@@ -25,6 +25,9 @@ struct Opts {
     keep: Option<PathBuf>,
     peer: bool,
     inprocess: bool,
+    /// Editor latency (`sclc lsp`) at N = 1000, with this many edits of
+    /// each kind (0: skip).
+    editor_edits: usize,
     /// Lengths of the deep-chain and import-chain workloads (empty: skip).
     deep: Vec<usize>,
 }
@@ -39,6 +42,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
         keep: None,
         peer: true,
         inprocess: true,
+        editor_edits: 200,
         deep: vec![1000, 5000, 20000],
     };
     let mut it = args.iter();
@@ -81,6 +85,10 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             }
             "--no-deep" => o.deep.clear(),
             "--no-inprocess" => o.inprocess = false,
+            "--no-editor" => o.editor_edits = 0,
+            "--editor-edits" => {
+                o.editor_edits = val()?.parse().map_err(|e| format!("--editor-edits: {e}"))?
+            }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -275,6 +283,7 @@ struct Row {
     recheck_ms: Option<f64>,
     comment_ms: Option<f64>,
     phases: Option<Phases>,
+    editor: Option<crate::editor::EditorLatency>,
     ok: bool,
 }
 
@@ -780,6 +789,21 @@ fn run(o: &Opts) -> Result<bool, String> {
                 }
             }
         }
+        if o.editor_edits > 0 && n == 1000 {
+            match crate::editor::latency(&sclc, &dir, n, o.topo, o.editor_edits) {
+                Ok(e) => {
+                    eprintln!(
+                        "  editor: leaf edit p50 {:.2} / p95 {:.2} ms, base edit p50 {:.2} / p95 {:.2} ms, server {:.1} MiB",
+                        e.leaf_p50, e.leaf_p95, e.base_p50, e.base_p95, e.rss_mib
+                    );
+                    row.editor = Some(e);
+                }
+                Err(e) => {
+                    println!("N={n}: editor latency FAILED: {e}");
+                    row.ok = false;
+                }
+            }
+        }
         all_ok &= row.ok;
         rows.push(row);
     }
@@ -840,6 +864,39 @@ fn run(o: &Opts) -> Result<bool, String> {
                     r.n, p.parse, p.imports, p.static_check, p.eval, p.rest, tot
                 );
             }
+        }
+    }
+
+    for r in &rows {
+        if let Some(e) = &r.editor {
+            println!();
+            println!(
+                "editor (sclc lsp over stdio, N={}, {} edits each, didChange to publishDiagnostics of the edited file, no debounce; open: top, the last module, base)",
+                r.n, e.edits
+            );
+            println!();
+            println!("| edit | p50 ms | p95 ms | in-proc cold ms | cold / p95 |");
+            println!("|---|---:|---:|---:|---:|");
+            for (what, p50, p95) in [
+                ("leaf (last module)", e.leaf_p50, e.leaf_p95),
+                ("base module (comment)", e.base_p50, e.base_p95),
+                ("leaf again, after the base edits", e.after_p50, e.after_p95),
+            ] {
+                println!(
+                    "| {what} | {p50:.2} | {p95:.2} | {} | {} |",
+                    fmt_opt(r.cold_ms, 2),
+                    fmt_opt(r.cold_ms.map(|c| c / p95), 0)
+                );
+            }
+            println!();
+            println!(
+                "slowest leaf edit after the base edits (the first: the edited file switches): {:.2} ms",
+                e.after_max
+            );
+            println!(
+                "server resident memory after opening the workspace: {:.1} MiB",
+                e.rss_mib
+            );
         }
     }
 
@@ -917,6 +974,19 @@ fn run(o: &Opts) -> Result<bool, String> {
                     c / x
                 ),
                 Some(c >= 200.0 * x),
+            );
+        }
+    }
+    for r in &rows {
+        if let Some(e) = &r.editor {
+            verdict(
+                format!(
+                    "N={}: editor leaf edit p95 at most 10 ms and at most 1/20 of the in-process cold check ({:.2} ms; cold {} ms)",
+                    r.n,
+                    e.leaf_p95,
+                    fmt_opt(r.cold_ms, 2)
+                ),
+                r.cold_ms.map(|c| e.leaf_p95 <= 10.0 && e.leaf_p95 * 20.0 <= c),
             );
         }
     }

@@ -3,6 +3,7 @@
 //! (see `bench/README.md`).
 
 mod bench;
+mod editor;
 mod parse_time;
 mod workload;
 
@@ -26,7 +27,7 @@ fn main() {
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench [--n 10,100,1000,5000] [--topology chain|fanin] \
-                 [--runs R] [--edits E] [--shared DIR] [--keep DIR] [--no-peer] [--no-inprocess] [--deep LIST | --no-deep]\n       \
+                 [--runs R] [--edits E] [--shared DIR] [--keep DIR] [--no-peer] [--no-inprocess] [--no-editor | --editor-edits E] [--deep LIST | --no-deep]\n       \
                  cargo run --release -p xtask -- gen OUTDIR N [--topology chain|fanin]\n       \
                  cargo run --release -p xtask -- parse-time [--baseline COMMIT] [--n N] [--rounds R] [--runs K]"
             );
