@@ -79,6 +79,34 @@ pub fn diagnostics(a: &Analysis, file: FileId) -> Vec<lsp::Diagnostic> {
         .collect()
 }
 
+/// Checking `file` (with what it imports, as `sclc check FILE`): its own
+/// diagnostics ([`diagnostics`]), and those located in other files, by
+/// their URI (an imported module's errors; not the embedded stdlib's).
+pub fn check(
+    a: &Analysis,
+    file: FileId,
+) -> (Vec<lsp::Diagnostic>, Vec<(Uri, Vec<lsp::Diagnostic>)>) {
+    let key = a.key(file);
+    let mut own = Vec::new();
+    let mut others: Vec<(Uri, Vec<lsp::Diagnostic>)> = Vec::new();
+    for d in a.check(&[file]) {
+        if d.at.file == key {
+            own.push(diagnostic(a, file, &d));
+            continue;
+        }
+        let Some(f) = a.file_of_key(&d.at.file) else {
+            continue; // `<command-line>`
+        };
+        let Some(u) = file_uri(a, f) else { continue };
+        let ld = diagnostic(a, f, &d);
+        match others.iter_mut().find(|(x, _)| *x == u) {
+            Some((_, ds)) => ds.push(ld),
+            None => others.push((u, vec![ld])),
+        }
+    }
+    (own, others)
+}
+
 /// One diagnostic located in `file`.
 pub fn diagnostic(a: &Analysis, file: FileId, d: &scl_ide::Diagnostic) -> lsp::Diagnostic {
     let r = range(a, file, d.at.span);

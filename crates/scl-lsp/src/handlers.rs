@@ -467,6 +467,8 @@ impl LanguageServer for Server {
         let p = params.text_document_position;
         let include = params.context.include_declaration;
         self.on(&p.text_document.uri, move |a, file| {
+            // Every module of the workspace, not only those read so far.
+            let _ = a.workspace_files();
             a.references(file, convert::offset(a, file, p.position), include)
                 .into_iter()
                 .filter_map(|t| convert::location(a, t))
@@ -497,6 +499,9 @@ impl LanguageServer for Server {
         let new_name = params.new_name;
         let answer = self
             .on(&p.text_document.uri, move |a, file| {
+                // Every module of the workspace: an importer not read yet
+                // would keep the old name and break.
+                let _ = a.workspace_files();
                 a.rename(file, convert::offset(a, file, p.position), &new_name)
                     .map(|edits| convert::workspace_edit(a, &edits))
             })

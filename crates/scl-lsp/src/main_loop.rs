@@ -191,6 +191,9 @@ impl Loop {
     fn apply(&mut self, task: Task) -> Option<PathBuf> {
         match task {
             Task::Init { root, push } => {
+                // As the CLI does: the nearest folder at or above the
+                // editor's that holds `scl.toml`, else the editor's folder.
+                let root = root.map(|r| AnalysisHost::workspace_root(&OsSystem, &r));
                 self.root = root.clone();
                 self.push = push;
                 if let (Some(root), Some(host)) = (root, self.host.as_mut()) {
@@ -306,13 +309,18 @@ impl Loop {
 /// Checks the files of `job` in order and publishes each file's
 /// diagnostics when they, or its version, differ from what was published
 /// last; stops at the first cancellation (a newer change: its own check
-/// follows) or failure (a bug: the server goes on).
+/// follows) or failure (a bug: the server goes on). Then the diagnostics
+/// the checks found in modules that are not open (an imported module with
+/// an error: `sclc check` of the open file reports it too) are published
+/// for those modules, and cleared for those that have none any more.
 fn check(job: Job, published: &Published, client: &Client, runtime: &tokio::runtime::Handle) {
     let Job { snap, files } = job;
+    let open: HashSet<Uri> = files.iter().map(|(u, _, _)| u.clone()).collect();
+    let mut elsewhere: HashMap<Uri, Vec<lsp::Diagnostic>> = HashMap::new();
     for (uri, version, file) in files {
         let started = std::time::Instant::now();
         let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            snap.catch_cancel(|a| convert::diagnostics(a, file))
+            snap.catch_cancel(|a| convert::check(a, file))
         }));
         if tracing() {
             eprintln!(
@@ -326,20 +334,59 @@ fn check(job: Job, published: &Published, client: &Client, runtime: &tokio::runt
                 }
             );
         }
-        let Ok(Ok(diags)) = answer else {
+        let Ok(Ok((diags, others))) = answer else {
             return;
         };
-        let mut p = published
+        for (u, ds) in others {
+            if !open.contains(&u) {
+                let e = elsewhere.entry(u).or_default();
+                for d in ds {
+                    if !e.contains(&d) {
+                        e.push(d);
+                    }
+                }
+            }
+        }
+        publish(published, client, runtime, uri, Some(version), diags);
+    }
+    let stale: Vec<Uri> = {
+        let p = published
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let same = p
-            .get(&uri)
-            .is_some_and(|(v, d)| *v == Some(version) && *d == diags);
-        if same {
-            continue;
-        }
-        p.insert(uri.clone(), (Some(version), diags.clone()));
-        drop(p);
-        runtime.block_on(client.publish_diagnostics(uri, diags, Some(version)));
+        p.iter()
+            .filter(|(u, (v, d))| {
+                v.is_none() && !d.is_empty() && !open.contains(*u) && !elsewhere.contains_key(*u)
+            })
+            .map(|(u, _)| u.clone())
+            .collect()
+    };
+    for u in stale {
+        publish(published, client, runtime, u, None, Vec::new());
     }
+    for (u, ds) in elsewhere {
+        publish(published, client, runtime, u, None, ds);
+    }
+}
+
+/// Publishes `diags` for `uri` unless they and the version are what was
+/// published last.
+fn publish(
+    published: &Published,
+    client: &Client,
+    runtime: &tokio::runtime::Handle,
+    uri: Uri,
+    version: Option<i32>,
+    diags: Vec<lsp::Diagnostic>,
+) {
+    let mut p = published
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if p.get(&uri)
+        .is_some_and(|(v, d)| *v == version && *d == diags)
+    {
+        return;
+    }
+    p.insert(uri.clone(), (version, diags.clone()));
+    drop(p);
+    runtime.block_on(client.publish_diagnostics(uri, diags, version));
 }

@@ -390,3 +390,68 @@ fn wait_exit(c: &mut Client) -> std::process::ExitStatus {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+#[test]
+fn an_error_in_an_imported_module_that_is_not_open_is_published_for_it() {
+    let broken = BASE.replace("workdir = \"/app\"", "workdir = 42");
+    let ws = Ws::new(&[("base.env.scl", &broken), ("train.env.scl", TRAIN)]);
+    let (mut c, _) = ws.start(false);
+    let (base, train) = (ws.uri("base.env.scl"), ws.uri("train.env.scl"));
+    open(&mut c, &train, TRAIN);
+    c.diagnostics(&train, |_| true);
+    // `sclc check train.env.scl` reports it: so does the editor, in the
+    // module where it is (no version: the file is not open).
+    let (_, d) = c.diagnostics(&base, |_| true);
+    insta::assert_json_snapshot!("imported_module_error", ws.redact(&d));
+    std::fs::write(ws.root.join("base.env.scl"), BASE).unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": base, "type": 2}]}),
+    );
+    let (_, d) = c.diagnostics(&base, |p| p["diagnostics"] == json!([]));
+    assert!(d["version"].is_null(), "{d}");
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn rename_and_references_reach_modules_not_read_yet() {
+    let other =
+        "import \"./base.env.scl\" as b\n\nenv other extends b.base {\n  workdir = \"/o\"\n}\n";
+    let ws = Ws::new(&[
+        ("scl.toml", ""),
+        ("base.env.scl", BASE),
+        ("train.env.scl", TRAIN),
+        ("sub/other.env.scl", &other.replace("./base", "../base")),
+    ]);
+    let (mut c, _) = ws.start(false);
+    let base = ws.uri("base.env.scl");
+    open(&mut c, &base, BASE);
+    let mut refs = at(&base, BASE, "env base", 4);
+    refs["context"] = json!({"includeDeclaration": false});
+    let r = c.request("textDocument/references", refs);
+    let files: Vec<&str> = r
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        files,
+        [ws.uri("sub/other.env.scl"), ws.uri("train.env.scl")],
+        "{r}"
+    );
+    let mut ren = at(&base, BASE, "env base", 4);
+    ren["newName"] = json!("runtime");
+    let r = c.request("textDocument/rename", ren);
+    let mut changed: Vec<&String> = r["changes"].as_object().unwrap().keys().collect();
+    changed.sort();
+    assert_eq!(
+        changed,
+        [
+            &ws.uri("base.env.scl"),
+            &ws.uri("sub/other.env.scl"),
+            &ws.uri("train.env.scl")
+        ]
+    );
+    assert!(c.shutdown().success());
+}
