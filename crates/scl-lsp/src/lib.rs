@@ -23,8 +23,11 @@
 //!   first, and publishes a file's diagnostics when they differ from what it
 //!   last published (or the file's version changed): an edit of a base module
 //!   re-checks its importers. There is no debounce; a batch is every change
-//!   waiting in the channel. A client that asks for diagnostics itself
-//!   (`textDocument/diagnostic`, LSP 3.17 pull diagnostics) gets none pushed.
+//!   waiting in the channel. Errors the checks find in modules that are not
+//!   open (an imported module's) are published for those modules. A client
+//!   that asks for diagnostics itself (`textDocument/diagnostic`, LSP 3.17
+//!   pull diagnostics) gets no open file's diagnostics pushed, only those of
+//!   modules that are not open.
 //!
 //! The LSP types are tower-lsp-server's re-export (`ls_types`).
 

@@ -81,6 +81,9 @@ fn tracing() -> bool {
 struct Job {
     snap: Analysis,
     files: Vec<(Uri, i32, FileId)>,
+    /// Publish the open files' own diagnostics (false when the client pulls
+    /// them: only other modules' are pushed then).
+    push_open: bool,
 }
 
 struct Loop {
@@ -171,7 +174,7 @@ impl Loop {
                     started.elapsed().as_micros()
                 );
             }
-            if changed && self.push {
+            if changed {
                 self.check_open_files(&edited);
             }
         }
@@ -213,6 +216,23 @@ impl Loop {
                     self.root = Some(root.clone());
                     if let Some(host) = self.host.as_mut() {
                         host.set_workspace_root(&root);
+                    }
+                }
+                if !self.push {
+                    // Pushed while it was closed (an imported module's
+                    // errors); the client pulls an open file's own.
+                    let pushed = self
+                        .published
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .remove(&uri);
+                    if pushed.is_some_and(|(_, d)| !d.is_empty()) {
+                        let client = self.client.clone();
+                        self.runtime.block_on(client.publish_diagnostics(
+                            uri.clone(),
+                            Vec::new(),
+                            None,
+                        ));
                     }
                 }
                 let host = self.host();
@@ -301,7 +321,11 @@ impl Loop {
         let snap = self.host().analysis();
         if let Some(jobs) = &self.jobs {
             // A checker that is gone (it cannot start) drops the job here.
-            let _ = jobs.send(Job { snap, files });
+            let _ = jobs.send(Job {
+                snap,
+                files,
+                push_open: self.push,
+            });
         }
     }
 }
@@ -314,7 +338,11 @@ impl Loop {
 /// an error: `sclc check` of the open file reports it too) are published
 /// for those modules, and cleared for those that have none any more.
 fn check(job: Job, published: &Published, client: &Client, runtime: &tokio::runtime::Handle) {
-    let Job { snap, files } = job;
+    let Job {
+        snap,
+        files,
+        push_open,
+    } = job;
     let open: HashSet<Uri> = files.iter().map(|(u, _, _)| u.clone()).collect();
     let mut elsewhere: HashMap<Uri, Vec<lsp::Diagnostic>> = HashMap::new();
     for (uri, version, file) in files {
@@ -347,7 +375,9 @@ fn check(job: Job, published: &Published, client: &Client, runtime: &tokio::runt
                 }
             }
         }
-        publish(published, client, runtime, uri, Some(version), diags);
+        if push_open {
+            publish(published, client, runtime, uri, Some(version), diags);
+        }
     }
     let stale: Vec<Uri> = {
         let p = published

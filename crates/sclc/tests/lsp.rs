@@ -346,7 +346,7 @@ fn a_file_changed_on_disk_is_read_again() {
 }
 
 #[test]
-fn a_client_that_pulls_diagnostics_gets_none_pushed() {
+fn a_client_that_pulls_diagnostics_gets_those_of_open_files_not_pushed() {
     let bad = "env app {\n  workdir = 42\n}\n";
     let ws = Ws::new(&[("app.env.scl", bad)]);
     let (mut c, _) = ws.start(true);
@@ -453,5 +453,32 @@ fn rename_and_references_reach_modules_not_read_yet() {
             &ws.uri("train.env.scl")
         ]
     );
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn a_client_that_pulls_gets_closed_modules_errors_pushed_until_it_opens_them() {
+    let broken = BASE.replace("workdir = \"/app\"", "workdir = 42");
+    let ws = Ws::new(&[("base.env.scl", &broken), ("train.env.scl", TRAIN)]);
+    let (mut c, _) = ws.start(true);
+    let (base, train) = (ws.uri("base.env.scl"), ws.uri("train.env.scl"));
+    open(&mut c, &train, TRAIN);
+    let (_, d) = c.diagnostics(&base, |_| true);
+    assert_eq!(d["diagnostics"][0]["code"], "E0201", "{d}");
+    // Opened, the module's diagnostics are pulled: the pushed ones are cleared.
+    open(&mut c, &base, &broken);
+    c.diagnostics(&base, |p| p["diagnostics"] == json!([]));
+    let r = c.request(
+        "textDocument/diagnostic",
+        json!({"textDocument": {"uri": base}}),
+    );
+    assert_eq!(r["items"][0]["code"], "E0201", "{r}");
+    let pushed: Vec<Value> = c
+        .settle(std::time::Duration::from_millis(300))
+        .into_iter()
+        .map(|(_, m)| m)
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .collect();
+    assert_eq!(pushed, Vec::<Value>::new());
     assert!(c.shutdown().success());
 }
