@@ -391,12 +391,12 @@ impl Analysis {
 
     /// The imports that would declare `alias` so that `alias.member`
     /// resolves: a stdlib module or a workspace `.env.scl` file whose name
-    /// (without `.env.scl`, `-` written `_`) is `alias` and which declares
-    /// `member`; as the path to write.
+    /// fits `alias` ([`alias_fits`]) and which declares `member`; as the
+    /// path to write.
     fn import_candidates(&self, file: FileId, alias: &str, member: &str) -> Vec<String> {
         let mut out = Vec::new();
         for n in self.stdlib_modules() {
-            if n.replace('-', "_") == alias && self.stdlib_declares(&n, member) {
+            if alias_fits(&n, alias) && self.stdlib_declares(&n, member) {
                 out.push(format!("std/{n}"));
             }
         }
@@ -416,7 +416,7 @@ impl Analysis {
             else {
                 continue;
             };
-            if stem.replace('-', "_") != alias
+            if !alias_fits(stem, alias)
                 || !self
                     .parse(f)
                     .module
@@ -597,4 +597,12 @@ impl Analysis {
         }
         out
     }
+}
+
+/// Whether a module named `name` (a file name without `.env.scl`) is one a
+/// user would import as `alias`: the name with `-` written `_`
+/// (`s3_data` for `s3-data`), or its first `-`-separated word (`s3`,
+/// as the book imports `std/s3-data`).
+fn alias_fits(name: &str, alias: &str) -> bool {
+    name.replace('-', "_") == alias || name.split('-').next() == Some(alias)
 }
