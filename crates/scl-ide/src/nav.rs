@@ -764,6 +764,19 @@ fn as_record(t: &Ty) -> Option<RecordTy> {
 
 fn context(m: &Module, text: &str, offset: u32) -> Option<Ctx> {
     let prefix = prefix_before(text, offset as usize);
+    // Inside the path of an import being typed (`import "std/` or
+    // `import "./` with no `as` yet): the tree may hold no import there.
+    let before = text.get(..offset as usize).unwrap_or("");
+    let line = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
+    if let Some(rest) = line.trim_start().strip_prefix("import") {
+        if let Some(typed) = rest.trim_start().strip_prefix('"') {
+            if !typed.contains('"') {
+                return Some(Ctx::ImportPath {
+                    typed: typed.to_string(),
+                });
+            }
+        }
+    }
     for d in &m.decls {
         if !contains(d.span(), offset) {
             continue;
