@@ -123,10 +123,16 @@ pub(crate) fn chain(
         if out.len() >= MAX_LINKS {
             break;
         }
-        let Some(replaced) = cur.replaced.clone() else {
-            break;
-        };
         let upto = cur.position.min(layers.len());
+        // An append (`+=`, `-=`) keeps what the layers below gave: the chain
+        // goes on to the layer below it, as for a value it replaced.
+        let replaced = match cur.replaced.clone() {
+            Some(r) => r,
+            None if upto > 0 && appends(a, out.last().map(|l| l.at)) => {
+                layers[upto - 1].name.clone()
+            }
+            None => break,
+        };
         let Some(i) = layers[..upto].iter().rposition(|l| l.name == replaced) else {
             break;
         };
@@ -144,6 +150,21 @@ pub(crate) fn chain(
         }
     }
     (value, out)
+}
+
+/// Whether the item at `at` changes its field with `+=` or `-=` (its first
+/// operator outside brackets and strings, on its line).
+fn appends(a: &Analysis, at: Option<NavTarget>) -> bool {
+    let Some(at) = at else { return false };
+    let text = a.text(at.file);
+    let Some(rest) = text.get(at.span.start as usize..) else {
+        return false;
+    };
+    let line = rest.split('\n').next().unwrap_or("");
+    match line.find('=') {
+        Some(i) if i > 0 => matches!(line.as_bytes()[i - 1], b'+' | b'-'),
+        _ => false,
+    }
 }
 
 /// The origin of `fp` written by layer `layers[i]`, with the linearization

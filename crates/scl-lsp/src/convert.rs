@@ -70,8 +70,8 @@ pub fn apply_change(text: &mut String, change: lsp::TextDocumentContentChangeEve
 
 /// The LSP diagnostics of `file`: what `sclc check FILE` reports located
 /// in it (the same codes, severities, messages, ranges and per-file cap).
-/// The help and notes follow as related information at the primary span,
-/// labels at theirs.
+/// The primary span's label, the help and the notes follow as related
+/// information at the primary span, other labels at theirs.
 pub fn diagnostics(a: &Analysis, file: FileId) -> Vec<lsp::Diagnostic> {
     a.file_diagnostics(file)
         .iter()
@@ -124,6 +124,17 @@ pub fn diagnostic(a: &Analysis, file: FileId, d: &scl_ide::Diagnostic) -> lsp::D
         }
     }
     if let Some(u) = &uri {
+        // The label under the primary span ("expected Version, found a
+        // number") first: the terminal shows it there.
+        if let Some(l) = &d.primary_label {
+            related.insert(
+                0,
+                lsp::DiagnosticRelatedInformation {
+                    location: lsp::Location::new(u.clone(), r),
+                    message: l.clone(),
+                },
+            );
+        }
         for (what, text) in d
             .help
             .iter()
