@@ -44,6 +44,9 @@ pub struct ChainLink {
     /// env evaluated on its own; the item's source text for a template
     /// layer), clipped to about 200 bytes.
     pub value: Option<String>,
+    /// The item extends the value of the next link (`+=`, `-=`) rather
+    /// than replacing it.
+    pub extends: bool,
 }
 
 /// The most links of a chain (a longer `extends` chain is cut).
@@ -119,6 +122,7 @@ pub(crate) fn chain(
                 span: scl_db::absolute_span(a.db(), cur.span),
             },
             value: cur_value.take(),
+            extends: false,
         });
         if out.len() >= MAX_LINKS {
             break;
@@ -129,6 +133,9 @@ pub(crate) fn chain(
         let replaced = match cur.replaced.clone() {
             Some(r) => r,
             None if upto > 0 && appends(a, out.last().map(|l| l.at)) => {
+                if let Some(l) = out.last_mut() {
+                    l.extends = true;
+                }
                 layers[upto - 1].name.clone()
             }
             None => break,
@@ -222,6 +229,7 @@ fn next_writer(
                 value: text
                     .get(scl_db::absolute_span(a.db(), value).range())
                     .map(clip),
+                extends: false,
             });
             if out.len() >= MAX_LINKS {
                 return None;

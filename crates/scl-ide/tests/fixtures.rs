@@ -15,6 +15,7 @@
 //! //@ definition: none                no definition at the cursor
 //! //@ hover-value: 8                  the hover's value
 //! //@ hover-chain: train @ /ws/main.env.scl:6:3 = 8 | base @ /ws/base.env.scl:3:3 = 4
+//!   (a link that appends to the next one, `+=`, ends with ` (extends)`)
 //! //                                  the hover's chain, exactly (`= ?`: no value)
 //! //@ rename: gpus                    rename at the cursor: the edits are the `edit` annotations
 //! //@ rename-error: `x` is a keyword  …or this error
@@ -415,10 +416,11 @@ fn run_fixture(src: &str) -> Result<(), String> {
             .map(|l| {
                 let (line, col) = a.line_col(l.at.file, l.at.span.start);
                 format!(
-                    "{} @ {}:{line}:{col} = {}",
+                    "{} @ {}:{line}:{col} = {}{}",
                     l.env,
                     a.path(l.at.file).display(),
-                    l.value.as_deref().unwrap_or("?")
+                    l.value.as_deref().unwrap_or("?"),
+                    if l.extends { " (extends)" } else { "" }
                 )
             })
             .collect();

@@ -289,7 +289,11 @@ fn hover_markdown(a: &Analysis, h: &scl_ide::Hover) -> String {
                 .as_deref()
                 .map(|v| format!(" = `{v}`"))
                 .unwrap_or_default();
-            let note = if i == 0 { "" } else { " (overridden)" };
+            let note = match i.checked_sub(1).map(|p| h.chain[p].extends) {
+                None => "",
+                Some(true) => " (extended)",
+                Some(false) => " (overridden)",
+            };
             md.push_str(&format!(
                 "{}. `{}` at {place}{value}{note}\n",
                 i + 1,
