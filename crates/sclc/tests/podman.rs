@@ -209,6 +209,15 @@ fn build_and_run(env: &str) {
     );
 
     // The build line as printed (`--secret id=pypi.netrc,env=PYPI_NETRC`).
+    // Podman before 4.4 (Debian 12 has 4.3.1) bind-mounts nothing from a
+    // build stage that came from its cache (podman #16281, buildah #4375):
+    // the second build of an env with `builder` on one machine would find
+    // no wheels. Such a build runs without the cache.
+    let line = if env.ends_with("_builder") && podman_before_4_4() {
+        line.replacen("podman build ", "podman build --no-cache ", 1)
+    } else {
+        line
+    };
     let b = shell(dir.path(), &line, &[("PYPI_NETRC", &netrc)]);
     assert!(b.status.success(), "{line}\n{}", text(&b));
     let build_secs = start.elapsed().as_secs();
@@ -262,4 +271,23 @@ fn build_and_run(env: &str) {
         run_lines.len(),
         start.elapsed().as_secs()
     );
+}
+
+/// Whether `podman --version` is older than 4.4, whose builds mount a
+/// cached build stage (`RUN --mount=type=bind,from=STAGE`) correctly.
+fn podman_before_4_4() -> bool {
+    let out = std::process::Command::new("podman")
+        .arg("--version")
+        .output();
+    let v = out
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+        .unwrap_or_default();
+    let mut nums = v
+        .split_whitespace()
+        .last()
+        .unwrap_or("")
+        .split('.')
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (nums.next().unwrap_or(0), nums.next().unwrap_or(0));
+    (major, minor) < (4, 4)
 }
