@@ -126,6 +126,25 @@ impl Client {
         write_message(&mut *self.stdin.lock().unwrap(), &msg).expect("write to the server");
     }
 
+    /// A new request id (for [`Client::send_at_once`]).
+    pub fn fresh_id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Writes `messages` (whole JSON-RPC messages, `jsonrpc` included) in
+    /// one write, so that the server reads them together.
+    pub fn send_at_once(&mut self, messages: &[Value]) {
+        let mut buf = Vec::new();
+        for m in messages {
+            write_message(&mut buf, m).expect("write to memory");
+        }
+        let mut w = self.stdin.lock().unwrap();
+        w.write_all(&buf)
+            .and_then(|()| w.flush())
+            .expect("write to the server");
+    }
+
     /// Sends a request without waiting; returns its id.
     pub fn send_request(&mut self, method: &str, params: Value) -> i64 {
         self.next_id += 1;

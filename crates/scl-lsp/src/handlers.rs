@@ -67,9 +67,21 @@ impl Server {
         Server { client, tasks }
     }
 
+    /// The snapshot reserved for this request when it arrived
+    /// (`ordered::RESERVED`), else one taken now.
     async fn snapshot(&self) -> Result<Analysis> {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        self.tasks.send(Task::Snapshot(tx));
+        let reserved = crate::ordered::RESERVED
+            .try_with(|r| r.borrow_mut().take())
+            .ok()
+            .flatten();
+        let rx = match reserved {
+            Some(rx) => rx,
+            None => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                self.tasks.send(Task::Snapshot(tx));
+                rx
+            }
+        };
         rx.await.map_err(|_| bug())
     }
 

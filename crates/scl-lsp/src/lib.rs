@@ -11,9 +11,10 @@
 //!   `call` runs for each message in the order the client sent them, whereas
 //!   tower-lsp-server runs up to four handlers at once and an async handler
 //!   runs only when first polled, so their order is not the client's.
-//! - **Requests on snapshots.** A request handler asks the main loop for a
-//!   snapshot (an [`scl_ide::Analysis`], a clone of the database) through the
-//!   same channel, so it sees every edit sent before it, and answers on a
+//! - **Requests on snapshots.** Each request's snapshot (an
+//!   [`scl_ide::Analysis`], a clone of the database) is asked for through
+//!   the same channel when the request arrives ([`ordered::Ordered`]), so it
+//!   sees exactly the edits sent before it; the handler answers on a
 //!   blocking thread with the compiler's stack. When the main loop applies
 //!   a change, salsa cancels the queries running on older snapshots (and
 //!   waits for them to be dropped): such a request answers `ContentModified`

@@ -8,16 +8,37 @@
 //! message in arrival order — turns every `textDocument/didOpen`,
 //! `didChange`, `didClose` and `workspace/didChangeWatchedFiles` into a
 //! [`Task`] on the main loop's channel before passing the message on.
+//!
+//! A request gets its snapshot reserved there too: a [`Task::Snapshot`] is
+//! sent in the same order, and its receiver travels with the request's
+//! future (a tokio task-local, [`RESERVED`]), so the request is answered on
+//! the text the client had when it sent it — or, when a later edit arrives
+//! first, it is cancelled (`ContentModified`), never answered on a newer
+//! text at an old position.
 
 use crate::convert;
 use crate::main_loop::{Task, Tasks};
+use futures::future::BoxFuture;
+use scl_ide::Analysis;
+use std::cell::RefCell;
 use std::task::{Context, Poll};
+use tokio::sync::oneshot;
 use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::ls_types::{
     DidChangeTextDocumentParams, DidChangeWatchedFilesParams, DidCloseTextDocumentParams,
     DidOpenTextDocumentParams,
 };
 use tower_lsp_server::{ExitedError, LspService};
+
+tokio::task_local! {
+    /// The snapshot reserved for the request being handled, taken by its
+    /// handler (`handlers::Server::snapshot`).
+    pub(crate) static RESERVED: RefCell<Option<oneshot::Receiver<Analysis>>>;
+}
+
+/// Requests that read no snapshot: nothing is reserved for them (a
+/// reserved snapshot holds the database until the request ends).
+const NO_SNAPSHOT: &[&str] = &["initialize", "shutdown"];
 
 /// `LspService<S>` with the database's changes sent in the client's order.
 pub struct Ordered<S: tower_lsp_server::LanguageServer> {
@@ -91,7 +112,7 @@ impl<S: tower_lsp_server::LanguageServer> Ordered<S> {
 impl<S: tower_lsp_server::LanguageServer> tower::Service<Request> for Ordered<S> {
     type Response = Option<Response>;
     type Error = ExitedError;
-    type Future = <LspService<S> as tower::Service<Request>>::Future;
+    type Future = BoxFuture<'static, Result<Self::Response, Self::Error>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -99,6 +120,16 @@ impl<S: tower_lsp_server::LanguageServer> tower::Service<Request> for Ordered<S>
 
     fn call(&mut self, req: Request) -> Self::Future {
         self.intercept(&req);
-        self.inner.call(req)
+        let reserve = req.id().is_some() && !NO_SNAPSHOT.contains(&req.method());
+        let reserved = reserve.then(|| {
+            let (tx, rx) = oneshot::channel();
+            self.tasks.send(Task::Snapshot(tx));
+            rx
+        });
+        let fut = self.inner.call(req);
+        match reserved {
+            Some(rx) => Box::pin(RESERVED.scope(RefCell::new(Some(rx)), fut)),
+            None => fut,
+        }
     }
 }

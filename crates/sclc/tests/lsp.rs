@@ -482,3 +482,44 @@ fn a_client_that_pulls_gets_closed_modules_errors_pushed_until_it_opens_them() {
     assert_eq!(pushed, Vec::<Value>::new());
     assert!(c.shutdown().success());
 }
+
+#[test]
+fn a_request_is_answered_on_the_text_it_was_sent_after() {
+    // An edit, a hover and another edit read by the server together: the
+    // hover describes the first text, or is cancelled (ContentModified) by
+    // the second edit; it is never answered on the second text.
+    let ws = Ws::new(&[("t.env.scl", "let a = 1\n")]);
+    let (mut c, _) = ws.start(false);
+    let t = ws.uri("t.env.scl");
+    open(&mut c, &t, "let a = 1\n");
+    c.diagnostics(&t, |_| true);
+    let (mut answered, mut cancelled) = (0, 0);
+    for trial in 0..20 {
+        let v = 2 + 2 * trial;
+        let id = c.fresh_id();
+        let edit = |v: i32, text: &str| {
+            json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": t, "version": v}, "contentChanges": [{"text": text}]}})
+        };
+        c.send_at_once(&[
+            edit(v, "let a = 1\n"),
+            json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/hover", "params": {
+                "textDocument": {"uri": t}, "position": {"line": 0, "character": 4}}}),
+            edit(v + 1, "let bbbbbb = \"later\"\n"),
+        ]);
+        let r = c.response(id);
+        if r.get("error").is_some() {
+            assert_eq!(r["error"]["code"], -32801, "{r}");
+            cancelled += 1;
+        } else {
+            let s = r["result"].to_string();
+            assert!(
+                s.contains("`a`") && !s.contains("bbbbbb"),
+                "trial {trial}: {s}"
+            );
+            answered += 1;
+        }
+    }
+    assert_eq!(answered + cancelled, 20);
+    assert!(c.shutdown().success());
+}
