@@ -145,6 +145,14 @@ impl Client {
             .expect("write to the server");
     }
 
+    /// Writes `bytes` as they are (a malformed frame, for a test).
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let mut w = self.stdin.lock().unwrap();
+        w.write_all(bytes)
+            .and_then(|()| w.flush())
+            .expect("write to the server");
+    }
+
     /// Sends a request without waiting; returns its id.
     pub fn send_request(&mut self, method: &str, params: Value) -> i64 {
         self.next_id += 1;

@@ -35,6 +35,7 @@
 pub mod client;
 pub mod convert;
 mod handlers;
+mod input;
 pub mod main_loop;
 pub mod ordered;
 
@@ -103,7 +104,7 @@ pub fn run_stdio(options: Options) -> i32 {
             return 1;
         }
     };
-    runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout(), options));
+    runtime.block_on(serve(input::stdin(), tokio::io::stdout(), options));
     // Do not wait for blocking tasks still running on stale snapshots.
     runtime.shutdown_background();
     if handlers::SHUT_DOWN.load(std::sync::atomic::Ordering::SeqCst) {

@@ -523,3 +523,29 @@ fn a_request_is_answered_on_the_text_it_was_sent_after() {
     assert_eq!(answered + cancelled, 20);
     assert!(c.shutdown().success());
 }
+
+#[test]
+fn a_malformed_message_is_dropped_and_the_session_goes_on() {
+    let ws = Ws::new(&[("t.env.scl", "let a = 1\n")]);
+    let (mut c, _) = ws.start(false);
+    let t = ws.uri("t.env.scl");
+    let frame = |body: &str| format!("Content-Length: {}\r\n\r\n{body}", body.len());
+    for bad in [
+        frame("{not json"),
+        frame(r#"{"jsonrpc":"2.0","id":1.5,"method":"textDocument/hover"}"#),
+        frame(r#"{"id":7,"method":"shutdown"}"#),
+        frame("[1, 2]"),
+        // Three headers: the message itself is good.
+        format!(
+            "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nX-Extra: 1\r\n{}",
+            frame(&json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+                "textDocument": {"uri": t, "languageId": "scl", "version": 1, "text": "let a = 1\n"}}}).to_string())
+        ),
+    ] {
+        c.send_bytes(bad.as_bytes());
+    }
+    c.diagnostics(&t, |p| p["version"] == 1);
+    let h = c.request("textDocument/hover", at(&t, "let a = 1\n", "a =", 0));
+    assert!(h.to_string().contains("`a`"), "{h}");
+    assert!(c.shutdown().success());
+}
