@@ -1626,6 +1626,16 @@ fn module_values_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<M
     Arc::new(ModuleValues::default())
 }
 
+/// The text of a file as it is (lossy UTF-8, a byte order mark kept), made
+/// once per revision of its bytes: what front ends convert positions in
+/// ([`Database::text`] without the copy).
+#[salsa::tracked(returns(ref))]
+pub fn lossy_text(db: &dyn Db, file: SourceFile) -> Arc<str> {
+    Arc::from(String::from_utf8_lossy(
+        file.contents(db).as_deref().unwrap_or(b""),
+    ))
+}
+
 /// The text of a file as the parser reads it (lossy UTF-8, a byte order
 /// mark blanked), made once per revision of its bytes.
 #[salsa::tracked(returns(ref))]

@@ -255,9 +255,10 @@ impl Analysis {
         self.db.file_of_key(key).map(|f| self.db.file_id(f))
     }
 
-    /// The text of a file (lossy UTF-8; empty when it does not exist).
+    /// The text of a file (lossy UTF-8; empty when it does not exist),
+    /// memoized: asking again costs no copy.
     pub fn text(&self, file: FileId) -> Arc<str> {
-        Arc::from(self.db.text(self.sf(file)))
+        scl_db::lossy_text(&self.db, self.sf(file)).clone()
     }
 
     /// The line index of a file (for line/column and LSP positions).
