@@ -287,8 +287,16 @@ impl Loop {
             }
             Task::Watched(paths) => {
                 // An open buffer wins over the disk: re-reading it changes
-                // nothing the overlay does not already say.
-                self.host().did_change_files(&paths);
+                // nothing the overlay does not already say. A folder (or a
+                // path that is gone and may have been one: a deleted folder
+                // is one event) may hold files the database has read:
+                // everything it has read is checked again then.
+                let folder = paths.iter().any(|p| !p.is_file());
+                if folder {
+                    self.host().did_change_all_files();
+                } else {
+                    self.host().did_change_files(&paths);
+                }
                 if !self.push {
                     let client = self.client.clone();
                     self.runtime.spawn(async move {

@@ -63,6 +63,12 @@ impl<S: tower_lsp_server::LanguageServer> Ordered<S> {
                 let Some(path) = convert::path_of(&p.text_document.uri) else {
                     return;
                 };
+                // A client that sends every file it opens: only SCL is ours.
+                let scl = p.text_document.language_id == "scl"
+                    || path.to_string_lossy().ends_with(".env.scl");
+                if !scl {
+                    return;
+                }
                 Task::Open {
                     uri: p.text_document.uri,
                     path,

@@ -549,3 +549,48 @@ fn a_malformed_message_is_dropped_and_the_session_goes_on() {
     assert!(h.to_string().contains("`a`"), "{h}");
     assert!(c.shutdown().success());
 }
+
+#[test]
+fn a_folder_deleted_on_disk_refreshes_the_modules_in_it() {
+    let train =
+        "import \"./lib/base.env.scl\" as b\n\nenv train extends b.base {\n  workdir = \"/t\"\n}\n";
+    let ws = Ws::new(&[("lib/base.env.scl", BASE), ("train.env.scl", train)]);
+    let (mut c, _) = ws.start(false);
+    let t = ws.uri("train.env.scl");
+    open(&mut c, &t, train);
+    let (_, d) = c.diagnostics(&t, |_| true);
+    assert_eq!(d["diagnostics"], json!([]));
+    // One event for the folder, as VS Code sends for a deleted folder.
+    std::fs::remove_dir_all(ws.root.join("lib")).unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": ws.uri("lib"), "type": 3}]}),
+    );
+    let (_, d) = c.diagnostics(&t, |p| p["diagnostics"] != json!([]));
+    assert_eq!(d["diagnostics"][0]["code"], "E0102", "{d}");
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn a_buffer_of_another_language_is_not_checked() {
+    let ws = Ws::new(&[
+        ("requirements.txt", "numpy==2.1.0\n"),
+        ("t.env.scl", "let a = 1\n"),
+    ]);
+    let (mut c, _) = ws.start(false);
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": ws.uri("requirements.txt"), "languageId": "pip-requirements", "version": 1, "text": "numpy==2.1.0\n"}}),
+    );
+    let t = ws.uri("t.env.scl");
+    open(&mut c, &t, "let a = 1\n");
+    c.diagnostics(&t, |_| true);
+    let about_txt: Vec<Value> = c
+        .settle(std::time::Duration::from_millis(300))
+        .into_iter()
+        .map(|(_, m)| m)
+        .filter(|m| m["params"]["uri"] == ws.uri("requirements.txt"))
+        .collect();
+    assert_eq!(about_txt, Vec::<Value>::new());
+    assert!(c.shutdown().success());
+}
