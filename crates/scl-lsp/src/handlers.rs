@@ -4,7 +4,7 @@
 use crate::convert;
 use crate::main_loop::{Task, Tasks};
 use scl_ide::{Analysis, CompletionKind, FileId, SymbolKind};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{self as lsp, Uri};
@@ -69,7 +69,7 @@ impl Server {
 
     /// The snapshot reserved for this request when it arrived
     /// (`ordered::RESERVED`), else one taken now.
-    async fn snapshot(&self) -> Result<Analysis> {
+    async fn snapshot(&self, path: &Path) -> Result<Analysis> {
         let reserved = crate::ordered::RESERVED
             .try_with(|r| r.borrow_mut().take())
             .ok()
@@ -78,7 +78,8 @@ impl Server {
             Some(rx) => rx,
             None => {
                 let (tx, rx) = tokio::sync::oneshot::channel();
-                self.tasks.send(Task::Snapshot(tx));
+                self.tasks
+                    .send(Task::Snapshot(Some(path.to_path_buf()), tx));
                 rx
             }
         };
@@ -96,7 +97,7 @@ impl Server {
         let Some(path) = convert::path_of(uri) else {
             return Ok(None);
         };
-        let snap = self.snapshot().await?;
+        let snap = self.snapshot(&path).await?;
         run(snap, path, f).await.map(Some)
     }
 

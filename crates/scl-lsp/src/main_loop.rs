@@ -5,7 +5,7 @@
 use crate::convert;
 use scl_ide::{Analysis, AnalysisHost, FileId, OsSystem, System};
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use tower_lsp_server::ls_types::{self as lsp, Uri};
@@ -35,8 +35,9 @@ pub enum Task {
     /// `workspace/didChangeWatchedFiles`: these files or folders changed on
     /// disk.
     Watched(Vec<PathBuf>),
-    /// A request's snapshot, taken after every change sent before it.
-    Snapshot(tokio::sync::oneshot::Sender<Analysis>),
+    /// A request's snapshot, taken after every change sent before it: of
+    /// the workspace of the file it is about (`None`: the editor's).
+    Snapshot(Option<PathBuf>, tokio::sync::oneshot::Sender<Analysis>),
     /// The server stopped: end the loop.
     Exit,
 }
@@ -63,7 +64,8 @@ struct Doc {
     uri: Uri,
     version: i32,
     text: String,
-    file: FileId,
+    /// The root of its workspace (the host that checks it).
+    root: PathBuf,
 }
 
 /// What was last published per URI: the version and the diagnostics.
@@ -76,18 +78,28 @@ fn tracing() -> bool {
     *ON.get_or_init(|| std::env::var_os("SCL_LSP_TRACE").is_some_and(|v| v != "0"))
 }
 
-/// One check of the open files: a snapshot and the files, in order (URI,
-/// version, file id).
+/// The open files of one workspace to check, in order: URI, version, id.
+type Files = Vec<(Uri, i32, FileId)>;
+
+/// One check of the open files: per workspace, a snapshot and its files.
 struct Job {
-    snap: Analysis,
-    files: Vec<(Uri, i32, FileId)>,
+    groups: Vec<(Analysis, Files)>,
     /// Publish the open files' own diagnostics (false when the client pulls
     /// them: only other modules' are pushed then).
     push_open: bool,
 }
 
 struct Loop {
-    host: Option<AnalysisHost>,
+    /// One database per workspace root: a file is checked in the workspace
+    /// `sclc check FILE` would use (the nearest folder at or above it that
+    /// holds `scl.toml`, else its folder). Every host sees every open
+    /// buffer (a module of one workspace may be imported from another's
+    /// files only if it is inside it, but the hosts need not know that).
+    hosts: HashMap<PathBuf, AnalysisHost>,
+    /// The workspace root of a path, found once (cleared when files change
+    /// on disk: an `scl.toml` may have appeared).
+    roots: HashMap<PathBuf, PathBuf>,
+    /// The editor's root: the workspace of requests about no file.
     root: Option<PathBuf>,
     push: bool,
     stdlib: Option<PathBuf>,
@@ -124,7 +136,8 @@ pub fn spawn(
         eprintln!("error: cannot start the language server's checker: {e}");
     }
     let mut l = Loop {
-        host: None,
+        hosts: HashMap::new(),
+        roots: HashMap::new(),
         root: None,
         push: true,
         stdlib: options.stdlib,
@@ -155,8 +168,12 @@ impl Loop {
             for task in batch {
                 match task {
                     Task::Exit => return,
-                    Task::Snapshot(reply) => {
-                        let snap = self.host().analysis();
+                    Task::Snapshot(path, reply) => {
+                        let root = match path {
+                            Some(p) => self.root_of(&p),
+                            None => self.default_root(),
+                        };
+                        let snap = self.host(&root).analysis();
                         // A request given up already drops the snapshot here.
                         let _ = reply.send(snap);
                     }
@@ -180,14 +197,33 @@ impl Loop {
         }
     }
 
-    fn host(&mut self) -> &mut AnalysisHost {
-        let stdlib = self.stdlib.clone();
-        let root = self.root.clone();
-        self.host.get_or_insert_with(|| {
+    /// The workspace root of `path`, as `sclc check` finds it.
+    fn root_of(&mut self, path: &Path) -> PathBuf {
+        if let Some(r) = self.roots.get(path) {
+            return r.clone();
+        }
+        let r = AnalysisHost::workspace_root(&OsSystem, path);
+        self.roots.insert(path.to_path_buf(), r.clone());
+        r
+    }
+
+    /// The editor's root, else the current folder.
+    fn default_root(&self) -> PathBuf {
+        self.root.clone().unwrap_or_else(|| OsSystem.current_dir())
+    }
+
+    /// The database of the workspace at `root`, made with every open
+    /// buffer on first use.
+    fn host(&mut self, root: &Path) -> &mut AnalysisHost {
+        if !self.hosts.contains_key(root) {
             let system: Arc<dyn System> = Arc::new(OsSystem);
-            let root = root.unwrap_or_else(|| system.current_dir());
-            AnalysisHost::new(system, &root, stdlib)
-        })
+            let mut host = AnalysisHost::new(system, root, self.stdlib.clone());
+            for (path, doc) in &self.docs {
+                host.set_overlay(path, &doc.text);
+            }
+            self.hosts.insert(root.to_path_buf(), host);
+        }
+        self.hosts.get_mut(root).expect("inserted above")
     }
 
     /// Applies one change; returns the path of a buffer it edited.
@@ -196,12 +232,8 @@ impl Loop {
             Task::Init { root, push } => {
                 // As the CLI does: the nearest folder at or above the
                 // editor's that holds `scl.toml`, else the editor's folder.
-                let root = root.map(|r| AnalysisHost::workspace_root(&OsSystem, &r));
-                self.root = root.clone();
+                self.root = root.map(|r| AnalysisHost::workspace_root(&OsSystem, &r));
                 self.push = push;
-                if let (Some(root), Some(host)) = (root, self.host.as_mut()) {
-                    host.set_workspace_root(&root);
-                }
                 None
             }
             Task::Open {
@@ -210,13 +242,10 @@ impl Loop {
                 version,
                 text,
             } => {
-                if self.root.is_none() && self.docs.is_empty() {
+                let root = self.root_of(&path);
+                if self.root.is_none() {
                     // No workspace folder: the first file's workspace is it.
-                    let root = AnalysisHost::workspace_root(&OsSystem, &path);
                     self.root = Some(root.clone());
-                    if let Some(host) = self.host.as_mut() {
-                        host.set_workspace_root(&root);
-                    }
                 }
                 if !self.push {
                     // Pushed while it was closed (an imported module's
@@ -235,16 +264,17 @@ impl Loop {
                         ));
                     }
                 }
-                let host = self.host();
-                host.set_overlay(&path, &text);
-                let file = host.file(&path);
+                self.host(&root);
+                for host in self.hosts.values_mut() {
+                    host.set_overlay(&path, &text);
+                }
                 self.docs.insert(
                     path.clone(),
                     Doc {
                         uri,
                         version,
                         text,
-                        file,
+                        root,
                     },
                 );
                 Some(path)
@@ -264,12 +294,16 @@ impl Loop {
                 }
                 doc.version = version;
                 let text = doc.text.clone();
-                self.host().set_overlay(&path, &text);
+                for host in self.hosts.values_mut() {
+                    host.set_overlay(&path, &text);
+                }
                 Some(path)
             }
             Task::Close { path } => {
                 if let Some(doc) = self.docs.remove(&path) {
-                    self.host().remove_overlay(&path);
+                    for host in self.hosts.values_mut() {
+                        host.remove_overlay(&path);
+                    }
                     self.published
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -292,11 +326,15 @@ impl Loop {
                 // is one event) may hold files the database has read:
                 // everything it has read is checked again then.
                 let folder = paths.iter().any(|p| !p.is_file());
-                if folder {
-                    self.host().did_change_all_files();
-                } else {
-                    self.host().did_change_files(&paths);
+                for host in self.hosts.values_mut() {
+                    if folder {
+                        host.did_change_all_files();
+                    } else {
+                        host.did_change_files(&paths);
+                    }
                 }
+                // An `scl.toml` may have appeared or gone.
+                self.roots.clear();
                 if !self.push {
                     let client = self.client.clone();
                     self.runtime.spawn(async move {
@@ -305,7 +343,7 @@ impl Loop {
                 }
                 None
             }
-            Task::Snapshot(_) | Task::Exit => None,
+            Task::Snapshot(..) | Task::Exit => None,
         }
     }
 
@@ -317,21 +355,38 @@ impl Loop {
     /// every snapshot to be dropped), so publications keep the order of
     /// the edits.
     fn check_open_files(&mut self, edited: &[PathBuf]) {
-        let mut files: Vec<(Uri, i32, FileId)> = Vec::new();
+        let mut order: Vec<PathBuf> = Vec::new();
         let mut seen: HashSet<&PathBuf> = HashSet::new();
         for path in edited.iter().chain(self.docs.keys()) {
-            if let Some(doc) = self.docs.get(path) {
-                if seen.insert(path) {
-                    files.push((doc.uri.clone(), doc.version, doc.file));
-                }
+            if self.docs.contains_key(path) && seen.insert(path) {
+                order.push(path.clone());
             }
         }
-        let snap = self.host().analysis();
+        // One group per workspace, in the order of their first file.
+        let mut groups: Vec<(PathBuf, Vec<(Uri, i32, PathBuf)>)> = Vec::new();
+        for path in order {
+            let doc = &self.docs[&path];
+            let entry = (doc.uri.clone(), doc.version, path.clone());
+            match groups.iter_mut().find(|(r, _)| *r == doc.root) {
+                Some((_, fs)) => fs.push(entry),
+                None => groups.push((doc.root.clone(), vec![entry])),
+            }
+        }
+        let groups: Vec<(Analysis, Files)> = groups
+            .into_iter()
+            .map(|(root, files)| {
+                let host = self.host(&root);
+                let files = files
+                    .into_iter()
+                    .map(|(u, v, p)| (u, v, host.file(&p)))
+                    .collect();
+                (host.analysis(), files)
+            })
+            .collect();
         if let Some(jobs) = &self.jobs {
             // A checker that is gone (it cannot start) drops the job here.
             let _ = jobs.send(Job {
-                snap,
-                files,
+                groups,
                 push_open: self.push,
             });
         }
@@ -346,45 +401,46 @@ impl Loop {
 /// an error: `sclc check` of the open file reports it too) are published
 /// for those modules, and cleared for those that have none any more.
 fn check(job: Job, published: &Published, client: &Client, runtime: &tokio::runtime::Handle) {
-    let Job {
-        snap,
-        files,
-        push_open,
-    } = job;
-    let open: HashSet<Uri> = files.iter().map(|(u, _, _)| u.clone()).collect();
+    let Job { groups, push_open } = job;
+    let open: HashSet<Uri> = groups
+        .iter()
+        .flat_map(|(_, fs)| fs.iter().map(|(u, _, _)| u.clone()))
+        .collect();
     let mut elsewhere: HashMap<Uri, Vec<lsp::Diagnostic>> = HashMap::new();
-    for (uri, version, file) in files {
-        let started = std::time::Instant::now();
-        let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            snap.catch_cancel(|a| convert::check(a, file))
-        }));
-        if tracing() {
-            eprintln!(
-                "scl-lsp: checked {} (version {version}) in {} µs{}",
-                uri.as_str(),
-                started.elapsed().as_micros(),
-                match &answer {
-                    Ok(Ok(_)) => "",
-                    Ok(Err(_)) => ", cancelled",
-                    Err(_) => ", failed",
-                }
-            );
-        }
-        let Ok(Ok((diags, others))) = answer else {
-            return;
-        };
-        for (u, ds) in others {
-            if !open.contains(&u) {
-                let e = elsewhere.entry(u).or_default();
-                for d in ds {
-                    if !e.contains(&d) {
-                        e.push(d);
+    for (snap, files) in &groups {
+        for (uri, version, file) in files.iter().cloned() {
+            let started = std::time::Instant::now();
+            let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                snap.catch_cancel(|a| convert::check(a, file))
+            }));
+            if tracing() {
+                eprintln!(
+                    "scl-lsp: checked {} (version {version}) in {} µs{}",
+                    uri.as_str(),
+                    started.elapsed().as_micros(),
+                    match &answer {
+                        Ok(Ok(_)) => "",
+                        Ok(Err(_)) => ", cancelled",
+                        Err(_) => ", failed",
+                    }
+                );
+            }
+            let Ok(Ok((diags, others))) = answer else {
+                return;
+            };
+            for (u, ds) in others {
+                if !open.contains(&u) {
+                    let e = elsewhere.entry(u).or_default();
+                    for d in ds {
+                        if !e.contains(&d) {
+                            e.push(d);
+                        }
                     }
                 }
             }
-        }
-        if push_open {
-            publish(published, client, runtime, uri, Some(version), diags);
+            if push_open {
+                publish(published, client, runtime, uri, Some(version), diags);
+            }
         }
     }
     let stale: Vec<Uri> = {

@@ -128,8 +128,13 @@ impl<S: tower_lsp_server::LanguageServer> tower::Service<Request> for Ordered<S>
         self.intercept(&req);
         let reserve = req.id().is_some() && !NO_SNAPSHOT.contains(&req.method());
         let reserved = reserve.then(|| {
+            // The workspace of the file the request is about.
+            let path = req
+                .params()
+                .and_then(|p| p.get("textDocument")?.get("uri")?.as_str()?.parse().ok())
+                .and_then(|u: tower_lsp_server::ls_types::Uri| convert::path_of(&u));
             let (tx, rx) = oneshot::channel();
-            self.tasks.send(Task::Snapshot(tx));
+            self.tasks.send(Task::Snapshot(path, tx));
             rx
         });
         let fut = self.inner.call(req);

@@ -594,3 +594,63 @@ fn a_buffer_of_another_language_is_not_checked() {
     assert_eq!(about_txt, Vec::<Value>::new());
     assert!(c.shutdown().success());
 }
+
+#[test]
+fn each_file_is_checked_in_the_workspace_sclc_check_would_use() {
+    let app = "import \"./lib.env.scl\" as l\n\nenv app extends l.base {\n  workdir = \"/b\"\n}\n";
+    let up = "import \"../base.env.scl\" as b\n\nenv up extends b.base {\n  workdir = \"/u\"\n}\n";
+    let ws = Ws::new(&[
+        ("a/scl.toml", ""),
+        ("a/base.env.scl", BASE),
+        ("a/train.env.scl", TRAIN),
+        ("b/scl.toml", ""),
+        ("b/lib.env.scl", BASE),
+        ("b/app.env.scl", app),
+        ("c/base.env.scl", BASE),
+        ("c/sub/up.env.scl", up),
+    ]);
+    // The editor's folder is `a`; `b` and `c` are outside it.
+    let (mut c, _) = Client::start(
+        Path::new(env!("CARGO_BIN_EXE_sclc")),
+        &["lsp"],
+        &ws.root.join("a"),
+        false,
+    );
+    let (train, app_u, up_u) = (
+        ws.uri("a/train.env.scl"),
+        ws.uri("b/app.env.scl"),
+        ws.uri("c/sub/up.env.scl"),
+    );
+    open(&mut c, &train, TRAIN);
+    open(&mut c, &app_u, app);
+    open(&mut c, &up_u, up);
+    let (_, d) = c.diagnostics(&train, |_| true);
+    assert_eq!(d["diagnostics"], json!([]), "{d}");
+    // `b` has its own scl.toml: its import is inside its workspace.
+    let (_, d) = c.diagnostics(&app_u, |_| true);
+    assert_eq!(d["diagnostics"], json!([]), "{d}");
+    // `c/sub` has no scl.toml above it: its folder is its workspace, and
+    // `../base.env.scl` leaves it, as `sclc check c/sub/up.env.scl` says.
+    let (_, d) = c.diagnostics(&up_u, |_| true);
+    assert_eq!(d["diagnostics"][0]["code"], "E0105", "{d}");
+    let cli = common_check(&ws.root, "c/sub/up.env.scl");
+    assert!(cli.contains("E0105"), "{cli}");
+    // A hover in `b` is answered in `b`'s workspace.
+    let h = c.request("textDocument/hover", at(&app_u, app, "l.base", 2));
+    assert!(h.to_string().contains("env"), "{h}");
+    assert!(c.shutdown().success());
+}
+
+/// `sclc check --message-format json FILE` in `cwd`, its output.
+fn common_check(cwd: &Path, file: &str) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sclc"))
+        .args(["check", "--message-format", "json", file])
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
