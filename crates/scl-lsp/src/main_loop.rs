@@ -363,7 +363,8 @@ impl Loop {
             }
         }
         // One group per workspace, in the order of their first file.
-        let mut groups: Vec<(PathBuf, Vec<(Uri, i32, PathBuf)>)> = Vec::new();
+        type ByPath = Vec<(Uri, i32, PathBuf)>;
+        let mut groups: Vec<(PathBuf, ByPath)> = Vec::new();
         for path in order {
             let doc = &self.docs[&path];
             let entry = (doc.uri.clone(), doc.version, path.clone());
