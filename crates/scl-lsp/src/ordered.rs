@@ -53,6 +53,10 @@ impl<S: tower_lsp_server::LanguageServer> Ordered<S> {
     }
 
     fn intercept(&self, req: &Request) {
+        // After `shutdown` only `exit` is handled (LSP 3.17).
+        if crate::handlers::SHUT_DOWN.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         let Some(params) = req.params() else { return };
         let params = params.clone();
         let task = match req.method() {

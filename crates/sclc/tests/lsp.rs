@@ -654,3 +654,25 @@ fn common_check(cwd: &Path, file: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+#[test]
+fn after_shutdown_a_buffer_is_not_opened() {
+    let ws = Ws::new(&[("t.env.scl", "env app {\n  workdir = 42\n}\n")]);
+    let (mut c, _) = ws.start(false);
+    let r = c.request("shutdown", Value::Null);
+    assert_eq!(r, Value::Null);
+    open(
+        &mut c,
+        &ws.uri("t.env.scl"),
+        "env app {\n  workdir = 42\n}\n",
+    );
+    let published: Vec<Value> = c
+        .settle(std::time::Duration::from_millis(300))
+        .into_iter()
+        .map(|(_, m)| m)
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .collect();
+    assert_eq!(published, Vec::<Value>::new());
+    c.notify("exit", Value::Null);
+    assert_eq!(wait_exit(&mut c).code(), Some(0));
+}
