@@ -690,6 +690,21 @@ impl Analysis {
         self.import_target(file, i)
     }
 
+    /// The module a name's optional alias names, with its parse: the one
+    /// `m` (the module of `file`) imports as `alias`, else `file` itself.
+    fn named_module(
+        &self,
+        file: FileId,
+        m: &Module,
+        alias: Option<&str>,
+    ) -> Option<(FileId, std::sync::Arc<scl_syntax::Parse>)> {
+        let tf = match alias {
+            Some(a) => self.import_of(file, m, a)?,
+            None => file,
+        };
+        Some((tf, self.parse(tf).clone()))
+    }
+
     /// The env or template a parent expression names.
     fn parent(&self, file: FileId, m: &Module, e: &Expr) -> Option<Parent> {
         let (alias, name, template) = match &e.kind {
@@ -715,18 +730,8 @@ impl Analysis {
             }
             _ => return None,
         };
-        let tf = match alias {
-            Some(a) => self.import_of(file, m, a)?,
-            None => file,
-        };
-        let parse;
-        let tm = if tf == file {
-            m
-        } else {
-            parse = self.parse(tf).clone();
-            &parse.module
-        };
-        let d = tm.decls.iter().find_map(|d| match d {
+        let (tf, tp) = self.named_module(file, m, alias)?;
+        let d = tp.module.decls.iter().find_map(|d| match d {
             Decl::Env(env) if env.name.name == name => Some(env),
             _ => None,
         })?;
@@ -1002,21 +1007,10 @@ impl Analysis {
             return;
         }
         let (alias, name) = c.callee;
-        let tf = match alias {
-            Some(a) => match self.import_of(file, m, a) {
-                Some(t) => t,
-                None => return,
-            },
-            None => file,
+        let Some((tf, tp)) = self.named_module(file, m, alias) else {
+            return;
         };
-        let parse;
-        let tm = if tf == file {
-            m
-        } else {
-            parse = self.parse(tf).clone();
-            &parse.module
-        };
-        let params = tm.decls.iter().find_map(|d| match d {
+        let params = tp.module.decls.iter().find_map(|d| match d {
             Decl::Env(e) if e.name.name == name => e.params.as_deref(),
             Decl::Fn(f) if f.name.name == name => Some(&f.params[..]),
             _ => None,
