@@ -357,10 +357,8 @@ fn a_client_that_pulls_diagnostics_gets_those_of_open_files_not_pushed() {
         json!({"textDocument": {"uri": app}}),
     );
     insta::assert_json_snapshot!("pull_diagnostics", ws.redact(&r));
-    let pushed: Vec<Value> = c
-        .settle(std::time::Duration::from_millis(300))
+    let pushed: Vec<Value> = settled(&mut c)
         .into_iter()
-        .map(|(_, m)| m)
         .filter(|m| m["method"] == "textDocument/publishDiagnostics")
         .collect();
     assert_eq!(pushed, Vec::<Value>::new());
@@ -374,6 +372,15 @@ fn exit_without_shutdown_is_exit_code_1() {
     c.notify("exit", Value::Null);
     let status = wait_exit(&mut c);
     assert_eq!(status.code(), Some(1));
+}
+
+/// Every message the server sends until it has been quiet for 300 ms
+/// (with those already queued).
+fn settled(c: &mut Client) -> Vec<Value> {
+    c.settle(std::time::Duration::from_millis(300))
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect()
 }
 
 fn wait_exit(c: &mut Client) -> std::process::ExitStatus {
@@ -473,10 +480,8 @@ fn a_client_that_pulls_gets_closed_modules_errors_pushed_until_it_opens_them() {
         json!({"textDocument": {"uri": base}}),
     );
     assert_eq!(r["items"][0]["code"], "E0201", "{r}");
-    let pushed: Vec<Value> = c
-        .settle(std::time::Duration::from_millis(300))
+    let pushed: Vec<Value> = settled(&mut c)
         .into_iter()
-        .map(|(_, m)| m)
         .filter(|m| m["method"] == "textDocument/publishDiagnostics")
         .collect();
     assert_eq!(pushed, Vec::<Value>::new());
@@ -585,10 +590,8 @@ fn a_buffer_of_another_language_is_not_checked() {
     let t = ws.uri("t.env.scl");
     open(&mut c, &t, "let a = 1\n");
     c.diagnostics(&t, |_| true);
-    let about_txt: Vec<Value> = c
-        .settle(std::time::Duration::from_millis(300))
+    let about_txt: Vec<Value> = settled(&mut c)
         .into_iter()
-        .map(|(_, m)| m)
         .filter(|m| m["params"]["uri"] == ws.uri("requirements.txt"))
         .collect();
     assert_eq!(about_txt, Vec::<Value>::new());
@@ -666,10 +669,8 @@ fn after_shutdown_a_buffer_is_not_opened() {
         &ws.uri("t.env.scl"),
         "env app {\n  workdir = 42\n}\n",
     );
-    let published: Vec<Value> = c
-        .settle(std::time::Duration::from_millis(300))
+    let published: Vec<Value> = settled(&mut c)
         .into_iter()
-        .map(|(_, m)| m)
         .filter(|m| m["method"] == "textDocument/publishDiagnostics")
         .collect();
     assert_eq!(published, Vec::<Value>::new());
