@@ -228,11 +228,6 @@ impl Client {
         self.queue.iter().cloned().collect()
     }
 
-    /// Drops every queued message.
-    pub fn clear(&mut self) {
-        self.queue.clear();
-    }
-
     /// `shutdown`, then `exit`; the process's exit status.
     pub fn shutdown(mut self) -> ExitStatus {
         let _ = self.request("shutdown", Value::Null);
