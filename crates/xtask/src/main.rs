@@ -4,6 +4,7 @@
 
 mod bench;
 mod editor;
+mod gen_domain;
 mod parse_time;
 mod workload;
 
@@ -24,12 +25,14 @@ fn main() {
         }
         Some("gen") => workload::gen_main(&args[1..]),
         Some("parse-time") => parse_time::main(&args[1..]),
+        Some("gen-domain") => gen_domain::main(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench [--n 10,100,1000,5000] [--topology chain|fanin] \
                  [--runs R] [--edits E] [--shared DIR] [--keep DIR] [--no-peer] [--no-inprocess] [--no-editor | --editor-edits E] [--deep LIST | --no-deep]\n       \
                  cargo run --release -p xtask -- gen OUTDIR N [--topology chain|fanin]\n       \
-                 cargo run --release -p xtask -- parse-time [--baseline COMMIT] [--n N] [--rounds R] [--runs K]"
+                 cargo run --release -p xtask -- parse-time [--baseline COMMIT] [--n N] [--rounds R] [--runs K]\n       \
+                 cargo run -p xtask -- gen-domain [--check]"
             );
             2
         }
