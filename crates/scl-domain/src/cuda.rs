@@ -37,7 +37,8 @@ pub struct DriverRow {
     pub secondary: bool,
 }
 
-/// Every toolkit release row, newest first, as in the source.
+/// Every toolkit release row, in the source's order (13.0 GA, Update 1,
+/// Update 2, then 12.9 Update 1 down to 7.0).
 pub fn driver_rows() -> &'static [DriverRow] {
     tables::DRIVER_ROWS
 }

@@ -213,7 +213,7 @@ fn driver_tables(t: &mut String, rows: &[Vec<String>]) -> Result<(), String> {
         if label.contains("(branch)") {
             // "R580 (13.0) R590 (13.1) …": the driver branch of each 13.x.
             let words: Vec<&str> = linux.split_whitespace().collect();
-            if words.len() % 2 != 0 {
+            if !words.len().is_multiple_of(2) {
                 return Err(format!("{F}: branch row {linux:?}"));
             }
             for pair in words.chunks(2) {
@@ -243,8 +243,8 @@ fn driver_tables(t: &mut String, rows: &[Vec<String>]) -> Result<(), String> {
     }
     let _ = write!(
         t,
-        "\n/// The minimum driver of each CUDA toolkit release, newest first, as in\n\
-         /// `cuda_min_driver_linux.csv`.\n\
+        "\n/// The minimum driver of each CUDA toolkit release, in the order of\n\
+         /// `cuda_min_driver_linux.csv` (13.0 oldest first, then 12.9 down to 7.0).\n\
          pub static DRIVER_ROWS: &[DriverRow] = &[\n{releases}];\n\
          \n/// The driver branch of each CUDA 13.x minor release.\n\
          pub static BRANCHES: &[Branch] = &[\n{branches}];\n"
@@ -269,7 +269,10 @@ fn family_min(s: &str) -> Result<(String, String, Option<String>), String> {
         let words: Vec<&str> = inner.split_whitespace().collect();
         for (i, w) in words.iter().enumerate() {
             let w = w.trim_end_matches(|c: char| !c.is_ascii_digit());
-            if !is_dotted(w) || !w.contains('.') {
+            // A driver version: dotted, with a branch of three digits or
+            // more (`525.60.13`, not the toolkit `12.0`).
+            let branch = w.split('.').next().unwrap_or("");
+            if !is_dotted(w) || !w.contains('.') || branch.len() < 3 {
                 continue;
             }
             if words.get(i + 1) == Some(&"Windows") {

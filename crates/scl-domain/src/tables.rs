@@ -17,8 +17,8 @@ use crate::syslibs::SysLibs;
 use crate::tf::TfRow;
 use crate::torch::{TorchIndex, TorchRow};
 
-/// The minimum driver of each CUDA toolkit release, newest first, as in
-/// `cuda_min_driver_linux.csv`.
+/// The minimum driver of each CUDA toolkit release, in the order of
+/// `cuda_min_driver_linux.csv` (13.0 oldest first, then 12.9 down to 7.0).
 pub static DRIVER_ROWS: &[DriverRow] = &[
     DriverRow { toolkit: "13.0.0", label: "13.0 GA", min_linux: "580.65.06", min_windows: None, secondary: true },
     DriverRow { toolkit: "13.0.1", label: "13.0 Update 1", min_linux: "580.82.07", min_windows: None, secondary: true },
@@ -94,7 +94,7 @@ pub static BRANCHES: &[Branch] = &[
 /// `cuda_minor_version_compat.csv`.
 pub static FAMILIES: &[Family] = &[
     Family { family: "13.x", major: 13, floor: "580", min_linux: "580", min_windows: None, max_exclusive: None, note: "" },
-    Family { family: "12.x", major: 12, floor: "525", min_linux: "12.0", min_windows: None, max_exclusive: Some("580"), note: "" },
+    Family { family: "12.x", major: 12, floor: "525", min_linux: "525.60.13", min_windows: None, max_exclusive: Some("580"), note: "" },
     Family { family: "11.x", major: 11, floor: "450", min_linux: "450.80.02", min_windows: Some("452.39"), max_exclusive: Some("525"), note: "CUDA 11.0 shipped with earlier drivers" },
 ];
 
