@@ -37,6 +37,21 @@
 //! Where the table does not know an image it assumes the least: no Python,
 //! externally managed, no conda, apt — so the generated file installs
 //! Python and uses a virtual environment, which works either way.
+//!
+//! What an image ships ([`ships`]), read from the reference alone:
+//! - `python:<X.Y>[.<Z>]-…` ships that Python (Docker official images: the
+//!   tag is the Python version); `python:3-slim`, `python:slim` and
+//!   `latest` name no minor version, so the Python is unknown.
+//! - the `python3` the OS's package manager installs (Debian's and
+//!   Ubuntu's own package lists): Debian 11 (bullseye) 3.9, 12 (bookworm)
+//!   3.11, 13 (trixie) 3.13; Ubuntu 20.04 (focal) 3.8, 22.04 (jammy) 3.10,
+//!   24.04 (noble) 3.12. For `python:*` only when the tag names the Debian
+//!   release (`-bookworm`); for `nvidia/cuda` from the tag's `-ubuntuXX.YY`.
+//! - `nvidia/cuda:<X.Y.Z>-…`: that CUDA toolkit (the tag starts with it).
+//! - `pytorch/pytorch:<torch>-cuda<X.Y>-cudnn<N>-<runtime|devel>`: that
+//!   torch and CUDA (the PyTorch release pipeline's tag scheme). The
+//!   Python of these images is left unknown (it changes between releases
+//!   and the tag does not say it).
 
 use crate::SystemManager;
 
@@ -266,6 +281,116 @@ pub fn split_ref(image: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// What a base image ships, as far as its reference tells (see the module
+/// doc for the facts). Every field is `None` when unknown.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ships {
+    /// The Python of the image's own environment, as the tag writes it
+    /// (`"3.11"` for `python:3.11-slim`, `"3.11.4"` for `python:3.11.4`).
+    pub python: Option<String>,
+    /// The `python3` the image's OS package manager installs (`"3.11"` on
+    /// Debian 12, `"3.10"` on Ubuntu 22.04).
+    pub apt_python: Option<&'static str>,
+    /// The CUDA of the image: `"12.1.1"` from `nvidia/cuda` tags, `"11.8"`
+    /// from `pytorch/pytorch` tags (as written in the tag).
+    pub cuda: Option<String>,
+    /// The torch of a `pytorch/pytorch` image: `"2.1.2"`.
+    pub torch: Option<String>,
+}
+
+/// What `image` ships (`python:3.11-slim`, `nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04`,
+/// `pytorch/pytorch:2.1.2-cuda11.8-cudnn8-runtime`). Never fails: what the
+/// reference does not tell is `None`.
+pub fn ships(image: &str) -> Ships {
+    let lower = image.to_ascii_lowercase();
+    let (repo, tag) = split_ref(&lower);
+    let tag = tag.unwrap_or("latest");
+    let repo = repo
+        .strip_prefix("docker.io/")
+        .or_else(|| repo.strip_prefix("index.docker.io/"))
+        .unwrap_or(repo);
+    let repo = repo.strip_prefix("library/").unwrap_or(repo);
+    let name = repo.rsplit('/').next().unwrap_or(repo);
+    let mut out = Ships::default();
+    match repo {
+        "python" => {
+            let v = leading_version(tag);
+            if v.matches('.').count() >= 1 {
+                out.python = Some(v.to_string());
+            }
+            out.apt_python = tag.split('-').find_map(debian_python);
+        }
+        "nvidia/cuda" | "nvcr.io/nvidia/cuda" => {
+            let v = leading_version(tag);
+            if !v.is_empty() {
+                out.cuda = Some(v.to_string());
+            }
+            if let Some(i) = tag.rfind("ubuntu") {
+                out.apt_python = ubuntu_python(&tag[i + 6..]);
+            }
+        }
+        "pytorch/pytorch" => {
+            let mut parts = tag.split('-');
+            let torch = parts.next().unwrap_or("");
+            let cuda = parts.next().and_then(|p| p.strip_prefix("cuda"));
+            if let Some(cuda) = cuda.filter(|c| is_version(c)) {
+                if is_version(torch) {
+                    out.torch = Some(torch.to_string());
+                    out.cuda = Some(cuda.to_string());
+                }
+            }
+        }
+        _ => match name {
+            "debian" => out.apt_python = tag.split('-').next().and_then(debian_python),
+            "ubuntu" => out.apt_python = tag.split('-').next().and_then(ubuntu_python),
+            _ => {}
+        },
+    }
+    out
+}
+
+/// The dotted version a tag starts with (`"3.11"` of `3.11-slim`), or `""`.
+fn leading_version(tag: &str) -> &str {
+    let end = tag
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(tag.len());
+    let v = tag[..end].trim_end_matches('.');
+    if is_version(v) {
+        v
+    } else {
+        ""
+    }
+}
+
+/// Dot-separated decimal numbers.
+fn is_version(v: &str) -> bool {
+    !v.is_empty()
+        && v.split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The `python3` of a Debian release (`12`, `12.5`, `bookworm`).
+fn debian_python(release: &str) -> Option<&'static str> {
+    let major = release.split('.').next().unwrap_or(release);
+    match major {
+        "11" | "bullseye" => Some("3.9"),
+        "12" | "bookworm" => Some("3.11"),
+        "13" | "trixie" => Some("3.13"),
+        _ => None,
+    }
+}
+
+/// The `python3` of an Ubuntu release (`22.04`, `jammy`, `jammy-20240111`).
+fn ubuntu_python(release: &str) -> Option<&'static str> {
+    let release = release.split('-').next().unwrap_or(release);
+    match release {
+        "20.04" | "focal" => Some("3.8"),
+        "22.04" | "jammy" => Some("3.10"),
+        "24.04" | "noble" => Some("3.12"),
+        _ => None,
+    }
+}
+
 /// Images that have conda, to name in a message.
 pub const CONDA_IMAGES: &str = "condaforge/miniforge3, continuumio/miniconda3 or pytorch/pytorch";
 
@@ -348,6 +473,60 @@ mod tests {
             let i = info(image);
             assert!(
                 i.externally_managed && i.python_env == PythonEnv::Venv,
+                "{image}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_images_ship() {
+        type Row = (
+            &'static str,
+            Option<&'static str>,
+            Option<&'static str>,
+            Option<&'static str>,
+            Option<&'static str>,
+        );
+        #[rustfmt::skip]
+        let rows: &[Row] = &[
+            // (image, python, apt_python, cuda, torch)
+            ("python:3.11-slim", Some("3.11"), None, None, None),
+            ("python:3.11.4-slim-bookworm", Some("3.11.4"), Some("3.11"), None, None),
+            ("docker.io/library/python:3.12-bullseye@sha256:00", Some("3.12"), Some("3.9"), None, None),
+            ("python:3.13-trixie", Some("3.13"), Some("3.13"), None, None),
+            ("python:3.12-alpine", Some("3.12"), None, None, None),
+            ("python:3-slim", None, None, None, None),
+            ("python:slim", None, None, None, None),
+            ("python", None, None, None, None),
+            ("debian:11", None, Some("3.9"), None, None),
+            ("debian:12.5-slim", None, Some("3.11"), None, None),
+            ("debian:bookworm-slim", None, Some("3.11"), None, None),
+            ("debian:trixie", None, Some("3.13"), None, None),
+            ("debian:latest", None, None, None, None),
+            ("ubuntu:20.04", None, Some("3.8"), None, None),
+            ("ubuntu:jammy-20240111", None, Some("3.10"), None, None),
+            ("ubuntu:24.04", None, Some("3.12"), None, None),
+            ("ubuntu", None, None, None, None),
+            ("nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04", None, Some("3.10"), Some("12.1.1"), None),
+            ("nvidia/cuda:12.6.0-devel-ubuntu24.04", None, Some("3.12"), Some("12.6.0"), None),
+            ("nvidia/cuda:11.8.0-base-ubuntu20.04", None, Some("3.8"), Some("11.8.0"), None),
+            ("nvidia/cuda:12.4.1-base-ubi9", None, None, Some("12.4.1"), None),
+            ("pytorch/pytorch:2.1.2-cuda11.8-cudnn8-runtime", None, None, Some("11.8"), Some("2.1.2")),
+            ("pytorch/pytorch:2.8.0-cuda12.9-cudnn9-devel", None, None, Some("12.9"), Some("2.8.0")),
+            ("pytorch/pytorch:latest", None, None, None, None),
+            ("condaforge/miniforge3", None, None, None, None),
+            ("ghcr.io/acme/thing:1", None, None, None, None),
+        ];
+        for &(image, python, apt, cuda, torch) in rows {
+            let s = ships(image);
+            assert_eq!(
+                (
+                    s.python.as_deref(),
+                    s.apt_python,
+                    s.cuda.as_deref(),
+                    s.torch.as_deref()
+                ),
+                (python, apt, cuda, torch),
                 "{image}"
             );
         }
