@@ -550,6 +550,25 @@ fn scl_list(items: &[&str]) -> String {
     format!("[{}]", items.join(", "))
 }
 
+/// The width `sclc fmt` fits lines to.
+const SCL_WIDTH: usize = 100;
+
+/// One entry `KEY = { ITEMS }` of a top-level map, laid out as `sclc fmt`
+/// does: on one line if it fits in [`SCL_WIDTH`] columns, else one item per
+/// line, each with a trailing comma.
+fn scl_entry(s: &mut String, key: &str, items: &[String]) {
+    let flat = format!("  {key} = {{ {} }},", items.join(", "));
+    if flat.chars().count() <= SCL_WIDTH {
+        let _ = writeln!(s, "{flat}");
+        return;
+    }
+    let _ = writeln!(s, "  {key} = {{");
+    for item in items {
+        let _ = writeln!(s, "    {item},");
+    }
+    s.push_str("  },\n");
+}
+
 fn compat_scl(torch: &[Torch], images: &[Image]) -> String {
     let mut s = String::new();
     s.push_str(
@@ -598,17 +617,18 @@ fn compat_scl(torch: &[Torch], images: &[Image]) -> String {
             .collect();
         pys.sort_by_key(|p| key(p));
         pys.dedup();
-        let _ = writeln!(
-            s,
-            "  {:?} = {{ torchvision = {:?}, torchaudio = {:?}, cudas = {}, pythons = {}, cuda = {:?}, python = {:?} }},",
-            first.torch,
-            first.torchvision,
-            first.torchaudio.as_deref().unwrap_or(""),
-            scl_list(&cudas),
-            scl_list(&pys),
-            cudas.last().copied().unwrap_or(""),
-            pys.last().copied().unwrap_or(""),
-        );
+        let fields = [
+            format!("torchvision = {:?}", first.torchvision),
+            format!(
+                "torchaudio = {:?}",
+                first.torchaudio.as_deref().unwrap_or("")
+            ),
+            format!("cudas = {}", scl_list(&cudas)),
+            format!("pythons = {}", scl_list(&pys)),
+            format!("cuda = {:?}", cudas.last().copied().unwrap_or("")),
+            format!("python = {:?}", pys.last().copied().unwrap_or("")),
+        ];
+        scl_entry(&mut s, &format!("{:?}", first.torch), &fields);
     }
     s.push_str("}\n");
 
@@ -644,13 +664,8 @@ fn compat_scl(torch: &[Torch], images: &[Image]) -> String {
             .values()
             .map(|img| format!("\"ubuntu{}\" = {:?}", img.ubuntu, img.tag))
             .collect();
-        let _ = writeln!(
-            s,
-            "  \"{}.{}\" = {{ {} }},",
-            mm[0],
-            mm.get(1).copied().unwrap_or(0),
-            entries.join(", ")
-        );
+        let name = format!("\"{}.{}\"", mm[0], mm.get(1).copied().unwrap_or(0));
+        scl_entry(&mut s, &name, &entries);
     }
     s.push_str("}\n");
 

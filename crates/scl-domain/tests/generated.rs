@@ -22,3 +22,15 @@ fn generated_files_are_up_to_date() {
         "stdlib/compat.env.scl is out of date: run `cargo run -p xtask -- gen-domain`"
     );
 }
+
+/// The generated module is in `sclc fmt`'s canonical layout.
+#[test]
+fn compat_module_is_formatted() {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let g = gen::generate(&here.join("data/source")).unwrap();
+    let formatted = scl_fmt::format(&g.compat_scl).expect("std/compat parses");
+    assert!(
+        formatted == g.compat_scl,
+        "the generator's layout of std/compat differs from `sclc fmt`"
+    );
+}
