@@ -116,6 +116,15 @@ enum Command {
         #[arg(long, conflicts_with = "paths")]
         stdin: bool,
     },
+    /// Compare each env's requests (cores, memory, GPUs, their type and
+    /// memory, the NVIDIA driver and CUDA they need) with this machine, one
+    /// line per fact; exit 1 when something will not fit.
+    Doctor {
+        file: PathBuf,
+        /// Only this env (default: every env that is not a template).
+        #[arg(long)]
+        env: Option<String>,
+    },
     /// Run the language server on stdin/stdout (editors start it: see the book's "Editors" page).
     Lsp {
         /// Speak over stdin/stdout (the only transport; editors' clients pass it).
@@ -213,6 +222,9 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Explain { code, list } => explain(code, list),
         Command::Lsp { stdio: _ } => scl_lsp::run_stdio(scl_lsp::Options { stdlib: cli.stdlib }),
+        Command::Doctor { file, env } => {
+            crate::doctor::doctor(&file, env.as_deref(), fmt, cli.stdlib)
+        }
         Command::Diff {
             files,
             rev,

@@ -7,6 +7,7 @@
 
 mod commands;
 mod diff;
+mod doctor;
 mod fmt;
 mod git;
 mod output;
