@@ -18,6 +18,7 @@
 //! ([`DirListing`]). Open editor buffers overlay the disk
 //! ([`Database::set_overlay`]).
 
+pub mod checks;
 pub mod events;
 mod host;
 mod paths;
@@ -1741,5 +1742,7 @@ pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
             .into_iter()
             .filter(|d| !cascade(d) && !reported(d)),
     );
+    // The domain checks, on the envs that evaluated.
+    out.extend(checks::domain_diagnostics(db, file).iter().cloned());
     Arc::new(out)
 }

@@ -514,6 +514,101 @@ Example:
 
 Fix: give every part the same type; to make text of a number, interpolate it (`\"${n}\"`).";
 
+"E0501", "torch wheel built for another CUDA",
+"A torch, torchvision or torchaudio pin names a CUDA variant in its local version (`torch==2.1.2+cu118` is built for CUDA 11.8), and the env's CUDA is another one: the base image's (`nvidia/cuda:12.1.1-…`, `pytorch/pytorch:…-cuda12.1-…`) or another pin's variant. The wheel brings its own CUDA runtime; the image's toolkit (nvcc, cuDNN, extensions compiled against it) is then a second one.
+
+Example:
+    base = image(\"nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\")
+    python.packages = [\"torch==2.1.2+cu118\"]
+
+Fix: pin the variant of the image's CUDA (`torch==2.1.2+cu121`), or choose the image of the wheel's CUDA. sclc adds the wheel index (`--extra-index-url https://download.pytorch.org/whl/cu121`) itself.";
+
+"E0502", "torch, torchvision and torchaudio of different releases",
+"torchvision and torchaudio are built against one torch release each (torch 2.1.2 goes with torchvision 0.16.2 and torchaudio 2.1.2). A pin of another release, beside a torch pin or the torch a base image ships, makes pip replace torch with the one the other package needs, or breaks at import.
+
+Example:
+    python.packages = [\"torch==2.1.2\", \"torchvision==0.18.0\"]
+
+Fix: pin the versions of one release; the help names the one that goes with the torch.";
+
+"E0503", "Python outside the release's range",
+"A torch (or TensorFlow) release is published for a range of Python versions (torch 2.1.2: 3.8–3.11). The env's Python — `python.version`, or the Python of the base image — is outside it, so there is no wheel to install.
+
+Example:
+    base = image(\"python:3.12-slim\")
+    python.packages = [\"torch==2.1.2\"]
+
+Fix: use a Python of the range, or a release built for your Python.";
+
+"E0504", "python.version is not the image's Python",
+"`python.version` says one Python, but the base image ships another (`python:3.11-slim` has 3.11), or has none and its package manager installs another (`python3` on Ubuntu 22.04 is 3.10), which is what sclc uses. sclc does not download Python builds. With `python.manager = .conda`, conda installs the version asked for, and this check does not apply.
+
+Example:
+    base = image(\"python:3.11-slim\")
+    python.version = \"3.12\"
+
+Fix: set `python.version` to the image's Python, or choose an image with the Python you need (`python:3.12-slim`).";
+
+"E0505", "conda CUDA package of another CUDA",
+"A conda package that fixes the CUDA version (`cudatoolkit`, `pytorch-cuda`, `cuda-version`, `cuda-toolkit`) asks for another CUDA than the base image has.
+
+Example:
+    base = image(\"nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04\")
+    conda.packages = [\"pytorch-cuda=12.1\"]
+
+Fix: ask for the image's CUDA (`pytorch-cuda=11.8`), or drop the package and use the image's CUDA.";
+
+"E0506", "the driver is too old for the CUDA runtime",
+"With `sclc check --driver VERSION` (or `sclc doctor`, which reads `nvidia-smi`), every CUDA runtime of the env — the base image's and each torch wheel's `+cuXYZ` — is compared with that NVIDIA driver. Under CUDA's minor-version compatibility a runtime of CUDA 12.x needs a driver ≥ 525.60.13, 13.x ≥ 580, 11.x ≥ 450.80.02 (NVIDIA CUDA Toolkit release notes, \"CUDA Toolkit and Corresponding Driver Versions\"); the message also names the minimum for every feature of that release.
+
+Example:
+    sclc check --driver 520.61.05 train.env.scl   # base image nvidia/cuda:12.1.1-…
+
+Fix: update the node's driver, or use an image and wheels for an older CUDA.";
+
+"E0507", "GPU type needs a newer torch or CUDA",
+"The GPU type the env requests (`resources.limits.gpu.type`) belongs to a generation that torch supports only from a release and CUDA on: Hopper (H100, compute capability 9.0) needs torch ≥ 2.0.1 and CUDA ≥ 11.8; Blackwell (B100/B200 10.0, RTX 50xx 12.0) needs torch ≥ 2.7.0 and CUDA ≥ 12.8 (the architectures torch's wheels are built for). The env's torch (its pin or the base image's) or CUDA (the wheel's variant or the image's) is older.
+
+Example:
+    base = image(\"pytorch/pytorch:1.13.1-cuda11.7-cudnn8-runtime\")
+    resources.limits.gpu = { count = 8, type = \"nvidia-h100\" }
+
+Fix: use a torch and CUDA at or above the floor, or another GPU type.";
+
+"E0508", "nvidia/cuda tag that does not exist",
+"NVIDIA publishes `nvidia/cuda` tags with the full CUDA version (`12.1.1-runtime-ubuntu22.04`), never without the patch version (`12.1-runtime-…`). For the devel images with cuDNN, sclc has the list of tags that exist (the cuDNN part is `cudnn8` up to CUDA 12.2, `cudnn9` for 12.3, and `cudnn` from 12.4): a tag not in it is an error too. The help names the nearest tags that exist. Other tags (runtime, base) are checked only for the patch version.
+
+Example:
+    base = image(\"nvidia/cuda:12.1-runtime-ubuntu22.04\")
+
+Fix: use a tag that exists, such as the one the help names.";
+
+"E0509", "GPU requests and limits differ",
+"Kubernetes takes GPUs (`nvidia.com/gpu`) as limits only: requests may be left out (they are then equal to the limits), but when both are given they must be equal (\"Schedule GPUs\", kubernetes.io). sclc writes the request from the limits itself.
+
+Example:
+    resources.requests.gpu = { count = 1 }
+    resources.limits.gpu = { count = 2 }
+
+Fix: write the GPUs once, as `resources.limits.gpu`.";
+
+"E0510", "more processes than GPUs",
+"`distributed` starts `procs_per_node` processes on every node, and with the NCCL backend each process needs a GPU of its own. The env requests fewer GPUs per node than processes, or none.
+
+Example:
+    resources.limits.gpu = { count = 1 }
+    distributed { backend = .nccl, launcher = .torchrun, nodes = 2, procs_per_node = 4 }
+
+Fix: one process per GPU (`procs_per_node` equal to the GPU count), or request more GPUs; use `backend = .gloo` for training on CPUs.";
+
+"E0511", "torch wheel variant that does not exist",
+"A torch pin names a CUDA variant (`+cu118`) that the release was not published for: each torch release has wheels for a few CUDA versions only (torch 2.8.0: CUDA 12.6, 12.8 and 12.9).
+
+Example:
+    python.packages = [\"torch==2.8.0+cu118\"]
+
+Fix: use one of the variants the help lists, or a release built for your CUDA.";
+
 "W0001", "decimal memory suffix",
 "A memory quantity uses a decimal suffix (`G` = 10^9 bytes). Kubernetes and most tools use binary sizes (`Gi` = 2^30 bytes), and `32G` is about 7% less than `32Gi`.
 
@@ -614,6 +709,58 @@ Example:
     setup = [\"apt-get update && apt-get install -y \\\\\", \"  curl\"]
 
 Fix: write the command as one step, or as one multi-line step with `\"\"\"`.";
+
+"W0501", "pip torch pin replaces the image's torch",
+"The base image ships torch (`pytorch/pytorch:2.1.2-…` has torch 2.1.2), and a pip pin asks for another version. pip installs the pinned torch and its own CUDA libraries over the image's: a larger image, a second CUDA, and the image no longer what its tag says.
+
+Example:
+    base = image(\"pytorch/pytorch:2.1.2-cuda11.8-cudnn8-runtime\")
+    python.packages = [\"torch==2.4.0\"]
+
+Fix: pin the image's torch (or leave torch out), or use the image of the torch you need.";
+
+"W0502", "Python package needs system libraries",
+"Some Python packages load system libraries their wheels do not contain (`opencv-python` needs `libgl1` and `libglib2.0-0`). On a Debian or Ubuntu image without them, the install succeeds and the import fails. sclc knows a small table of such packages; the quick fix adds the missing packages to `system.packages`.
+
+Example:
+    base = image(\"python:3.11-slim\")
+    python.packages = [\"opencv-python==4.10.0.84\"]
+
+Fix: `system.packages += [\"libgl1\", \"libglib2.0-0\"]` (or use the package's headless variant where there is one).";
+
+"W0503", "Hugging Face asset at a moving revision",
+"A `huggingface(...)` asset is fetched at a revision that is a branch or tag (`main`, the default), not a commit: the files can change between two builds of the same source.
+
+Example:
+    assets = [huggingface(\"bert-base-uncased\", files = [\"config.json\"], to = \"/models/bert\")]
+
+Fix: pin the commit: `revision = \"<40-hex commit>\"` (the repository's History page, or `git ls-remote https://huggingface.co/REPO`).";
+
+"W0504", "credential in plain text",
+"A value that looks like a credential is written as plain text: a variable whose name says so (`*_TOKEN`, `*_KEY`, `*PASSWORD*`, `*SECRET*`, `*_PAT`) with a value that is not a path or a reference, a value of a known token shape anywhere in `vars`, `labels`, `setup`, `command`, `entrypoint` or `test` (Hugging Face `hf_…`, GitHub `ghp_…`/`github_pat_…`, GitLab `glpat-…`, AWS `AKIA…`, OpenAI-style `sk-…`, Slack `xox?-…`, Google `AIza…`), or an index URL with `user:password@`. A plain value ends up in the image's layers, the job's spec and every lowered file.
+
+Example:
+    vars.HF_TOKEN = \"hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345\"
+
+Fix: `vars.HF_TOKEN = secret(\"hf-token\", key = \"token\")` (the runner provides it; sclc never writes its value); for an index, `python.index_credentials = secret(...)`.";
+
+"W0505", "GPUs no process uses",
+"`distributed` starts fewer processes per node than the GPUs each node gets, so some GPUs do nothing (one process per GPU is the rule of torchrun and NCCL).
+
+Example:
+    resources.limits.gpu = { count = 4 }
+    distributed { backend = .nccl, launcher = .torchrun, nodes = 1, procs_per_node = 1 }
+
+Fix: `procs_per_node` equal to the GPU count, or request fewer GPUs.";
+
+"W0506", "python.version is not the Python the image gets",
+"The base image has no Python of its own (`debian:12`, `ubuntu:22.04`, `nvidia/cuda:…`), so sclc installs the `python3` of its package manager — Python 3.11 on Debian 12, 3.10 on Ubuntu 22.04, 3.12 on Ubuntu 24.04 — and `python.version` says another version. sclc does not download other Python builds.
+
+Example:
+    base = image(\"ubuntu:22.04\")
+    python.version = \"3.12\"
+
+Fix: set `python.version` to the Python of the image's OS, choose an image whose OS has the Python you need (`ubuntu:24.04` for 3.12, or `python:3.12-slim`), or use `python.manager = .conda`, which installs the version asked for.";
 }
 
 #[cfg(test)]

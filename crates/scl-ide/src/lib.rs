@@ -332,6 +332,45 @@ impl Analysis {
         diags
     }
 
+    /// The driver check (`E0506`) of every env of `files` that is not a
+    /// template: each CUDA runtime it carries (the base image's, each torch
+    /// wheel's `+cuXYZ`) against the NVIDIA driver `driver`
+    /// (`"535.104.05"`), placed like the other domain checks. What
+    /// `sclc check --driver` and `sclc doctor` add to [`Analysis::check`].
+    pub fn driver_diagnostics(&self, files: &[FileId], driver: &str) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = Vec::new();
+        for f in files {
+            let sf = self.sf(*f);
+            let values = self.values(*f);
+            for name in &values.envs {
+                let Some(fin) = values.final_env(name) else {
+                    continue;
+                };
+                let Some(spec) = &fin.spec else {
+                    continue;
+                };
+                let inputs = scl_db::checks::check_inputs(&self.db, spec);
+                for finding in scl_checks::check_driver(spec, &inputs, driver) {
+                    let d = scl_db::checks::place(&self.db, sf, name, &fin.origins, &finding);
+                    if !out.contains(&d) {
+                        out.push(d);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The CUDA runtimes env `name` of `file` carries (`scl_checks::cuda_runtimes`:
+    /// CUDA version and where it comes from), empty when it has no IR.
+    pub fn cuda_runtimes(&self, file: FileId, name: &str) -> Vec<(String, String)> {
+        let Some(spec) = self.ir(file, name) else {
+            return Vec::new();
+        };
+        let inputs = scl_db::checks::check_inputs(&self.db, &spec);
+        scl_checks::cuda_runtimes(&spec, &inputs)
+    }
+
     /// The diagnostics located in `file` (checking it and what it imports;
     /// an error in an imported module is that module's).
     pub fn file_diagnostics(&self, file: FileId) -> Vec<Diagnostic> {

@@ -133,7 +133,7 @@ pub(crate) fn lower(
             })
             .unwrap_or_default();
         let located = |code: &'static str, field: &str, message: String, error: bool| {
-            let origin = field_origin(a.db(), &fin.origins, field);
+            let origin = scl_db::checks::field_origin(a.db(), &fin.origins, field);
             let span = origin.as_ref().map_or(env_span, |o| o.span);
             let mut d = if error {
                 Diagnostic::error(code, span, message)
@@ -174,41 +174,6 @@ pub(crate) fn lower(
         out.outputs.push((name.clone(), l));
     }
     out
-}
-
-/// The origin of an IR field for a backend warning: the field itself, else
-/// the nearest enclosing path that has one (`assets[1]` → `assets`), else the
-/// first write below it (`resources` → `resources.requests.cpu`).
-/// The origin's span is made absolute.
-fn field_origin(
-    db: &scl_db::Database,
-    origins: &scl_sema::Origins,
-    field: &str,
-) -> Option<scl_sema::Origin> {
-    let absolute = |o: &scl_sema::Origin| scl_sema::Origin {
-        span: scl_db::absolute_span(db, o.span),
-        ..o.clone()
-    };
-    // `field` as the backends name it (`system.packages[1]`): itself, then
-    // each enclosing field (an index is not a path of the provenance).
-    let mut key = field.to_string();
-    loop {
-        if let Some(o) = origins.get(&scl_ir::FieldPath::parse(&key)) {
-            return Some(absolute(o));
-        }
-        match key.rfind(['.', '[']) {
-            Some(i) => key.truncate(i),
-            None => break,
-        }
-    }
-    let path = scl_ir::FieldPath::parse(field);
-    // The paths below `field` sort right after it.
-    origins
-        .paths_below(&path)
-        .iter()
-        .filter_map(|k| origins.get(k))
-        .map(absolute)
-        .min_by_key(|o| o.span.start)
 }
 
 /// The context a backend lowers env `name` with.

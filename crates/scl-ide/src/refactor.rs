@@ -614,6 +614,43 @@ impl Analysis {
                     }
                 }
             }
+            // A Python package that needs system libraries (W0502): add
+            // them to the env whose item the diagnostic is at, as the help
+            // says (`system.packages += [...]`), as its body's last item.
+            if d.code == "W0502" {
+                let added = d
+                    .help
+                    .as_deref()
+                    .and_then(|h| h.strip_prefix("add `"))
+                    .and_then(|h| h.strip_suffix('`'));
+                let env = m.decls.iter().find_map(|x| match x {
+                    Decl::Env(e)
+                        if e.span.start <= d.at.span.start && d.at.span.end <= e.span.end =>
+                    {
+                        Some(e)
+                    }
+                    _ => None,
+                });
+                if let (Some(line), Some(e)) = (added, env) {
+                    let close = e.body.span.end.saturating_sub(1);
+                    // The closing brace's line: its indentation, and whether
+                    // the body is written on one line.
+                    let line_start = text[..close as usize].rfind('\n').map_or(0, |i| i + 1);
+                    let before = &text[line_start..close as usize];
+                    let new_text = if before.trim().is_empty() {
+                        format!("  {line}\n{before}")
+                    } else {
+                        format!("\n  {line}\n")
+                    };
+                    mine.push(CodeAction {
+                        title: format!("Add `{line}`"),
+                        kind: ActionKind::QuickFix,
+                        edits: vec![edit(Span::new(close as usize, close as usize), new_text)],
+                        fixes,
+                        preferred: true,
+                    });
+                }
+            }
             if mine.len() == 1 {
                 mine[0].preferred = true;
             }

@@ -230,7 +230,7 @@ fn provenance_names_what_each_write_replaced() {
         sys.write(
             "/ws/main.env.scl",
             r#"env a {
-  base = image("debian:12.5")
+  base = image("registry.example.com/team/python:1")
   python = { version = "3.11" }
   vars = { A = "1" }
   resources.requests = { cpu = 1 }

@@ -23,7 +23,7 @@ enum Tier { small, large }
 /// The CUDA base every project starts from.
 env base {
   base = image("nvidia/cuda:12.1.0-runtime-ubuntu22.04")
-  python.version = "3.11"
+  python.version = "3.10"
   resources.requests.cpu = 4
   resources.requests.memory = 16Gi
   workdir = "/work"
@@ -571,7 +571,7 @@ fn an_env_with_errors_gets_hints_from_its_syntax_and_range_filters() {
                     "inherits 3 fields from b.base".to_string()
                 ),
                 (after("workdir = 42"), "(was \"/work\" in base)".to_string()),
-                (after("\"3.12\""), "(was \"3.11\" in base)".to_string()),
+                (after("\"3.12\""), "(was \"3.10\" in base)".to_string()),
             ]
         );
         // Only the hints inside the range (both ends included).

@@ -162,3 +162,20 @@ impl ModuleValues {
         }
     }
 }
+
+/// The requirement lines of a requirements file's text, read as pip reads
+/// it (decoding, line joining, comments, options left out):
+/// `(1-based line, the requirement as written)`. Empty when pip could not
+/// read the file (evaluation reports why).
+pub fn requirement_lines(text: &str) -> Vec<(usize, String)> {
+    match validate::requirements(text) {
+        Ok(lines) => lines
+            .into_iter()
+            .filter_map(|l| match l {
+                validate::ReqLine::Requirement { line, text, .. } => Some((line, text)),
+                _ => None,
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}

@@ -169,15 +169,76 @@ fn carried(r: &Record) -> Carried {
     c
 }
 
+/// The wheel indexes the torch pins of `r` need, in order: a pin of
+/// torch, torchvision or torchaudio with a CUDA local version
+/// (`torch==2.1.2+cu118`, in `python.packages` or a requirements file) is
+/// on `https://download.pytorch.org/whl/cu118` only, which pip must be
+/// given with `--extra-index-url` (PyTorch's install instructions; not
+/// `--index-url`, which would hide PyPI from the other packages).
+fn torch_indexes(r: &Record) -> Vec<String> {
+    let mut reqs = strs(get(r, &["python", "packages"]));
+    if let Some(Value::List(files)) = get(r, &["python", "requirements"]) {
+        for f in files.iter() {
+            if let Value::File { text, .. } = f {
+                if let Ok(lines) = validate::requirements(text) {
+                    for l in lines {
+                        if let validate::ReqLine::Requirement { text, .. } = l {
+                            reqs.push(text);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for req in reqs {
+        let Some((name, version)) = req.split_once("==") else {
+            continue;
+        };
+        let name = name
+            .split(['[', ' ', ';'])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        if !matches!(name.as_str(), "torch" | "torchvision" | "torchaudio") {
+            continue;
+        }
+        let version = version.split([';', ' ', ',']).next().unwrap_or("");
+        let Some(local) = scl_domain::version::split_local(version.trim()).1 else {
+            continue;
+        };
+        if scl_domain::version::cuda_of_local(local).is_none() {
+            continue;
+        }
+        let u = scl_domain::torch::index_url(local);
+        if !out.contains(&u) {
+            out.push(u);
+        }
+    }
+    out
+}
+
 /// The record as the IR will read it: set-like lists de-duplicated, and the
 /// index URLs of requirements files carried into `python.index_url` (when
 /// the env sets none) and `python.extra_index_urls`. Used by [`normalize`]
 /// and [`self_view`]; borrowed when nothing changes.
 fn effective(r: &Record) -> Cow<'_, Record> {
     let mut out = Cow::Borrowed(r);
-    let c = carried(r);
+    let mut c = carried(r);
+    // The wheel index of each torch `+cuXYZ` pin, unless the env names it.
+    let index = get(r, &["python", "index_url"]).map(s);
+    let own = strs(get(r, &["python", "extra_index_urls"]));
+    for u in torch_indexes(r) {
+        if index.as_deref() != Some(u.as_str())
+            && !own.contains(&u)
+            && !c.extra_index_urls.contains(&u)
+        {
+            c.extra_index_urls.push(u);
+        }
+    }
     if !c.extra_index_urls.is_empty() {
-        let mut all = strs(get(r, &["python", "extra_index_urls"]));
+        let mut all = own;
         all.extend(c.extra_index_urls);
         let list = Value::List(Arc::new(all.into_iter().map(Value::str).collect()));
         set_path(out.to_mut(), &path(&["python", "extra_index_urls"]), list);

@@ -40,6 +40,11 @@ enum Command {
         /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
         #[arg(long = "set", value_name = "K=V")]
         set: Vec<String>,
+        /// Also check every CUDA runtime of the envs (base image, torch
+        /// wheels) against this NVIDIA driver version (`535.104.05`; what
+        /// `nvidia-smi` prints on the node).
+        #[arg(long, value_name = "VERSION")]
+        driver: Option<String>,
     },
     /// Print the canonical EnvSpec IR (JSON) of one env, or of every env keyed by name.
     Ir {
@@ -251,7 +256,7 @@ pub fn main() -> i32 {
             check,
             stdin,
         } => crate::fmt::fmt(&paths, check, stdin, fmt == MessageFormat::Json),
-        Command::Check { paths, set } => check(&paths, &set, fmt, cli.stdlib),
+        Command::Check { paths, set, driver } => check(&paths, &set, driver.as_deref(), fmt, cli.stdlib),
         Command::Ir {
             file,
             env,
@@ -466,7 +471,20 @@ pub(crate) fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, i32> {
     scl_ide::collect_files(&OsSystem, paths).map_err(|e| usage_error(&e.to_string()))
 }
 
-fn check(paths: &[PathBuf], set: &[String], fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
+fn check(
+    paths: &[PathBuf],
+    set: &[String],
+    driver: Option<&str>,
+    fmt: MessageFormat,
+    stdlib: Option<PathBuf>,
+) -> i32 {
+    if let Some(d) = driver {
+        if scl_domain::version::Dotted::parse(d).is_none() {
+            return usage_error(&format!(
+                "--driver: `{d}` is not an NVIDIA driver version (such as 535.104.05, as `nvidia-smi` prints it)"
+            ));
+        }
+    }
     let files = match collect_files(paths) {
         Ok(f) => f,
         Err(code) => return code,
@@ -486,7 +504,10 @@ fn check(paths: &[PathBuf], set: &[String], fmt: MessageFormat, stdlib: Option<P
             let host = AnalysisHost::new(Arc::new(OsSystem), &root, stdlib.clone());
             let a = host.analysis();
             let ids: Vec<FileId> = files.iter().map(|f| a.file(f)).collect();
-            let diags = a.check(&ids);
+            let mut diags = a.check(&ids);
+            if let Some(d) = driver {
+                diags.extend(a.driver_diagnostics(&ids, d));
+            }
             errors |= diags.iter().any(Diagnostic::is_error);
             print_diagnostics(&a, &diags, fmt);
             std::mem::forget(a);
@@ -524,7 +545,10 @@ fn check(paths: &[PathBuf], set: &[String], fmt: MessageFormat, stdlib: Option<P
             .map(|(_, s)| s.clone())
             .collect();
         match load_opened(f, o, &flags) {
-            Ok((_host, a, _, diags)) => {
+            Ok((_host, a, id, mut diags)) => {
+                if let Some(d) = driver {
+                    diags.extend(a.driver_diagnostics(&[id], d));
+                }
                 let diags: Vec<Diagnostic> = diags
                     .into_iter()
                     .filter(|d| printed.insert((a.path_of_key(&d.at.file), d.clone())))

@@ -129,7 +129,7 @@ fn an_error_inside_a_stdlib_template_points_at_its_use_too() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("m.env.scl"),
-        "import \"std/pytorch-cuda\" as torch\nenv job extends torch.runtime(torch = \"2.3.1\", cuda = \"12.4\") {\n  description = \"x\"\n}\n",
+        "import \"std/pytorch-cuda\" as torch\nenv job extends torch.runtime(torch = \"2.3.1\", cuda = \"12.4\", image = .official) {\n  description = \"x\"\n}\n",
     )
     .unwrap();
     let out = sclc(
@@ -154,8 +154,8 @@ fn an_error_inside_a_stdlib_template_points_at_its_use_too() {
         (&label["file"], &label["line"], &label["column"]),
         (
             &serde_json::json!("std/pytorch-cuda.env.scl"),
-            &serde_json::json!(82),
-            &serde_json::json!(74)
+            &serde_json::json!(152),
+            &serde_json::json!(79)
         )
     );
     assert_eq!(label["message"], "this key");

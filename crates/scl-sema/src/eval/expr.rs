@@ -367,7 +367,13 @@ impl Evaluator<'_> {
                         format!("no key {:?} in this map", &**k),
                     )
                     .with_primary_label("this key");
-                    d = d.with_help(format!("keys: {}", keys_list(r)));
+                    d = match nearest_versions(r, k) {
+                        Some(near) => d.with_help(format!(
+                            "the nearest that exist: {near}; keys: {}",
+                            keys_list(r)
+                        )),
+                        None => d.with_help(format!("keys: {}", keys_list(r))),
+                    };
                     Err(self.report(m, d))
                 }
             },
@@ -651,4 +657,30 @@ impl Evaluator<'_> {
             None => overflow(self),
         }
     }
+}
+
+/// For a missing key that is a dotted version (`"12.7"`), the keys that are
+/// versions nearest below and above it (`"12.6", "12.8"`), compared
+/// numerically; `None` when the key or no key is a version.
+fn nearest_versions(r: &Record, key: &str) -> Option<String> {
+    use scl_domain::version::Dotted;
+    let want = Dotted::parse(key)?;
+    let mut below: Option<(Dotted, &str)> = None;
+    let mut above: Option<(Dotted, &str)> = None;
+    for k in r.keys() {
+        let Some(v) = Dotted::parse(k) else {
+            continue;
+        };
+        if v < want && below.as_ref().is_none_or(|(b, _)| v > *b) {
+            below = Some((v, k));
+        } else if v > want && above.as_ref().is_none_or(|(a, _)| v < *a) {
+            above = Some((v, k));
+        }
+    }
+    let near: Vec<String> = [below, above]
+        .into_iter()
+        .flatten()
+        .map(|(_, k)| format!("{k:?}"))
+        .collect();
+    (!near.is_empty()).then(|| near.join(", "))
 }

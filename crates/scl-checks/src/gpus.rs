@@ -1,0 +1,189 @@
+//! GPUs: the generation floors of a GPU type (`E0507`), requests against
+//! limits (`E0509`) and the processes of a distributed launch against the
+//! GPUs each node gets (`E0510`, `W0505`).
+
+use scl_domain::version::Dotted;
+use scl_ir::Gpu;
+
+use crate::{major_minor, Cx, Finding};
+
+pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
+    let res = cx.spec.resources.as_ref();
+    let limits = res.and_then(|r| r.limits.as_ref()).and_then(|l| l.gpu.as_ref());
+    let requests = res.and_then(|r| r.requests.as_ref()).and_then(|l| l.gpu.as_ref());
+    if let (Some(l), Some(r)) = (limits, requests) {
+        requests_and_limits(l, r, out);
+    }
+    let gpu = limits.map(|g| (g, "resources.limits.gpu")).or(requests.map(|g| (g, "resources.requests.gpu")));
+    if let Some((g, field)) = gpu {
+        floors(cx, g, field, out);
+    }
+    world(cx, gpu, out);
+}
+
+/// `E0509`: Kubernetes takes GPUs as limits; requests may be left out, but
+/// when both are written they must be equal ("Schedule GPUs",
+/// kubernetes.io).
+fn requests_and_limits(l: &Gpu, r: &Gpu, out: &mut Vec<Finding>) {
+    if l.count != r.count {
+        out.push(
+            Finding::error(
+                "E0509",
+                "resources.requests.gpu",
+                format!(
+                    "GPU requests ({}) and limits ({}) differ: Kubernetes takes GPUs only as limits, and requests, when written, must equal them",
+                    r.count, l.count
+                ),
+            )
+            .also("resources.limits.gpu", format!("{} GPUs here", l.count))
+            .help("write the GPUs once, as `resources.limits.gpu` (sclc writes the request from it)"),
+        );
+    } else if l.kind.is_some() && r.kind.is_some() && l.kind != r.kind {
+        out.push(
+            Finding::error(
+                "E0509",
+                "resources.requests.gpu",
+                format!(
+                    "the GPU type of requests ({}) and of limits ({}) differ: a pod runs on one node, with one type",
+                    r.kind.as_deref().unwrap_or_default(),
+                    l.kind.as_deref().unwrap_or_default()
+                ),
+            )
+            .also("resources.limits.gpu", "this type")
+            .help("write the GPUs once, as `resources.limits.gpu`"),
+        );
+    }
+}
+
+/// `E0507`: a GPU type whose generation needs a newer torch or CUDA than
+/// the env's (floors of the compute capability).
+fn floors(cx: &Cx, g: &Gpu, field: &str, out: &mut Vec<Finding>) {
+    let Some(kind) = &g.kind else {
+        return;
+    };
+    let Some(model) = scl_domain::gpu::gpu_model(kind) else {
+        return;
+    };
+    let Some(floor) = scl_domain::gpu::floor_for(model.compute_capability) else {
+        return;
+    };
+    let what = format!(
+        "{} ({}, compute capability {})",
+        model.name, model.arch, model.compute_capability
+    );
+    let torch = cx
+        .pin("torch")
+        .and_then(|p| Some((p.release()?.to_string(), p.field.clone(), p.shown())))
+        .or_else(|| {
+            let t = cx.ships.torch.clone()?;
+            Some((t.clone(), "base".to_string(), format!("torch {t} of {}", cx.base_ref())))
+        });
+    if let Some((t, tfield, shown)) = &torch {
+        if Dotted::parse(t) < Dotted::parse(floor.min_torch) {
+            out.push(
+                Finding::error(
+                    "E0507",
+                    field,
+                    format!(
+                        "the {what} needs torch ≥ {}, but the env has {shown}",
+                        floor.min_torch
+                    ),
+                )
+                .also(tfield.clone(), format!("torch {t} here"))
+                .help(format!(
+                    "use torch ≥ {} (built for CUDA ≥ {}), or another GPU type",
+                    floor.min_torch, floor.min_cuda
+                )),
+            );
+        }
+    }
+    // The CUDA torch runs on: its wheel's variant, else the image's.
+    let cuda = cx
+        .pins
+        .iter()
+        .filter(|p| p.name == "torch")
+        .find_map(|p| Some((p.cuda()?, p.field.clone(), p.shown())))
+        .or_else(|| {
+            let c = cx.base_cuda.clone()?;
+            Some((major_minor(&c), "base".to_string(), format!("the base image {}", cx.base_ref())))
+        });
+    if let Some((c, cfield, shown)) = cuda {
+        if Dotted::parse(&c) < Dotted::parse(floor.min_cuda) {
+            out.push(
+                Finding::error(
+                    "E0507",
+                    field,
+                    format!(
+                        "the {what} needs CUDA ≥ {}, but {shown} has CUDA {c}",
+                        floor.min_cuda
+                    ),
+                )
+                .also(cfield, format!("CUDA {c} here"))
+                .help(format!(
+                    "use a CUDA ≥ {} image and torch wheels (`+{}`), or another GPU type",
+                    floor.min_cuda,
+                    scl_domain::torch::variant(floor.min_cuda)
+                )),
+            );
+        }
+    }
+}
+
+/// `E0510` / `W0505`: the processes each node starts against its GPUs.
+fn world(cx: &Cx, gpu: Option<(&Gpu, &str)>, out: &mut Vec<Finding>) {
+    let Some(d) = &cx.spec.distributed else {
+        return;
+    };
+    let per_node = d.procs_per_node;
+    match gpu {
+        None | Some((Gpu { count: 0, .. }, _)) if d.backend == scl_ir::Backend::Nccl => {
+            out.push(
+                Finding::error(
+                    "E0510",
+                    "distributed",
+                    format!(
+                        "the NCCL backend runs one process per GPU, but the env requests no GPU for its {per_node} process{} per node",
+                        if per_node == 1 { "" } else { "es" }
+                    ),
+                )
+                .help(format!(
+                    "request the GPUs (`resources.limits.gpu = {{ count = {per_node} }}`), or use `backend = .gloo` for CPU training"
+                )),
+            );
+        }
+        Some((g, field)) if g.count > 0 && per_node > g.count => {
+            out.push(
+                Finding::error(
+                    "E0510",
+                    "distributed.procs_per_node",
+                    format!(
+                        "{per_node} processes per node, but each node gets {} GPU{}: with NCCL two processes on one GPU fail (\"Duplicate GPU detected\"), and the world size ({}) is not the GPU count",
+                        g.count,
+                        if g.count == 1 { "" } else { "s" },
+                        d.world_size()
+                    ),
+                )
+                .also(field, format!("{} GPUs per node here", g.count))
+                .help(format!("set `procs_per_node = {}` (one process per GPU), or request {per_node} GPUs", g.count)),
+            );
+        }
+        Some((g, field)) if per_node < g.count => {
+            out.push(
+                Finding::warning(
+                    "W0505",
+                    "distributed.procs_per_node",
+                    format!(
+                        "{per_node} process{} per node for {} GPUs per node: {} GPU{} will do nothing",
+                        if per_node == 1 { "" } else { "es" },
+                        g.count,
+                        g.count - per_node,
+                        if g.count - per_node == 1 { "" } else { "s" }
+                    ),
+                )
+                .also(field, format!("{} GPUs per node here", g.count))
+                .help(format!("set `procs_per_node = {}` (one process per GPU)", g.count)),
+            );
+        }
+        _ => {}
+    }
+}
