@@ -123,7 +123,7 @@ fn conda(cx: &Cx, out: &mut Vec<Finding>) {
         // `name=1.2`, `name==1.2.*`, `name 1.2`, `channel::name=1.2`.
         let spec_body = spec.rsplit("::").next().unwrap_or(spec);
         let end = spec_body
-            .find(|c: char| matches!(c, '=' | '<' | '>' | '!' | '~' | ' ' | '['))
+            .find(['=', '<', '>', '!', '~', ' ', '['])
             .unwrap_or(spec_body.len());
         let name = &spec_body[..end];
         if !CONDA_CUDA.contains(&name) {

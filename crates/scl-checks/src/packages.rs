@@ -39,11 +39,12 @@ fn system_libraries(cx: &Cx, out: &mut Vec<Finding>) {
         }
         // soundfile's wheels bundle libsndfile on Linux x86-64 from 0.12
         // (its README): only an older pin needs the system library.
+        let bundled = scl_domain::version::Dotted::parse("0.12");
         if needs.package == "soundfile"
-            && !p
+            && p
                 .release()
                 .and_then(scl_domain::version::Dotted::parse)
-                .is_some_and(|v| v < scl_domain::version::Dotted::parse("0.12").expect("a version"))
+                .is_none_or(|v| Some(v) >= bundled)
         {
             continue;
         }
