@@ -18,6 +18,7 @@
 //! Every pipeline runs on a thread with the compiler's stack
 //! ([`with_compiler_stack`]).
 
+pub mod docs;
 mod editor;
 mod files;
 mod lower;
@@ -351,7 +352,7 @@ impl Analysis {
                 };
                 let inputs = scl_db::checks::check_inputs(&self.db, spec);
                 for finding in scl_checks::check_driver(spec, &inputs, driver) {
-                    let d = scl_db::checks::place(&self.db, sf, name, &fin.origins, &finding);
+                    let d = scl_db::checks::place(&self.db, sf, name, spec, &fin.origins, &finding);
                     if !out.contains(&d) {
                         out.push(d);
                     }
