@@ -143,6 +143,15 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// Write the standard library's reference pages (Markdown) from its doc comments.
+    Doc {
+        /// The folder of the pages: one per module and `README.md`, the index.
+        #[arg(long, default_value = "book/src/stdlib")]
+        out: PathBuf,
+        /// Write nothing; list the pages that differ and exit 1 if any.
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 /// Why `repo` cannot be the repository of an image reference, if it
@@ -226,6 +235,7 @@ pub fn main() -> i32 {
     }
     match cli.command {
         Command::Explain { code, list } => explain(code, list),
+        Command::Doc { out, check } => doc(&out, check, cli.stdlib.as_deref()),
         Command::Lsp { stdio: _ } => scl_lsp::run_stdio(scl_lsp::Options { stdlib: cli.stdlib }),
         Command::Doctor { file, env } => {
             crate::doctor::doctor(&file, env.as_deref(), fmt, cli.stdlib)
@@ -290,6 +300,11 @@ pub fn main() -> i32 {
 pub(crate) fn usage_error(msg: &str) -> i32 {
     eprintln!("error: {msg}");
     2
+}
+
+/// `sclc doc` (see `doc.rs`).
+fn doc(out: &Path, check: bool, stdlib: Option<&Path>) -> i32 {
+    crate::doc::run(out, check, stdlib)
 }
 
 fn explain(code: Option<String>, list: bool) -> i32 {

@@ -7,6 +7,7 @@
 
 mod commands;
 mod diff;
+mod doc;
 mod doctor;
 mod fmt;
 mod git;
