@@ -25,7 +25,10 @@ static SHAPES: LazyLock<Vec<(regex::Regex, &'static str)>> = LazyLock::new(|| {
         (r"\bgithub_pat_[A-Za-z0-9_]{40,}\b", "a GitHub token"),
         (r"\bglpat-[A-Za-z0-9_-]{20,}\b", "a GitLab token"),
         (r"\b(AKIA|ASIA)[0-9A-Z]{16}\b", "an AWS access key id"),
-        (r"\bsk-(proj-)?[A-Za-z0-9_-]{20,}\b", "an OpenAI-style API key"),
+        (
+            r"\bsk-(proj-)?[A-Za-z0-9_-]{20,}\b",
+            "an OpenAI-style API key",
+        ),
         (r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b", "a Slack token"),
         (r"\bAIza[0-9A-Za-z_-]{35}\b", "a Google API key"),
     ]
@@ -42,28 +45,45 @@ pub(crate) fn token_shape(value: &str) -> Option<&'static str> {
         .map(|(_, what)| *what)
 }
 
-/// Whether a variable name says it holds a credential.
+/// Whether a variable name says it holds a credential: its last
+/// `_`-separated word is `TOKEN`, `KEY`, `SECRET`, `PASSWORD`, `PASSWD`,
+/// `PWD` or `PAT` (`WANDB_API_KEY`, `DB_PASSWORD`), and it is not one of the
+/// tokenizer settings (`EOS_TOKEN`, `PAD_TOKEN`, …) or a count
+/// (`MAX_NEW_TOKEN`).
 pub(crate) fn credential_name(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
-    n.ends_with("_TOKEN")
-        || n == "TOKEN"
-        || n.ends_with("_KEY")
-        || n.ends_with("_PAT")
-        || n.contains("PASSWORD")
-        || n.contains("PASSWD")
-        || n.contains("SECRET")
+    let words: Vec<&str> = n.split('_').filter(|w| !w.is_empty()).collect();
+    let Some(last) = words.last() else {
+        return false;
+    };
+    if !["TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PWD", "PAT"].contains(last) {
+        return false;
+    }
+    let first = words[0];
+    let tokenizer = [
+        "EOS", "BOS", "PAD", "UNK", "SEP", "CLS", "MASK", "START", "END",
+    ];
+    let tokenizer_setting = words.len() == 2 && *last == "TOKEN" && tokenizer.contains(&first);
+    let count = ["MAX", "MIN", "NUM", "N"].contains(&first);
+    !(tokenizer_setting || count)
 }
 
-/// Whether a value under a credential's name is no credential itself: empty,
-/// a path, a `${…}` reference, or a word such as `none`.
+/// Whether a value under a credential's name is no credential itself: a
+/// path (`/run/secrets/x`, `./key`, `~/.ssh/id`, `secrets/db.txt`), a
+/// `${…}` reference, a URL or ARN without a password, a plain word or
+/// number (`none`, `512`, `user_id`), or anything shorter than 8
+/// characters. A credential is long and mixes letters and digits.
 fn harmless(value: &str) -> bool {
     let v = value.trim();
-    v.is_empty()
-        || v.starts_with('/')
-        || v.starts_with("./")
+    let letters = v.chars().any(|c| c.is_ascii_alphabetic());
+    let digits = v.chars().any(|c| c.is_ascii_digit());
+    v.len() < 8
+        || v.contains('/')
+        || v.starts_with('~')
         || v.starts_with('$')
-        || ["none", "null", "false", "true", "0", "1", "changeme"]
-            .contains(&v.to_ascii_lowercase().as_str())
+        || v.starts_with("arn:")
+        || v.contains(char::is_whitespace)
+        || !(letters && digits)
 }
 
 fn finding(field: String, what: String, fix: String) -> Finding {
@@ -90,9 +110,9 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
                 field,
                 what,
                 format!(
-                    "make it a secret the runner provides: `vars.{k} = secret(\"{}\", key = \"{}\")`",
-                    k.to_ascii_lowercase().replace('_', "-"),
-                    k.to_ascii_lowercase()
+                    "make it a secret the runner provides: `vars.{} = secret(\"{}\", key = \"value\")`",
+                    scl_ir::path::quote_segment(k),
+                    secret_name(k)
                 ),
             ));
         }
@@ -123,6 +143,48 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
             }
         }
     }
+    // Other text that reaches the lowered files: direct references of
+    // packages (`pkg @ git+https://TOKEN@…`), conda channels, asset URLs,
+    // the description.
+    let mut texts: Vec<(String, &str)> = Vec::new();
+    if let Some(py) = &spec.python {
+        texts.extend(
+            py.packages
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (format!("python.packages[{i}]"), p.as_str())),
+        );
+    }
+    if let Some(c) = &spec.conda {
+        texts.extend(
+            c.channels
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (format!("conda.channels[{i}]"), p.as_str())),
+        );
+    }
+    for (i, a) in spec.assets.iter().enumerate() {
+        if let scl_ir::Asset::Url { url, .. } = a {
+            texts.push((format!("assets[{i}]"), url.as_str()));
+        }
+    }
+    if let Some(d) = &spec.description {
+        texts.push(("description".to_string(), d.as_str()));
+    }
+    for (field, t) in texts {
+        let what = match token_shape(t) {
+            Some(shape) => format!("`{field}` holds what looks like {shape}, and it"),
+            None if t.split_whitespace().any(has_password) => {
+                format!("`{field}` has a password in a URL, and it")
+            }
+            None => continue,
+        };
+        out.push(finding(
+            field,
+            what,
+            "remove the credential: give it to the build or the job as a secret (`secret(...)`: an index's `python.index_credentials`, `huggingface(..., token = secret(...))`, `vars.NAME = secret(...)`)".into(),
+        ));
+    }
     if let Some(py) = &spec.python {
         let urls = py
             .index_url
@@ -146,6 +208,25 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
+/// A Kubernetes Secret name (RFC 1123) for a variable: lower case, runs of
+/// other characters as `-` (`HF_TOKEN` → `hf-token`).
+fn secret_name(var: &str) -> String {
+    let mut out = String::new();
+    for c in var.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out = out.trim_matches('-').to_string();
+    if out.is_empty() {
+        "credentials".to_string()
+    } else {
+        out
+    }
+}
+
 /// Whether a URL carries `user:password@`.
 fn has_password(url: &str) -> bool {
     let Some((_, rest)) = url.split_once("://") else {
@@ -163,16 +244,51 @@ mod tests {
 
     #[test]
     fn shapes_and_names() {
-        assert_eq!(token_shape("hf_abcdefghijklmnopqrstuvwxyz0123456789"), Some("a Hugging Face token"));
-        assert_eq!(token_shape("AKIAIOSFODNN7EXAMPLE"), Some("an AWS access key id"));
-        assert_eq!(token_shape("ghp_0123456789abcdefghijklmnopqrstuvwxyz"), Some("a GitHub token"));
+        assert_eq!(
+            token_shape("hf_abcdefghijklmnopqrstuvwxyz0123456789"),
+            Some("a Hugging Face token")
+        );
+        assert_eq!(
+            token_shape("AKIAIOSFODNN7EXAMPLE"),
+            Some("an AWS access key id")
+        );
+        assert_eq!(
+            token_shape("ghp_0123456789abcdefghijklmnopqrstuvwxyz"),
+            Some("a GitHub token")
+        );
         assert_eq!(token_shape("python train.py --lr 3e-4"), None);
         assert!(credential_name("WANDB_API_KEY"));
         assert!(credential_name("db_password"));
         assert!(!credential_name("CUDA_VISIBLE_DEVICES"));
         assert!(!credential_name("KEYBOARD"));
+        for n in [
+            "SECRET_NAME",
+            "AWS_SECRETS_MANAGER_REGION",
+            "VAULT_SECRET_PATH",
+            "EOS_TOKEN",
+            "PAD_TOKEN",
+            "MAX_NEW_TOKEN",
+            "PASSWORD_MIN_LENGTH",
+            "PASSWORD_FILE",
+            "KEY_PATH",
+        ] {
+            assert!(!credential_name(n), "{n}");
+        }
         assert!(harmless("/run/secrets/key"));
-        assert!(!harmless("s3cr3t"));
+        for v in [
+            "user_id",
+            "datasets/train.parquet",
+            "~/.ssh/id_ed25519",
+            "secrets/db.txt",
+            "arn:aws:kms:us-east-1:1:key/x",
+            "512",
+            "</s>",
+        ] {
+            assert!(harmless(v), "{v}");
+        }
+        assert!(!harmless("3f2a9c0d5e7b41a6"));
+        assert_eq!(secret_name("Ä_TOKEN"), "token");
+        assert_eq!(secret_name("HF_TOKEN"), "hf-token");
         assert!(has_password("https://me:pw@pypi.example.com/simple"));
         assert!(!has_password("https://pypi.example.com/simple"));
         assert!(!has_password("https://me@pypi.example.com/simple"));

@@ -4,7 +4,7 @@
 
 use scl_domain::version::Dotted;
 
-use crate::{major_minor, Cx, Finding};
+use crate::{major_minor, same_version, Cx, Finding};
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     published(cx, out);
@@ -25,7 +25,8 @@ const VARIANT_PACKAGES: &[&str] = &["torch", "torchvision", "torchaudio"];
 /// CUDA (torch 2.8.0 has cu126, cu128 and cu129, not cu118).
 fn published(cx: &Cx, out: &mut Vec<Finding>) {
     for p in cx.pins.iter().filter(|p| p.name == "torch") {
-        let (Some(cuda), Some(rel)) = (p.cuda(), p.release().and_then(scl_domain::torch::release)) else {
+        let (Some(cuda), Some(rel)) = (p.cuda(), p.release().and_then(scl_domain::torch::release))
+        else {
             continue;
         };
         if rel.cudas.iter().any(|c| *c == cuda) {
@@ -63,21 +64,35 @@ fn variants(cx: &Cx, out: &mut Vec<Finding>) {
         .collect();
     if let Some(base) = &cx.base_cuda {
         let want = major_minor(base);
+        // A devel image (nvcc, headers) builds extensions against its own
+        // CUDA: a wheel of another CUDA is an error there. On a runtime or
+        // base image the wheel's own CUDA libraries are used and the
+        // image's are only dead weight: a warning (W0507).
+        let devel = cx.base_ref().contains("devel");
         for (p, cuda) in &pins {
             if *cuda != want {
+                let (code, error) = if devel {
+                    ("E0501", true)
+                } else {
+                    ("W0507", false)
+                };
+                let f = if error {
+                    Finding::error(code, &p.field, String::new())
+                } else {
+                    Finding::warning(code, &p.field, String::new())
+                };
                 out.push(
-                    Finding::error(
-                        "E0501",
-                        &p.field,
-                        format!(
+                    Finding {
+                        message: format!(
                             "{} is built for CUDA {cuda}, but the base image {} has CUDA {base}",
                             p.shown(),
                             cx.base_ref()
                         ),
-                    )
+                        ..f
+                    }
                     .also("base", format!("CUDA {base} here"))
                     .help(format!(
-                        "use the wheel built for CUDA {want} (`+{}`), or a base image with CUDA {cuda}: torch's own CUDA libraries and the image's (nvcc, cuDNN, extensions built against them) must be one version",
+                        "use the wheel built for CUDA {want} (`+{}`), or a base image with CUDA {cuda}: torch's own CUDA libraries and the image's (nvcc, cuDNN, extensions built against them) should be one version",
                         scl_domain::torch::variant(&want)
                     )),
                 );
@@ -111,7 +126,15 @@ fn variants(cx: &Cx, out: &mut Vec<Finding>) {
 }
 
 /// The conda packages that fix a CUDA version, by name.
-const CONDA_CUDA: &[&str] = &["cudatoolkit", "pytorch-cuda", "cuda-version", "cuda-toolkit"];
+const CONDA_CUDA: &[&str] = &[
+    "cudatoolkit",
+    "pytorch-cuda",
+    "cuda-version",
+    "cuda-toolkit",
+    "cuda-runtime",
+    "cuda-nvcc",
+    "cuda-cudart",
+];
 
 /// `E0505`: a conda CUDA package whose version is not the base image's CUDA.
 fn conda(cx: &Cx, out: &mut Vec<Finding>) {
@@ -125,8 +148,8 @@ fn conda(cx: &Cx, out: &mut Vec<Finding>) {
         let end = spec_body
             .find(['=', '<', '>', '!', '~', ' ', '['])
             .unwrap_or(spec_body.len());
-        let name = &spec_body[..end];
-        if !CONDA_CUDA.contains(&name) {
+        let name = spec_body[..end].to_ascii_lowercase();
+        if !CONDA_CUDA.contains(&name.as_str()) {
             continue;
         }
         let version: String = spec_body[end..]
@@ -134,11 +157,15 @@ fn conda(cx: &Cx, out: &mut Vec<Finding>) {
             .chars()
             .take_while(|c| c.is_ascii_digit() || *c == '.')
             .collect();
-        if version.is_empty() || spec_body[end..].trim_start().starts_with(['<', '>', '!', '~']) {
+        if version.is_empty()
+            || spec_body[end..]
+                .trim_start()
+                .starts_with(['<', '>', '!', '~'])
+        {
             continue;
         }
         let got = major_minor(version.trim_end_matches('.'));
-        if Dotted::parse(&got) != Dotted::parse(&want) {
+        if !same_version(&got, &want) {
             out.push(
                 Finding::error(
                     "E0505",
@@ -208,11 +235,10 @@ fn tag(reference: &str, field: &str, out: &mut Vec<Finding>) {
         out.push(f);
         return;
     }
-    // The table covers the devel images with cuDNN: only those are checked.
-    if rest.contains("cudnn") && rest.contains("devel") {
-        let known = scl_domain::cuda::cuda_images()
-            .iter()
-            .any(|i| i.tag == tag);
+    // The table covers the devel images with cuDNN on Ubuntu: only those
+    // are checked (NVIDIA publishes UBI and Rocky Linux ones too).
+    if rest.contains("cudnn") && rest.contains("devel") && ubuntu.is_some() {
+        let known = scl_domain::cuda::cuda_images().iter().any(|i| i.tag == tag);
         if !known {
             let mut f = Finding::error(
                 "E0508",
@@ -246,9 +272,17 @@ fn flavored(devel: &str, written: &str) -> String {
 pub(crate) fn driver(cx: &Cx, driver: &str, out: &mut Vec<Finding>) {
     let mut runtimes: Vec<(String, String, String)> = Vec::new();
     if let Some(c) = &cx.base_cuda {
-        runtimes.push((c.clone(), "base".into(), format!("the base image {}", cx.base_ref())));
+        runtimes.push((
+            c.clone(),
+            "base".into(),
+            format!("the base image {}", cx.base_ref()),
+        ));
     }
-    for p in cx.pins.iter().filter(|p| VARIANT_PACKAGES.contains(&p.name.as_str())) {
+    for p in cx
+        .pins
+        .iter()
+        .filter(|p| VARIANT_PACKAGES.contains(&p.name.as_str()))
+    {
         if let Some(c) = p.cuda() {
             if !runtimes.iter().any(|(r, _, _)| major_minor(r) == c) {
                 runtimes.push((c, p.field.clone(), p.shown()));

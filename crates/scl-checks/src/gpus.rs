@@ -9,12 +9,18 @@ use crate::{major_minor, Cx, Finding};
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     let res = cx.spec.resources.as_ref();
-    let limits = res.and_then(|r| r.limits.as_ref()).and_then(|l| l.gpu.as_ref());
-    let requests = res.and_then(|r| r.requests.as_ref()).and_then(|l| l.gpu.as_ref());
+    let limits = res
+        .and_then(|r| r.limits.as_ref())
+        .and_then(|l| l.gpu.as_ref());
+    let requests = res
+        .and_then(|r| r.requests.as_ref())
+        .and_then(|l| l.gpu.as_ref());
     if let (Some(l), Some(r)) = (limits, requests) {
         requests_and_limits(l, r, out);
     }
-    let gpu = limits.map(|g| (g, "resources.limits.gpu")).or(requests.map(|g| (g, "resources.requests.gpu")));
+    let gpu = limits
+        .map(|g| (g, "resources.limits.gpu"))
+        .or(requests.map(|g| (g, "resources.requests.gpu")));
     if let Some((g, field)) = gpu {
         floors(cx, g, field, out);
     }
@@ -76,7 +82,11 @@ fn floors(cx: &Cx, g: &Gpu, field: &str, out: &mut Vec<Finding>) {
         .and_then(|p| Some((p.release()?.to_string(), p.field.clone(), p.shown())))
         .or_else(|| {
             let t = cx.ships.torch.clone()?;
-            Some((t.clone(), "base".to_string(), format!("torch {t} of {}", cx.base_ref())))
+            Some((
+                t.clone(),
+                "base".to_string(),
+                format!("torch {t} of {}", cx.base_ref()),
+            ))
         });
     if let Some((t, tfield, shown)) = &torch {
         if Dotted::parse(t) < Dotted::parse(floor.min_torch) {
@@ -105,7 +115,11 @@ fn floors(cx: &Cx, g: &Gpu, field: &str, out: &mut Vec<Finding>) {
         .find_map(|p| Some((p.cuda()?, p.field.clone(), p.shown())))
         .or_else(|| {
             let c = cx.base_cuda.clone()?;
-            Some((major_minor(&c), "base".to_string(), format!("the base image {}", cx.base_ref())))
+            Some((
+                major_minor(&c),
+                "base".to_string(),
+                format!("the base image {}", cx.base_ref()),
+            ))
         });
     if let Some((c, cfield, shown)) = cuda {
         if Dotted::parse(&c) < Dotted::parse(floor.min_cuda) {

@@ -14,7 +14,8 @@
 //! The checks and their codes (the book's chapter "What sclc checks, and
 //! why" has one entry per code):
 //! - `E0501` a torch wheel's CUDA variant (`torch==2.1.2+cu118`) that is not
-//!   the env's CUDA (the base image's, or another pin's);
+//!   the env's CUDA (a devel base image's, or another pin's); `W0507` on a
+//!   runtime or base image (the wheel's own CUDA libraries are used);
 //! - `E0502` torch, torchvision and torchaudio versions of different
 //!   releases;
 //! - `E0503` a Python version outside the range of the torch (or
@@ -48,7 +49,7 @@ mod packages;
 mod pins;
 mod python;
 
-pub use pins::{Pin, RequirementsFile};
+pub use pins::{exact_pin, Pin, RequirementsFile};
 
 /// One problem found in an env.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -204,6 +205,20 @@ pub fn cuda_runtimes(spec: &EnvSpec, inputs: &Inputs) -> Vec<(String, String)> {
     out
 }
 
+/// The text of a list element a finding names (`python.packages[2]`,
+/// `services.web.conda.packages[0]`) in `spec`, when it is a string: what a
+/// front end looks for in the item that wrote the list, since the
+/// provenance locates lists, not their elements. `None` for any other field.
+pub fn element_text(spec: &EnvSpec, field: &str) -> Option<String> {
+    let (path, index) = field.strip_suffix(']')?.rsplit_once('[')?;
+    let index: usize = index.parse().ok()?;
+    let mut v = serde_json::to_value(spec).ok()?;
+    for seg in path.split('.') {
+        v = v.get_mut(seg)?.take();
+    }
+    v.get(index)?.as_str().map(String::from)
+}
+
 /// What every check reads, computed once per env.
 pub(crate) struct Cx<'a> {
     pub spec: &'a EnvSpec,
@@ -237,7 +252,34 @@ impl<'a> Cx<'a> {
 
     /// The exact pin of package `name` (normalized), the first one.
     pub fn pin(&self, name: &str) -> Option<&Pin> {
-        self.pins.iter().find(|p| p.name == name && p.version.is_some())
+        self.pins
+            .iter()
+            .find(|p| p.name == name && p.version.is_some())
+    }
+
+    /// Every exact pin of package `name` (normalized), in order.
+    pub fn pins_of<'b>(&'b self, name: &'b str) -> impl Iterator<Item = &'b Pin> + 'b {
+        self.pins
+            .iter()
+            .filter(move |p| p.name == name && p.version.is_some())
+    }
+}
+
+/// Whether two versions are equal as PEP 440 compares releases (`2.1` is
+/// `2.1.0`); unparsable ones are equal when their texts are.
+pub(crate) fn same_version(a: &str, b: &str) -> bool {
+    let trim = |v: &str| {
+        scl_domain::version::Dotted::parse(v).map(|d| {
+            let mut p = d.parts().to_vec();
+            while p.len() > 1 && p.last() == Some(&0) {
+                p.pop();
+            }
+            p
+        })
+    };
+    match (trim(a), trim(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
     }
 }
 

@@ -27,7 +27,7 @@ fn system_libraries(cx: &Cx, out: &mut Vec<Finding>) {
         .system
         .iter()
         .flat_map(|s| &s.packages)
-        .map(|p| p.split(['=', '/']).next().unwrap_or(p))
+        .map(|p| p.split(['=', '/', ':']).next().unwrap_or(p))
         .collect();
     let mut seen: Vec<&str> = Vec::new();
     for p in &cx.pins {
@@ -41,8 +41,7 @@ fn system_libraries(cx: &Cx, out: &mut Vec<Finding>) {
         // (its README): only an older pin needs the system library.
         let bundled = scl_domain::version::Dotted::parse("0.12");
         if needs.package == "soundfile"
-            && p
-                .release()
+            && p.release()
                 .and_then(scl_domain::version::Dotted::parse)
                 .is_none_or(|v| Some(v) >= bundled)
         {
@@ -69,8 +68,16 @@ fn system_libraries(cx: &Cx, out: &mut Vec<Finding>) {
             format!(
                 "{} needs the system {} {} ({}), which the env does not install",
                 p.shown(),
-                if missing.len() == 1 { "package" } else { "packages" },
-                missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "),
+                if missing.len() == 1 {
+                    "package"
+                } else {
+                    "packages"
+                },
+                missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 needs.why
             ),
         )
@@ -83,13 +90,20 @@ fn system_libraries(cx: &Cx, out: &mut Vec<Finding>) {
 /// Whether the installed apt package `installed` provides `wanted`: itself,
 /// or an older name of it (`libgl1-mesa-glx`, the transitional package of
 /// Debian ≤ 11 and Ubuntu ≤ 22.04, installs `libgl1`).
+/// `libglib2.0-0t64` is `libglib2.0-0` after the 64-bit time_t transition
+/// (Ubuntu 24.04, Debian 13).
 fn provides(installed: &str, wanted: &str) -> bool {
-    installed == wanted || (wanted == "libgl1" && installed == "libgl1-mesa-glx")
+    installed == wanted
+        || installed.strip_suffix("t64") == Some(wanted)
+        || (wanted == "libgl1" && installed == "libgl1-mesa-glx")
 }
 
 /// Whether a Hugging Face revision names a commit (40 hexadecimal digits).
 fn is_commit(rev: &str) -> bool {
-    rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit())
+    rev.len() == 40
+        && rev
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// `W0503`: a Hugging Face asset whose revision is a branch or tag.
@@ -106,7 +120,7 @@ fn revisions(cx: &Cx, out: &mut Vec<Finding>) {
                 "W0503",
                 format!("assets[{i}]"),
                 format!(
-                    "the Hugging Face asset `{repo}` is fetched at revision `{revision}`, a branch or tag: the files can change from one build to the next"
+                    "the Hugging Face asset `{repo}` is fetched at revision `{revision}`, which is not a full commit (40 lower-case hex digits) but a branch, a tag or a short commit: the files can change from one build to the next"
                 ),
             )
             .help("pin the commit: `revision = \"<40-hex commit>\"` (the repository's \"History\" page, or `git ls-remote https://huggingface.co/REPO`)"),

@@ -36,12 +36,16 @@ pub struct Pin {
 impl Pin {
     /// The version without its local part (`2.1.2` of `2.1.2+cu118`).
     pub fn release(&self) -> Option<&str> {
-        self.version.as_deref().map(|v| scl_domain::version::split_local(v).0)
+        self.version
+            .as_deref()
+            .map(|v| scl_domain::version::split_local(v).0)
     }
 
     /// The local version label (`cu118`), if any.
     pub fn local(&self) -> Option<&str> {
-        self.version.as_deref().and_then(|v| scl_domain::version::split_local(v).1)
+        self.version
+            .as_deref()
+            .and_then(|v| scl_domain::version::split_local(v).1)
     }
 
     /// The CUDA of a `+cuXYZ` local version (`11.8`).
@@ -78,17 +82,47 @@ pub(crate) fn normalize(name: &str) -> String {
     out
 }
 
+/// Whether a requirement's environment marker rules Linux out
+/// (`sys_platform == 'win32'`, `platform_system == "Darwin"`): pip skips it
+/// in an image, so the checks do too.
+fn not_for_linux(r: &pep508_rs::Requirement<pep508_rs::VerbatimUrl>) -> bool {
+    let Some(m) = r.marker.try_to_string() else {
+        return false;
+    };
+    let m = m.to_ascii_lowercase();
+    let other = ["win32", "windows", "darwin", "cygwin"]
+        .iter()
+        .any(|os| m.contains(&format!("== '{os}'")) || m.contains(&format!("== \"{os}\"")));
+    other && !m.contains("linux")
+}
+
+/// The PEP 503 name and the exact version (`==` or `===`, local version
+/// included: `2.1.2+cu118`) of a requirement, for any spelling PEP 508
+/// allows (`torch == 2.1.2+CU118`, `torch (==2.1.2+cu118)`,
+/// `torch>=2.1,==2.1.2+cu118`); `None` when it does not parse, pins no
+/// exact version, or its marker rules Linux out.
+pub fn exact_pin(text: &str) -> Option<(String, String)> {
+    let p = parse(text, String::new(), String::new())?;
+    Some((p.name, p.version?))
+}
+
 fn parse(text: &str, field: String, place: String) -> Option<Pin> {
     let r = pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(text).ok()?;
+    if not_for_linux(&r) {
+        return None;
+    }
+    // The exact pin among the specifiers (`>=2.1,==2.1.2+cu118` pins too).
     let version = match &r.version_or_url {
-        Some(pep508_rs::VersionOrUrl::VersionSpecifier(s)) if s.len() == 1 => {
-            let s = s.iter().next()?;
-            matches!(
-                s.operator(),
-                pep508_rs::pep440_rs::Operator::Equal | pep508_rs::pep440_rs::Operator::ExactEqual
-            )
-            .then(|| s.version().to_string())
-        }
+        Some(pep508_rs::VersionOrUrl::VersionSpecifier(s)) => s
+            .iter()
+            .find(|s| {
+                matches!(
+                    s.operator(),
+                    pep508_rs::pep440_rs::Operator::Equal
+                        | pep508_rs::pep440_rs::Operator::ExactEqual
+                )
+            })
+            .map(|s| s.version().to_string().to_ascii_lowercase()),
         _ => None,
     };
     Some(Pin {

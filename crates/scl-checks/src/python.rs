@@ -5,7 +5,7 @@
 
 use scl_domain::version::Dotted;
 
-use crate::{major_minor, Cx, Finding};
+use crate::{major_minor, same_version, Cx, Finding};
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     let python = interpreter(cx, out);
@@ -75,7 +75,12 @@ fn range(v: &[&str]) -> String {
 /// the Python the image has or gets.
 fn interpreter(cx: &Cx, out: &mut Vec<Finding>) -> Option<(String, String, String)> {
     let py = cx.spec.python.as_ref()?;
-    let declared = py.version.as_deref().map(major_minor);
+    // `"3"` says no minor version: nothing to compare.
+    let declared = py
+        .version
+        .as_deref()
+        .filter(|v| v.split('.').count() >= 2)
+        .map(major_minor);
     if py.manager == scl_ir::PythonManager::Conda {
         // conda installs the Python it is asked for.
         return declared.map(|v| (v, "python.version".into(), "`python.version`".into()));
@@ -102,9 +107,17 @@ fn interpreter(cx: &Cx, out: &mut Vec<Finding>) -> Option<(String, String, Strin
     match (declared, has) {
         (Some(d), Some(h)) if Dotted::parse(&d) != Dotted::parse(&h) => {
             let f = if code == "E0504" {
-                Finding::error(code, "python.version", format!("`python.version` is {d}, but {how}"))
+                Finding::error(
+                    code,
+                    "python.version",
+                    format!("`python.version` is {d}, but {how}"),
+                )
             } else {
-                Finding::warning(code, "python.version", format!("`python.version` is {d}, but {how}"))
+                Finding::warning(
+                    code,
+                    "python.version",
+                    format!("`python.version` is {d}, but {how}"),
+                )
             };
             out.push(
                 f
@@ -135,32 +148,34 @@ fn torch(cx: &Cx) -> Option<(String, String, String)> {
     ))
 }
 
-/// `W0501`: a torch pin that is not the torch the base image ships.
+/// `W0501`: each torch pin that is not the torch the base image ships.
 fn replaced(cx: &Cx, out: &mut Vec<Finding>) {
-    let (Some(shipped), Some(p)) = (&cx.ships.torch, cx.pin("torch")) else {
+    let Some(shipped) = &cx.ships.torch else {
         return;
     };
-    let Some(rel) = p.release() else {
-        return;
-    };
-    if Dotted::parse(rel) == Dotted::parse(shipped) {
-        return;
+    for p in cx.pins_of("torch") {
+        let Some(rel) = p.release() else {
+            continue;
+        };
+        if same_version(rel, shipped) {
+            continue;
+        }
+        out.push(
+            Finding::warning(
+                "W0501",
+                p.field.clone(),
+                format!(
+                    "{} replaces the torch {shipped} the base image {} ships: pip installs torch {rel} and its own CUDA libraries over it",
+                    p.shown(),
+                    cx.base_ref()
+                ),
+            )
+            .also("base", format!("torch {shipped} here"))
+            .help(format!(
+                "pin `torch=={shipped}` (or leave torch out), or use a base image with torch {rel}"
+            )),
+        );
     }
-    out.push(
-        Finding::warning(
-            "W0501",
-            p.field.clone(),
-            format!(
-                "{} replaces the torch {shipped} the base image {} ships: pip installs torch {rel} and its own CUDA libraries over it",
-                p.shown(),
-                cx.base_ref()
-            ),
-        )
-        .also("base", format!("torch {shipped} here"))
-        .help(format!(
-            "pin `torch=={shipped}` (or leave torch out), or use a base image with torch {rel}"
-        )),
-    );
 }
 
 /// `E0502` with a known torch: torchvision and torchaudio pins of another
@@ -169,16 +184,20 @@ fn releases(cx: &Cx, torch: &str, field: &str, shown: &str, out: &mut Vec<Findin
     let Some(rel) = scl_domain::torch::release(torch) else {
         return;
     };
-    let wanted = [("torchvision", Some(rel.torchvision)), ("torchaudio", rel.torchaudio)];
+    let wanted = [
+        ("torchvision", Some(rel.torchvision)),
+        ("torchaudio", rel.torchaudio),
+    ];
     for (name, want) in wanted {
-        let (Some(p), Some(want)) = (cx.pin(name), want) else {
+        let Some(want) = want else {
             continue;
         };
-        let Some(got) = p.release() else {
-            continue;
-        };
-        if Dotted::parse(got) != Dotted::parse(want) {
-            out.push(
+        for p in cx.pins_of(name) {
+            let Some(got) = p.release() else {
+                continue;
+            };
+            if !same_version(got, want) {
+                out.push(
                 Finding::error(
                     "E0502",
                     p.field.clone(),
@@ -187,6 +206,26 @@ fn releases(cx: &Cx, torch: &str, field: &str, shown: &str, out: &mut Vec<Findin
                 .also(field.to_string(), format!("torch {torch} here"))
                 .help(format!("pin `{name}=={want}`")),
             );
+            }
+        }
+    }
+    // Two torch pins of different versions: pip refuses the pair.
+    let mut torches = cx.pins_of("torch");
+    if let Some(first) = torches.next() {
+        for p in torches {
+            if let (Some(a), Some(b)) = (first.release(), p.release()) {
+                if !same_version(a, b) {
+                    out.push(
+                        Finding::error(
+                            "E0502",
+                            p.field.clone(),
+                            format!("{} and {} pin two torch releases", p.shown(), first.shown()),
+                        )
+                        .also(first.field.clone(), format!("torch {a} here"))
+                        .help("pin torch once"),
+                    );
+                }
+            }
         }
     }
 }
@@ -198,8 +237,10 @@ fn orphans(cx: &Cx, out: &mut Vec<Finding>) {
         return;
     };
     let (Some(rv), Some(ra)) = (
-        tv.release().and_then(scl_domain::torch::release_of_torchvision),
-        ta.release().and_then(scl_domain::torch::release_of_torchaudio),
+        tv.release()
+            .and_then(scl_domain::torch::release_of_torchvision),
+        ta.release()
+            .and_then(scl_domain::torch::release_of_torchaudio),
     ) else {
         return;
     };

@@ -77,38 +77,67 @@ pub fn check_inputs(db: &dyn Db, spec: &scl_ir::EnvSpec) -> scl_checks::Inputs {
     inputs
 }
 
-/// The span of env `name`'s name in `file` (where a finding whose field
-/// was set in another module, or by no item, is reported).
-fn env_name_span(db: &dyn Db, file: SourceFile, name: &str) -> Span {
+/// Where list element `text` (a string) is written inside `span` of the
+/// module `module`: the span of its literal `"text"`, if it is there as
+/// written (not built by interpolation).
+fn element_span(db: &dyn Db, module: scl_sema::ModuleId, span: Span, text: &str) -> Option<Span> {
+    let src = crate::source_text(db, db.module_file(module));
+    let body = src.get(span.start as usize..span.end as usize)?;
+    let needle = format!("\"{text}\"");
+    let at = body.find(&needle)?;
+    let start = span.start as usize + at;
+    Some(Span::new(start, start + needle.len()))
+}
+
+/// The env declaration named `name` in `file` (name span, whole span).
+fn env_spans(db: &dyn Db, file: SourceFile, name: &str) -> (Span, Span) {
     parse(db, file)
         .module
         .decls
         .iter()
         .find_map(|d| match d {
-            scl_syntax::ast::Decl::Env(e) if e.name.name == name => Some(e.name.span),
+            scl_syntax::ast::Decl::Env(e) if e.name.name == name => Some((e.name.span, e.span)),
             _ => None,
         })
         .unwrap_or_default()
 }
 
-/// A finding of env `env` of `file` as a diagnostic: at the item that set
-/// its field when that item is in `file`, else at the env's name with a
-/// label at the item (another module: a parent, the standard library);
-/// each other field it involves as a label.
+/// A finding of env `env` (IR `spec`) of `file` as a diagnostic: at the
+/// item that set its field when that item is in `file`, else at the env's
+/// name with a label at the item (another module: a parent, the standard
+/// library); each other field it involves as a label. A list element
+/// (`python.packages[2]`) is located at its literal inside the item that
+/// wrote the list, else inside the env in `file`; an element neither holds
+/// (it came from an earlier layer elsewhere) is reported at the env's name.
 pub fn place(
     db: &dyn Db,
     file: SourceFile,
     env: &str,
+    spec: &scl_ir::EnvSpec,
     origins: &scl_sema::Origins,
     f: &scl_checks::Finding,
 ) -> Diagnostic {
     let here = display_path(db, file);
-    let key = |o: &scl_sema::Origin| display_path(db, db.module_file(o.module));
-    let origin = field_origin(db, origins, &f.field);
-    let (span, elsewhere) = match &origin {
-        Some(o) if key(o) == here => (o.span, None),
-        Some(o) => (env_name_span(db, file, env), Some(o)),
-        None => (env_name_span(db, file, env), None),
+    let this_module = db.module_id(file);
+    let key = |m: scl_sema::ModuleId| display_path(db, db.module_file(m));
+    let (name_span, env_span) = env_spans(db, file, env);
+    // The location of a field: (module, span), or `None` when unknown.
+    let locate = |field: &str| -> Option<(scl_sema::ModuleId, Span)> {
+        let o = field_origin(db, origins, field)?;
+        match scl_checks::element_text(spec, field) {
+            None => Some((o.module, o.span)),
+            Some(t) => element_span(db, o.module, o.span, &t)
+                .map(|sp| (o.module, sp))
+                .or_else(|| {
+                    element_span(db, this_module, env_span, &t).map(|sp| (this_module, sp))
+                }),
+        }
+    };
+    let at = locate(&f.field);
+    let (span, elsewhere) = match at {
+        Some((m, sp)) if key(m) == here => (sp, None),
+        Some((m, sp)) => (name_span, Some((m, sp))),
+        None => (name_span, None),
     };
     let mut d = if f.error {
         Diagnostic::error(f.code, span, f.message.clone())
@@ -116,12 +145,12 @@ pub fn place(
         Diagnostic::warning(f.code, span, f.message.clone())
     };
     d.at.file = here.clone();
-    if let Some(o) = elsewhere {
-        d = d.with_label(key(o), o.span, format!("`{}` is set here", f.field));
+    if let Some((m, sp)) = elsewhere {
+        d = d.with_label(key(m), sp, format!("`{}` is set here", f.field));
     }
     for a in &f.also {
-        if let Some(o) = field_origin(db, origins, &a.field) {
-            d = d.with_label(key(&o), o.span, a.label.clone());
+        if let Some((m, sp)) = locate(&a.field) {
+            d = d.with_label(key(m), sp, a.label.clone());
         }
     }
     if let Some(h) = &f.help {
@@ -144,7 +173,7 @@ pub fn domain_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
         };
         let inputs = check_inputs(db, spec);
         for f in scl_checks::check(spec, &inputs) {
-            out.push(place(db, file, name, &fin.origins, &f));
+            out.push(place(db, file, name, spec, &fin.origins, &f));
         }
     }
     Arc::new(out)

@@ -761,6 +761,15 @@ Example:
     python.version = \"3.12\"
 
 Fix: set `python.version` to the Python of the image's OS, choose an image whose OS has the Python you need (`ubuntu:24.04` for 3.12, or `python:3.12-slim`), or use `python.manager = .conda`, which installs the version asked for.";
+
+"W0507", "torch wheel built for another CUDA than a runtime image",
+"A torch, torchvision or torchaudio pin names a CUDA variant (`+cu121`) that is not the CUDA of the base image, and the image is a runtime or base image (no nvcc). The wheel brings its own CUDA libraries and uses them, so the job runs; the image's CUDA libraries are dead weight, and a driver must support both. On a devel image the same mismatch is E0501.
+
+Example:
+    base = image(\"nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04\")
+    python.packages = [\"torch==2.1.2+cu121\"]
+
+Fix: use the wheel of the image's CUDA, or the image of the wheel's CUDA (`nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04`).";
 }
 
 #[cfg(test)]

@@ -85,13 +85,22 @@ pub fn gpu_model(name: &str) -> Option<&'static GpuModel> {
         .collect();
     let skip = tokens.iter().take_while(|t| NOISE.contains(t)).count();
     tokens.drain(..skip);
+    // No spelling has more than a few words: the tokens after the first
+    // eight cannot take part in a match (and a long input costs nothing).
+    tokens.truncate(8);
     let mut best: Option<(usize, &'static GpuModel)> = None;
     for model in models() {
         for spelling in model.spellings {
             let want: Vec<&str> = spelling.split(' ').collect();
             let joined: String = want.concat();
+            // The first tokens written together (`a100` for `a 100`):
+            // one pass over the prefixes, each compared once.
+            let mut prefix = String::new();
             let matches = tokens.starts_with(&want)
-                || (1..=tokens.len()).any(|k| tokens[..k].concat() == joined);
+                || tokens.iter().any(|t| {
+                    prefix.push_str(t);
+                    prefix == joined
+                });
             if matches && best.is_none_or(|(len, _)| joined.len() > len) {
                 best = Some((joined.len(), model));
             }

@@ -140,6 +140,33 @@ pub fn index_url(cuda_variant: &str) -> String {
     format!("https://download.pytorch.org/whl/{cuda_variant}")
 }
 
+/// The wheel index pip needs for `torch==<torch>+<local>` (and the
+/// torchvision/torchaudio of that variant), to give it as
+/// `--extra-index-url`: the variant's index
+/// (`https://download.pytorch.org/whl/cu118`) when the table lists it as
+/// one, or when the table does not know the release (a newer one) and
+/// `local` is `cpu` or `cuXYZ`; `None` when the table says the variant was
+/// published only on a find-links page (torch ≤ 1.10: `torch_stable.html`)
+/// or `local` is not a PyTorch variant. `local` is matched without case.
+pub fn wheel_index(torch: &str, local: &str) -> Option<String> {
+    let local = local.to_ascii_lowercase();
+    let known = local == "cpu" || crate::version::cuda_of_local(&local).is_some();
+    if !known {
+        return None;
+    }
+    match rows()
+        .iter()
+        .find(|r| r.torch == torch && r.local == Some(local.as_str()))
+    {
+        Some(TorchRow {
+            index: TorchIndex::ExtraIndex(_),
+            ..
+        }) => Some(index_url(&local)),
+        Some(_) => None,
+        None => Some(index_url(&local)),
+    }
+}
+
 /// The wheel variant of a CUDA version: `"11.8"` → `"cu118"`, `"12.1.1"` →
 /// `"cu121"`, `"9.2"` → `"cu92"`, `"cpu"` → `"cpu"`. Anything else that is
 /// not a version gives `"cu"` followed by its text without dots.

@@ -424,7 +424,20 @@ impl<'a, 'm> Walk<'a, 'm> {
                 }
                 [] => {}
             },
-            TypeExprKind::List(x) | TypeExprKind::Map(x) | TypeExprKind::Optional(x) => self.ty(x),
+            TypeExprKind::Map(x) => {
+                // `{String: T}`: the key type is not in the tree (it is
+                // always String); classify the word written before `:`.
+                let start = t.span.start as usize;
+                let end = (x.span.start as usize).max(start);
+                if let Some(head) = self.text.get(start..end) {
+                    if let Some(i) = head.find("String") {
+                        let at = start + i;
+                        self.set(Span::new(at, at + 6), TokenKind::Type, MOD_DEFAULT_LIBRARY);
+                    }
+                }
+                self.ty(x)
+            }
+            TypeExprKind::List(x) | TypeExprKind::Optional(x) => self.ty(x),
             TypeExprKind::Error => {}
         }
     }

@@ -22,6 +22,8 @@
 //! - NGC `nvcr.io/nvidia/pytorch:*`: Ubuntu with torch in the system
 //!   Python; NVIDIA's documented way to extend it is `pip install` into that
 //!   Python, which the image allows.
+//! - `tensorflow/tensorflow:*`: Ubuntu with TensorFlow pip-installed in
+//!   the system Python (counted with NGC: packages go into that Python).
 //! - conda images (`continuumio/miniconda3`, `continuumio/anaconda3`,
 //!   `condaforge/miniforge3`, `condaforge/mambaforge`): Debian/Ubuntu with
 //!   conda and Python in `/opt/conda` (the image's environment).
@@ -178,6 +180,12 @@ pub fn info(image: &str) -> BaseInfo {
         _ => {}
     }
     if repo.starts_with("nvcr.io/nvidia/") && !repo.starts_with("nvcr.io/nvidia/cuda") {
+        return image_env(Family::Ngc, SystemManager::Apt, false);
+    }
+    // The official TensorFlow images: Ubuntu with TensorFlow installed by
+    // pip into the system Python, which they mean to be extended the same
+    // way (like NGC's).
+    if repo == "tensorflow/tensorflow" {
         return image_env(Family::Ngc, SystemManager::Apt, false);
     }
     if repo == "nvcr.io/nvidia/cuda" {
@@ -431,6 +439,7 @@ mod tests {
             ("nvidia/cuda:12.4.1-base-ubi9", Family::NvidiaCuda, Dnf, false, false, false, false, Venv),
             ("pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime", Family::Pytorch, Apt, true, true, false, true, Image),
             ("nvcr.io/nvidia/pytorch:24.05-py3", Family::Ngc, Apt, true, true, false, false, Image),
+            ("tensorflow/tensorflow:2.15.0-gpu", Family::Ngc, Apt, true, true, false, false, Image),
             ("condaforge/miniforge3:24.3.0-0", Family::Conda, Apt, true, true, false, true, Image),
             ("continuumio/miniconda3", Family::Conda, Apt, true, true, false, true, Image),
             ("mambaorg/micromamba:1.5", Family::Micromamba, Apt, false, false, true, false, Venv),

@@ -192,26 +192,29 @@ fn torch_indexes(r: &Record) -> Vec<String> {
     }
     let mut out: Vec<String> = Vec::new();
     for req in reqs {
-        let Some((name, version)) = req.split_once("==") else {
+        let Some((name, version)) = scl_checks::exact_pin(&req) else {
             continue;
         };
-        let name = name
-            .split(['[', ' ', ';'])
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
         if !matches!(name.as_str(), "torch" | "torchvision" | "torchaudio") {
             continue;
         }
-        let version = version.split([';', ' ', ',']).next().unwrap_or("");
-        let Some(local) = scl_domain::version::split_local(version.trim()).1 else {
+        let (release, Some(local)) = scl_domain::version::split_local(&version) else {
             continue;
         };
-        if scl_domain::version::cuda_of_local(local).is_none() {
+        // torchvision's and torchaudio's versions are not torch's: the
+        // table is asked for torch's (a release it knows gives its index;
+        // the variant's index otherwise).
+        let torch = match name.as_str() {
+            "torch" => Some(release.to_string()),
+            "torchvision" => {
+                scl_domain::torch::release_of_torchvision(release).map(|r| r.torch.to_string())
+            }
+            _ => scl_domain::torch::release_of_torchaudio(release).map(|r| r.torch.to_string()),
+        };
+        let Some(u) = scl_domain::torch::wheel_index(torch.as_deref().unwrap_or(release), local)
+        else {
             continue;
-        }
-        let u = scl_domain::torch::index_url(local);
+        };
         if !out.contains(&u) {
             out.push(u);
         }

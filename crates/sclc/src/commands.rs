@@ -266,7 +266,9 @@ pub fn main() -> i32 {
             check,
             stdin,
         } => crate::fmt::fmt(&paths, check, stdin, fmt == MessageFormat::Json),
-        Command::Check { paths, set, driver } => check(&paths, &set, driver.as_deref(), fmt, cli.stdlib),
+        Command::Check { paths, set, driver } => {
+            check(&paths, &set, driver.as_deref(), fmt, cli.stdlib)
+        }
         Command::Ir {
             file,
             env,

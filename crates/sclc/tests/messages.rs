@@ -154,7 +154,7 @@ fn an_error_inside_a_stdlib_template_points_at_its_use_too() {
         (&label["file"], &label["line"], &label["column"]),
         (
             &serde_json::json!("std/pytorch-cuda.env.scl"),
-            &serde_json::json!(152),
+            &serde_json::json!(162),
             &serde_json::json!(79)
         )
     );
