@@ -115,19 +115,27 @@ pub struct BaseInfo {
     pub python_env: PythonEnv,
 }
 
+/// The repository and tag of a lower-cased reference, Docker Hub's
+/// spellings made one (`docker.io/library/python` is `python`; no tag is
+/// `latest`).
+fn repo_and_tag(lower: &str) -> (&str, &str) {
+    let (repo, tag) = split_ref(lower);
+    let repo = repo
+        .strip_prefix("docker.io/")
+        .or_else(|| repo.strip_prefix("index.docker.io/"))
+        .unwrap_or(repo);
+    (
+        repo.strip_prefix("library/").unwrap_or(repo),
+        tag.unwrap_or("latest"),
+    )
+}
+
 /// What sclc knows of `image` (a reference as written: `debian:12.5`,
 /// `docker.io/library/python:3.11-slim@sha256:…`). Never fails: an image
 /// it does not know gets the cautious defaults described in the module doc.
 pub fn info(image: &str) -> BaseInfo {
     let lower = image.to_ascii_lowercase();
-    let (repo, tag) = split_ref(&lower);
-    let tag = tag.unwrap_or("latest");
-    // `docker.io/library/python` and `python` are one image.
-    let repo = repo
-        .strip_prefix("docker.io/")
-        .or_else(|| repo.strip_prefix("index.docker.io/"))
-        .unwrap_or(repo);
-    let repo = repo.strip_prefix("library/").unwrap_or(repo);
+    let (repo, tag) = repo_and_tag(&lower);
     let name = repo.rsplit('/').next().unwrap_or(repo);
     let unknown = BaseInfo {
         family: Family::Unknown,
@@ -311,13 +319,7 @@ pub struct Ships {
 /// reference does not tell is `None`.
 pub fn ships(image: &str) -> Ships {
     let lower = image.to_ascii_lowercase();
-    let (repo, tag) = split_ref(&lower);
-    let tag = tag.unwrap_or("latest");
-    let repo = repo
-        .strip_prefix("docker.io/")
-        .or_else(|| repo.strip_prefix("index.docker.io/"))
-        .unwrap_or(repo);
-    let repo = repo.strip_prefix("library/").unwrap_or(repo);
+    let (repo, tag) = repo_and_tag(&lower);
     let name = repo.rsplit('/').next().unwrap_or(repo);
     let mut out = Ships::default();
     match repo {
