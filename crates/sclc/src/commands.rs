@@ -145,8 +145,10 @@ enum Command {
     },
     /// Write the standard library's reference pages (Markdown) from its doc comments.
     Doc {
-        /// The folder of the pages: one per module and `README.md`, the index.
-        #[arg(long, default_value = "book/src/stdlib")]
+        /// The folder of the pages: one per module and `README.md`, the index
+        /// (required: `sclc doc` writes nowhere by default; the repository's
+        /// book is `--out book/src/stdlib`).
+        #[arg(long, value_name = "DIR")]
         out: PathBuf,
         /// Write nothing; list the pages that differ and exit 1 if any.
         #[arg(long)]

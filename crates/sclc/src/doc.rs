@@ -223,12 +223,21 @@ fn split_header<'a>(name: &str, header: &'a [String]) -> (String, &'a [String]) 
 
 /// The header lines after the summary as Markdown: a run of lines indented
 /// by two spaces or more is a code block (fenced, its common indentation
-/// removed); other lines are text.
+/// removed), unless it directly follows a list item's lines (`- item` or
+/// `1. item`, no blank line between): then it continues that item. Other
+/// lines are text.
 fn header_markdown(lines: &[String]) -> String {
     let mut out: Vec<String> = Vec::new();
+    let mut in_item = false;
     let mut i = 0;
     while i < lines.len() {
-        if indented(&lines[i], 2) {
+        let line = &lines[i];
+        if line.trim().is_empty() {
+            in_item = false;
+        } else if !indented(line, 2) {
+            in_item = list_item(line);
+        }
+        if !in_item && indented(line, 2) {
             let start = i;
             while i < lines.len() && indented(&lines[i], 2) {
                 i += 1;
@@ -280,6 +289,13 @@ fn doc_markdown(doc: &str) -> String {
         }
     }
     trim_blank(out).join("\n")
+}
+
+/// Whether `line` starts a Markdown list item: `- `, `* `, `+ ` or `1. `.
+fn list_item(line: &str) -> bool {
+    let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    ["- ", "* ", "+ "].iter().any(|m| line.starts_with(m))
+        || (digits > 0 && line[digits..].starts_with(". "))
 }
 
 /// Whether `line` starts with at least `n` spaces and has text after them.
@@ -340,7 +356,7 @@ mod tests {
 
     #[test]
     fn renders_a_module() {
-        let src = "// std/demo — a demo.\n// Second line.\n//\n// Use it:\n//   import \"std/demo\" as d\n// Done.\n\n/// Doubles `n`.\n///\n///     d.twice(2)\n///\n/// is `4`.\nfn twice(n: Int) -> Int = n * 2\n\nlet table = { \"a\" = \"b\" }\n";
+        let src = "// std/demo — a demo.\n// Second line.\n//\n// Use it:\n//   import \"std/demo\" as d\n// Done.\n// - an item that goes on\n//   on a second line;\n// - another.\n//\n//   code after a blank line\n\n/// Doubles `n`.\n///\n///     d.twice(2)\n///\n/// is `4`.\nfn twice(n: Int) -> Int = n * 2\n\nlet table = { \"a\" = \"b\" }\n";
         let pages = render(&[("demo".into(), src.into())]);
         assert_eq!(pages[0].0, "README.md");
         assert!(
@@ -354,7 +370,7 @@ mod tests {
         assert_eq!(
             page,
             &format!(
-                "# `std/demo`\n\n{MARKER}\n\nA demo. Second line.\n\nUse it:\n\n```text\nimport \"std/demo\" as d\n```\n\nDone.\n\n\
+                "# `std/demo`\n\n{MARKER}\n\nA demo. Second line.\n\nUse it:\n\n```text\nimport \"std/demo\" as d\n```\n\nDone.\n- an item that goes on\n  on a second line;\n- another.\n\n```text\ncode after a blank line\n```\n\n\
                  Declarations: [`twice`](#twice), [`table`](#table).\n\n\
                  ## `twice`\n\n```scl,ignore\nfn twice(n: Int) -> Int\n```\n\n\
                  Doubles `n`.\n\n```scl,ignore\nd.twice(2)\n```\n\nis `4`.\n\n\

@@ -71,3 +71,42 @@ fn book_lists_every_diagnostic_code() {
         );
     }
 }
+
+/// Every command `sclc --help` lists has a section in the CLI chapter and is
+/// named in the command lists of the CLI chapter's and the quick start's
+/// first paragraphs (a list that stopped at seven commands went stale).
+#[test]
+fn book_names_every_command() {
+    let help = sclc(&repo(), &["--help"]);
+    let help = String::from_utf8(help.stdout).unwrap();
+    let commands: Vec<&str> = help
+        .split("Commands:\n")
+        .nth(1)
+        .expect("a Commands section")
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 9, "{commands:?}");
+    let cli = std::fs::read_to_string(repo().join("book/src/cli.md")).unwrap();
+    let quick = std::fs::read_to_string(repo().join("book/src/quick-start.md")).unwrap();
+    let list_of = |page: &str, starts: &str| -> String {
+        let from = page.find(starts).unwrap_or_else(|| panic!("no {starts:?}"));
+        page[from..].split("\n\n").next().unwrap().to_string()
+    };
+    let cli_list = list_of(&cli, "`sclc` is one binary");
+    let quick_list = list_of(&quick, "`sclc`'s commands:");
+    for c in commands {
+        assert!(
+            cli.contains(&format!("### `sclc {c}")),
+            "book/src/cli.md has no section for `sclc {c}`"
+        );
+        for (page, list) in [("cli.md", &cli_list), ("quick-start.md", &quick_list)] {
+            assert!(
+                list.contains(&format!("`{c}`")),
+                "book/src/{page} does not name `{c}` in its list of commands"
+            );
+        }
+    }
+}
