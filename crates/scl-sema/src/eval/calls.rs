@@ -188,6 +188,10 @@ impl Evaluator<'_> {
             };
             let v = match (g, &p.default) {
                 (Some(a), _) => self.eval(cx, &a.value, &pty),
+                // The call fails already: a default may read the parameter
+                // that failed (`os = … cuda …` after `cuda`), and would only
+                // add a cascade inside the callee (`unknown name cuda`).
+                (None, Some(_)) if failed => continue,
                 (None, Some(d)) => {
                     // A default belongs to the callee: a call of the callee
                     // inside it is recursion.

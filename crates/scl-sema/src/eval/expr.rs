@@ -659,28 +659,40 @@ impl Evaluator<'_> {
     }
 }
 
-/// For a missing key that is a dotted version (`"12.7"`), the keys that are
-/// versions nearest below and above it (`"12.6", "12.8"`), compared
-/// numerically; `None` when the key or no key is a version.
+/// For a missing key that is a dotted version, the keys nearest to it,
+/// compared numerically: the versions it is a prefix of when there are any
+/// (`"2.5"` → `"2.5.0", "2.5.1"`: the releases of that series, at most six,
+/// the newest), else the nearest version below and above it (`"12.7"` →
+/// `"12.6", "12.8"`); `None` when the key or no key is a version.
 fn nearest_versions(r: &Record, key: &str) -> Option<String> {
     use scl_domain::version::Dotted;
+    const SERIES: usize = 6;
     let want = Dotted::parse(key)?;
-    let mut below: Option<(Dotted, &str)> = None;
-    let mut above: Option<(Dotted, &str)> = None;
-    for k in r.keys() {
-        let Some(v) = Dotted::parse(k) else {
-            continue;
-        };
-        if v < want && below.as_ref().is_none_or(|(b, _)| v > *b) {
-            below = Some((v, k));
-        } else if v > want && above.as_ref().is_none_or(|(a, _)| v < *a) {
-            above = Some((v, k));
-        }
-    }
-    let near: Vec<String> = [below, above]
-        .into_iter()
-        .flatten()
-        .map(|(_, k)| format!("{k:?}"))
+    let mut versions: Vec<(Dotted, &str)> = r
+        .keys()
+        .filter_map(|k| Some((Dotted::parse(k)?, &**k)))
         .collect();
-    (!near.is_empty()).then(|| near.join(", "))
+    versions.sort();
+    let series: Vec<&str> = versions
+        .iter()
+        .filter(|(v, _)| v.parts().starts_with(want.parts()))
+        .map(|(_, k)| *k)
+        .collect();
+    let near: Vec<&str> = if series.is_empty() {
+        let below = versions.iter().rev().find(|(v, _)| *v < want);
+        let above = versions.iter().find(|(v, _)| *v > want);
+        [below, above]
+            .into_iter()
+            .flatten()
+            .map(|(_, k)| *k)
+            .collect()
+    } else {
+        series[series.len().saturating_sub(SERIES)..].to_vec()
+    };
+    (!near.is_empty()).then(|| {
+        near.iter()
+            .map(|k| format!("{k:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
 }

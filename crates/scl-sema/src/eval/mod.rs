@@ -266,10 +266,31 @@ fn a_type(name: &str) -> String {
     format!("{} {name}", if vowel { "an" } else { "a" })
 }
 
+/// The keys of a map for a help line: at most 12, in the map's order; when
+/// every key is a dotted version (`"2.1.2"`), in numeric order and, past 12,
+/// the newest (`…, "2.10.0", "2.11.0"`), not the first in text order.
 fn keys_list(r: &Record) -> String {
-    let mut ks: Vec<String> = r.keys().map(|k| format!("{k:?}")).take(12).collect();
-    if r.len() > 12 {
-        ks.push("…".into());
-    }
+    use scl_domain::version::Dotted;
+    const SHOWN: usize = 12;
+    let mut versions: Option<Vec<(Dotted, &str)>> =
+        r.keys().map(|k| Some((Dotted::parse(k)?, &**k))).collect();
+    let ks: Vec<String> = match versions.as_mut() {
+        Some(vs) if !vs.is_empty() => {
+            vs.sort();
+            let from = vs.len().saturating_sub(SHOWN);
+            let mut ks: Vec<String> = vs[from..].iter().map(|(_, k)| format!("{k:?}")).collect();
+            if from > 0 {
+                ks.insert(0, "…".into());
+            }
+            ks
+        }
+        _ => {
+            let mut ks: Vec<String> = r.keys().map(|k| format!("{k:?}")).take(SHOWN).collect();
+            if r.len() > SHOWN {
+                ks.push("…".into());
+            }
+            ks
+        }
+    };
     ks.join(", ")
 }
