@@ -261,6 +261,28 @@ fn gpu_models() {
         for s in m.spellings {
             assert_eq!(gpu::gpu_model(s), Some(m), "{s}");
         }
+        // The generation floor: the row of the model's major version (10.3
+        // takes 10.0's), of the same architecture family (`Blackwell Ultra`
+        // is a Blackwell); none before Hopper, where every torch of the table
+        // has kernels.
+        let major = num(m.compute_capability)[0];
+        match gpu::floor_for(m.compute_capability) {
+            Some(f) => {
+                assert!(major >= 9, "{}: a floor below Hopper", m.name);
+                assert_eq!(num(f.compute_capability)[0], major, "{}", m.name);
+                assert_eq!(
+                    f.arch.split_whitespace().next(),
+                    m.arch.split_whitespace().next(),
+                    "{}: floor {f:?}",
+                    m.name
+                );
+            }
+            None => assert!(major < 9, "{}: no floor", m.name),
+        }
+        if m.arch.starts_with("Blackwell") {
+            let f = gpu::floor_for(m.compute_capability).unwrap();
+            assert_eq!((f.min_torch, f.min_cuda), ("2.7.0", "12.8"), "{}", m.name);
+        }
     }
 }
 
@@ -301,5 +323,30 @@ fn syslibs() {
             s.package,
             "already normalized"
         );
+        // A package pip compiles on Linux needs, besides its libraries, a C
+        // compiler and the C library's headers (`gcc` only recommends
+        // `libc6-dev`, and sclc installs without recommends); the Python
+        // headers come with python:* images, and `why` says that other
+        // images need python3-dev.
+        let compiled = ["compiled", "built from source", "compiles"]
+            .iter()
+            .any(|w| s.why.contains(w));
+        if compiled {
+            for needed in ["gcc", "libc6-dev"] {
+                assert!(s.apt.contains(&needed), "{}: {needed}", s.package);
+            }
+            assert!(s.why.contains("python3-dev"), "{}", s.package);
+        } else {
+            assert!(!s.apt.contains(&"gcc"), "{}", s.package);
+        }
     }
+    let compiled: Vec<&str> = all
+        .iter()
+        .filter(|s| s.apt.contains(&"gcc"))
+        .map(|s| s.package)
+        .collect();
+    assert_eq!(
+        compiled,
+        ["pyaudio", "pygraphviz", "psycopg2", "mysqlclient"]
+    );
 }

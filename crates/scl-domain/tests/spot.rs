@@ -217,6 +217,33 @@ fn gpus() {
         Some(("RTX PRO 6000 Blackwell", "12.0"))
     );
     assert_eq!(cc("rtx4090"), Some(("RTX 4090", "8.9")));
+    // Hopper for the China market, Blackwell Ultra, the smaller RTX 50s, as
+    // nvidia-smi and GPU Feature Discovery name them.
+    assert_eq!(cc("NVIDIA H800 80GB HBM3"), Some(("H800", "9.0")));
+    assert_eq!(cc("NVIDIA H800 PCIe"), Some(("H800", "9.0")));
+    assert_eq!(cc("NVIDIA-H800"), Some(("H800", "9.0")));
+    assert_eq!(cc("NVIDIA H20"), Some(("H20", "9.0")));
+    assert_eq!(cc("NVIDIA H20-3e"), Some(("H20", "9.0")));
+    assert_eq!(cc("NVIDIA H200"), Some(("H200", "9.0")), "not the H20");
+    assert_eq!(cc("NVIDIA B300 SXM6 AC"), Some(("B300", "10.3")));
+    assert_eq!(cc("NVIDIA-B300-SXM6-AC"), Some(("B300", "10.3")));
+    assert_eq!(cc("NVIDIA GB300"), Some(("GB300", "10.3")));
+    assert_eq!(cc("nvidia-gb300"), Some(("GB300", "10.3")));
+    assert_eq!(cc("NVIDIA GeForce RTX 5070"), Some(("RTX 5070", "12.0")));
+    assert_eq!(cc("NVIDIA GeForce RTX 5070 Ti"), Some(("RTX 5070", "12.0")));
+    assert_eq!(cc("NVIDIA-GeForce-RTX-5070"), Some(("RTX 5070", "12.0")));
+    assert_eq!(cc("NVIDIA GeForce RTX 5060"), Some(("RTX 5060", "12.0")));
+    assert_eq!(cc("NVIDIA GeForce RTX 5060 Ti"), Some(("RTX 5060", "12.0")));
+    assert_eq!(cc("rtx5060"), Some(("RTX 5060", "12.0")));
+    for name in ["NVIDIA B300 SXM6 AC", "NVIDIA GB300"] {
+        let m = gpu_model(name).unwrap();
+        assert_eq!(m.arch, "Blackwell Ultra");
+        let f = floor_for(m.compute_capability).unwrap();
+        assert_eq!(
+            (f.compute_capability, f.min_torch, f.min_cuda),
+            ("10.0", "2.7.0", "12.8")
+        );
+    }
     assert_eq!(cc("Quadro RTX 6000"), None, "a Turing card");
     assert_eq!(cc("NVIDIA A1000"), None);
     assert_eq!(cc(""), None);
@@ -239,10 +266,20 @@ fn tf_and_syslibs() {
     );
     assert_eq!(syslibs::needs("opencv-python-headless"), None);
     assert_eq!(syslibs::needs("psycopg2-binary"), None);
-    assert_eq!(syslibs::needs("psycopg2").unwrap().apt, ["libpq-dev"]);
+    // Compiled from its sdist: a C compiler and the C library's headers
+    // besides libpq's.
+    assert_eq!(
+        syslibs::needs("psycopg2").unwrap().apt,
+        ["gcc", "libc6-dev", "libpq-dev"]
+    );
     assert_eq!(
         syslibs::needs("mysqlclient").unwrap().apt,
-        ["default-libmysqlclient-dev", "pkg-config"]
+        [
+            "gcc",
+            "libc6-dev",
+            "default-libmysqlclient-dev",
+            "pkg-config"
+        ]
     );
     assert_eq!(syslibs::normalize("Foo__Bar.-baz"), "foo-bar-baz");
     assert_eq!(syslibs::normalize("_x_"), "-x-");
