@@ -144,13 +144,18 @@ fn floors(cx: &Cx, g: &Gpu, field: &str, out: &mut Vec<Finding>) {
 }
 
 /// `E0510` / `W0505`: the processes each node starts against its GPUs.
+/// One process per GPU is NCCL's rule (two ranks on one device fail), so
+/// `E0510` is for NCCL only: with Gloo or MPI several processes may share a
+/// GPU, or run without one. GPUs that no process uses (`W0505`) are idle
+/// whatever the backend.
 fn world(cx: &Cx, gpu: Option<(&Gpu, &str)>, out: &mut Vec<Finding>) {
     let Some(d) = &cx.spec.distributed else {
         return;
     };
     let per_node = d.procs_per_node;
+    let nccl = d.backend == scl_ir::Backend::Nccl;
     match gpu {
-        None | Some((Gpu { count: 0, .. }, _)) if d.backend == scl_ir::Backend::Nccl => {
+        None | Some((Gpu { count: 0, .. }, _)) if nccl => {
             out.push(
                 Finding::error(
                     "E0510",
@@ -165,7 +170,7 @@ fn world(cx: &Cx, gpu: Option<(&Gpu, &str)>, out: &mut Vec<Finding>) {
                 )),
             );
         }
-        Some((g, field)) if g.count > 0 && per_node > g.count => {
+        Some((g, field)) if nccl && g.count > 0 && per_node > g.count => {
             out.push(
                 Finding::error(
                     "E0510",
