@@ -4,6 +4,15 @@
 //! fact: `ok`, `FAIL` (will not fit: exit 1) or `note` (cannot be told).
 //! Services are compared one by one, each as if alone on the machine.
 //!
+//! The driver is compared whenever `nvidia-smi` reports one, whether or not
+//! the env requests a GPU (a CUDA runtime needs the driver all the same), by
+//! the rule of `sclc check --driver` (E0506): one line per distinct CUDA
+//! runtime (major.minor), naming every source of it (the base image, each
+//! `+cuXYZ` wheel), so a failing line is one E0506. A GPU's memory fits
+//! when `memory.total` is at least the request, or short of it by at most
+//! [`MEMORY_SLACK_PERCENT`] % (cards report a little less than their
+//! marketed size: an H100 80GB 81559 MiB).
+//!
 //! The machine is a [`Machine`]: [`Machine::probe`] reads this one (logical
 //! cores from `std::thread::available_parallelism`, memory from
 //! `/proc/meminfo`, GPUs from `nvidia-smi` on `PATH`); the comparison
@@ -28,6 +37,19 @@ use crate::commands::{load_opened, render_diagnostics, shown_path, MessageFormat
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
+
+/// How far below a per-GPU memory request a card's `memory.total` may be
+/// and still fit: cards report their usable memory, a little less than
+/// the marketed size (A100 80GB 81920 MiB, H100 80GB HBM3 81559, V100 32GB
+/// 32510, V100 16GB 16160 — 1.4 % short of 16 GiB).
+pub(crate) const MEMORY_SLACK_PERCENT: u64 = 2;
+
+/// Whether a card with `have_mib` MiB holds a request of `want` bytes: at
+/// least the request, or within [`MEMORY_SLACK_PERCENT`] of it.
+fn memory_fits(have_mib: u64, want: u64) -> bool {
+    u128::from(have_mib) * u128::from(MIB) * 100
+        >= u128::from(want) * u128::from(100 - MEMORY_SLACK_PERCENT)
+}
 
 /// The query `sclc doctor` asks `nvidia-smi`; drivers older than the
 /// `compute_cap` field (before 510) are asked without it.
@@ -224,6 +246,11 @@ pub(crate) struct EnvReport {
     pub env: String,
     pub lines: Vec<Line>,
     pub services: Vec<(String, Vec<Line>)>,
+    /// The CUDA runtimes (of the env and its services) that need a newer
+    /// driver than this machine's, each source as the E0506 message of
+    /// `sclc check --driver` begins (`CUDA 12.1.1 (the base image …`), to
+    /// pick those diagnostics.
+    pub driver_failures: Vec<String>,
 }
 
 impl EnvReport {
@@ -236,10 +263,15 @@ impl EnvReport {
 /// What one env or service carries, for the comparison.
 struct Target<'a> {
     spec: &'a EnvSpec,
-    /// Its CUDA runtimes: (CUDA, where from), the base image's first.
+    /// Its CUDA runtimes: (CUDA, where from), the base image's first, then
+    /// each torch wheel's.
     runtimes: Vec<(String, String)>,
     /// Whether `runtimes[0]` is the base image's.
     base_first: bool,
+    /// The `+cuXYZ` of its torchvision and torchaudio pins (in
+    /// `python.packages`): runtimes for the driver, as E0506 counts them,
+    /// but not the CUDA torch runs on.
+    other_wheels: Vec<(String, String)>,
 }
 
 /// Compares env `spec` (its CUDA runtimes `runtimes`, from
@@ -252,25 +284,34 @@ pub(crate) fn compare(
 ) -> EnvReport {
     let base_first = base_cuda(spec).is_some();
     let mut lines = Vec::new();
+    let mut driver_failures = Vec::new();
     if spec.base.is_some() || spec.services.is_empty() {
         lines = compare_one(
             &Target {
                 spec,
                 runtimes,
                 base_first,
+                other_wheels: wheel_cudas(spec, &["torchvision", "torchaudio"]),
             },
             machine,
+            &mut driver_failures,
         );
     }
     let services = spec
         .services
         .iter()
-        .map(|(name, s)| (name.clone(), compare_one(&service_target(s), machine)))
+        .map(|(name, s)| {
+            (
+                name.clone(),
+                compare_one(&service_target(s), machine, &mut driver_failures),
+            )
+        })
         .collect();
     EnvReport {
         env: env.to_string(),
         lines,
         services,
+        driver_failures,
     }
 }
 
@@ -289,11 +330,24 @@ fn service_target(spec: &EnvSpec) -> Target<'_> {
     } else {
         false
     };
+    runtimes.extend(wheel_cudas(spec, &["torch"]));
+    Target {
+        spec,
+        runtimes,
+        base_first,
+        other_wheels: wheel_cudas(spec, &["torchvision", "torchaudio"]),
+    }
+}
+
+/// The CUDA of each `NAME==…+cuXYZ` pin of `python.packages` whose name is
+/// one of `names`: (CUDA, `` `the pin` ``).
+fn wheel_cudas(spec: &EnvSpec, names: &[&str]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for p in spec.python.iter().flat_map(|p| &p.packages) {
         let Some((name, version)) = p.split_once("==") else {
             continue;
         };
-        if !name.trim().eq_ignore_ascii_case("torch") {
+        if !names.iter().any(|n| name.trim().eq_ignore_ascii_case(n)) {
             continue;
         }
         let version = version.split(';').next().unwrap_or_default().trim();
@@ -301,13 +355,37 @@ fn service_target(spec: &EnvSpec) -> Target<'_> {
             .1
             .and_then(scl_domain::version::cuda_of_local)
         {
-            runtimes.push((c, format!("`{p}`")));
+            out.push((c, format!("`{p}`")));
         }
     }
-    Target {
-        spec,
-        runtimes,
-        base_first,
+    out
+}
+
+/// The CUDA runtimes of a target by major.minor, as `sclc check --driver`
+/// counts them: (the CUDA shown — its first source's —, every source), the
+/// base image's first.
+fn distinct_runtimes(t: &Target) -> Vec<(String, Vec<(String, String)>)> {
+    let key = |c: &str| Dotted::parse(c).map_or(c.to_string(), |v| v.major_minor());
+    let mut out: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for (cuda, from) in t.runtimes.iter().chain(&t.other_wheels) {
+        match out.iter_mut().find(|(c, _)| key(c) == key(cuda)) {
+            Some((_, sources)) => {
+                if !sources.iter().any(|(_, f)| f == from) {
+                    sources.push((cuda.clone(), from.clone()));
+                }
+            }
+            None => out.push((cuda.clone(), vec![(cuda.clone(), from.clone())])),
+        }
+    }
+    out
+}
+
+/// `"a"`, `"a and b"`, `"a, b and c"`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
 
@@ -329,7 +407,7 @@ fn wanted<'a, T>(
         })
 }
 
-fn compare_one(t: &Target, machine: &Machine) -> Vec<Line> {
+fn compare_one(t: &Target, machine: &Machine, driver_failures: &mut Vec<String>) -> Vec<Line> {
     let mut out = Vec::new();
     let mut line = |status: Status, text: String| out.push(Line { status, text });
     let spec = t.spec;
@@ -392,8 +470,8 @@ fn compare_one(t: &Target, machine: &Machine) -> Vec<Line> {
     // GPUs.
     let gpu: Option<(&GpuRequest, &str)> =
         wanted(spec, |l| l.gpu.as_ref()).filter(|(g, _)| g.count > 0);
-    let Some((g, from)) = gpu else {
-        line(
+    match gpu {
+        None => line(
             Status::Ok,
             match &machine.gpus {
                 Ok(gpus) => format!(
@@ -403,9 +481,71 @@ fn compare_one(t: &Target, machine: &Machine) -> Vec<Line> {
                 ),
                 Err(why) => format!("gpu: none requested (no NVIDIA GPU found: {why})"),
             },
-        );
+        ),
+        Some((g, from)) => {
+            if !gpu_lines(t, g, from, machine, &mut line) {
+                return out;
+            }
+        }
+    }
+
+    // The driver, for each distinct CUDA runtime, whenever nvidia-smi
+    // reports one: a CUDA runtime needs it whether or not the env asks for
+    // a GPU (as `sclc check --driver`).
+    let runtimes = distinct_runtimes(t);
+    let Some(driver) = machine.driver() else {
+        if machine.gpus.is_ok() && (gpu.is_some() || !runtimes.is_empty()) {
+            line(
+                Status::Note,
+                "driver: nvidia-smi does not say which NVIDIA driver this machine has".into(),
+            );
+        }
         return out;
     };
+    if runtimes.is_empty() && gpu.is_some() {
+        line(
+            Status::Ok,
+            format!("driver: {driver}; no CUDA runtime (base image, torch wheel) that sclc knows of needs a particular one"),
+        );
+    }
+    for (cuda, sources) in &runtimes {
+        let froms: Vec<&str> = sources.iter().map(|(_, f)| f.as_str()).collect();
+        let from = and_list(&froms);
+        let need = scl_domain::cuda::driver_need(cuda);
+        match (scl_domain::cuda::driver_ok(driver, cuda), need) {
+            (Some(true), Some(need)) => line(
+                Status::Ok,
+                format!("driver: CUDA {cuda} ({from}) runs on driver {driver} (it needs ≥ {})", need.family_min),
+            ),
+            (Some(false), Some(need)) => {
+                driver_failures.extend(sources.iter().map(|(c, f)| format!("CUDA {c} ({f}")));
+                line(
+                    Status::Fail,
+                    format!(
+                        "driver: CUDA {cuda} ({from}) needs an NVIDIA driver ≥ {}, this machine has {driver}",
+                        need.family_min
+                    ),
+                )
+            }
+            _ => line(
+                Status::Note,
+                format!("driver: CUDA {cuda} ({from}): sclc does not know which driver it needs (this machine has {driver})"),
+            ),
+        }
+    }
+    out
+}
+
+/// The GPU lines of a request of `g` (from the limits or requests: `from`):
+/// count, type, memory per GPU, generation. `false` when the machine has
+/// no GPU to compare with (the line says so; nothing follows).
+fn gpu_lines(
+    t: &Target,
+    g: &GpuRequest,
+    from: &str,
+    machine: &Machine,
+    line: &mut impl FnMut(Status, String),
+) -> bool {
     let n = g.count as usize;
     let requested = format!(
         "{} {} requested ({from})",
@@ -419,7 +559,7 @@ fn compare_one(t: &Target, machine: &Machine) -> Vec<Line> {
                 Status::Fail,
                 format!("gpu: {requested}, but no NVIDIA GPU found ({why})"),
             );
-            return out;
+            return false;
         }
     };
     line(
@@ -478,35 +618,8 @@ fn compare_one(t: &Target, machine: &Machine) -> Vec<Line> {
 
     // Memory per GPU, of those of the type.
     // (None of the type: the type line has said it.)
-    if let Some(want) = g.memory.filter(|_| !fitting.is_empty()) {
-        let known: Vec<u64> = fitting.iter().filter_map(|g| g.memory_mib).collect();
-        let have = |gs: &[u64]| {
-            let mut v: Vec<u64> = gs.to_vec();
-            v.sort_unstable();
-            v.dedup();
-            let v: Vec<String> = v.iter().map(|m| bytes(m * MIB)).collect();
-            v.join(", ")
-        };
-        let enough = known.iter().filter(|m| **m * MIB >= want).count();
-        if known.is_empty() {
-            line(
-                Status::Note,
-                format!("gpu memory: {} per GPU requested, but nvidia-smi does not say how much memory the GPUs have", bytes(want)),
-            );
-        } else {
-            line(
-                if enough >= at_most.min(fitting.len()) {
-                    Status::Ok
-                } else {
-                    Status::Fail
-                },
-                format!(
-                    "gpu memory: {} per GPU requested, this machine's GPUs have {}",
-                    bytes(want),
-                    have(&known)
-                ),
-            );
-        }
+    if !fitting.is_empty() {
+        memory_line(g.memory, &fitting, at_most.min(fitting.len()), line);
     }
 
     // The generation's CUDA floor (with a type named, it is E0507 of `check`).
@@ -537,7 +650,11 @@ fn compare_one(t: &Target, machine: &Machine) -> Vec<Line> {
             let (Some(floor), Some((c, from))) = (scl_domain::gpu::floor_for(cc), &cuda) else {
                 continue;
             };
-            if Dotted::parse(c) < Dotted::parse(floor.min_cuda) {
+            let older = matches!(
+                (Dotted::parse(c), Dotted::parse(floor.min_cuda)),
+                (Some(c), Some(min)) if c < min
+            );
+            if older {
                 line(
                     Status::Fail,
                     format!(
@@ -551,41 +668,90 @@ fn compare_one(t: &Target, machine: &Machine) -> Vec<Line> {
         }
     }
 
-    // The driver, for each CUDA runtime.
-    let Some(driver) = machine.driver() else {
+    true
+}
+
+/// The `gpu memory` line: each of the GPUs `fitting` (of the requested
+/// type) against a request of `want` bytes per GPU, of which `needed` must
+/// fit. A card within [`MEMORY_SLACK_PERCENT`] of the request fits, and the
+/// line says so. A card whose `memory.total` nvidia-smi does not report
+/// (`[N/A]`, as on a GH200) cannot be told: a `note`, also when no memory
+/// per GPU is requested.
+fn memory_line(
+    want: Option<u64>,
+    fitting: &[&MachineGpu],
+    needed: usize,
+    line: &mut impl FnMut(Status, String),
+) {
+    let known: Vec<u64> = fitting.iter().filter_map(|g| g.memory_mib).collect();
+    let unknown = fitting.len() - known.len();
+    let have = |gs: &[u64]| {
+        let mut v: Vec<u64> = gs.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        let v: Vec<String> = v.iter().map(|m| bytes(m * MIB)).collect();
+        v.join(", ")
+    };
+    let unknown_names = || {
+        let mut v: Vec<&str> = fitting
+            .iter()
+            .filter(|g| g.memory_mib.is_none())
+            .map(|g| g.name.as_str())
+            .collect();
+        v.dedup();
+        v.join(", ")
+    };
+    let Some(want) = want else {
+        if unknown > 0 {
+            line(
+                Status::Note,
+                format!(
+                    "gpu memory: none requested per GPU; nvidia-smi does not say how much memory {} {} ([N/A])",
+                    unknown_names(),
+                    if unknown == 1 { "has" } else { "have" }
+                ),
+            );
+        }
+        return;
+    };
+    if known.is_empty() {
         line(
             Status::Note,
-            "driver: nvidia-smi does not say which NVIDIA driver this machine has".into(),
+            format!(
+                "gpu memory: {} per GPU requested, but nvidia-smi does not say how much memory the GPUs have ({}: [N/A])",
+                bytes(want),
+                unknown_names()
+            ),
         );
-        return out;
+        return;
+    }
+    let enough = known.iter().filter(|m| memory_fits(**m, want)).count();
+    let short = known
+        .iter()
+        .any(|m| memory_fits(*m, want) && m * MIB < want);
+    let mut text = format!(
+        "gpu memory: {} per GPU requested, this machine's GPUs have {}",
+        bytes(want),
+        have(&known)
+    );
+    if short {
+        let _ = write!(
+            text,
+            " (the cards' usable memory, within {MEMORY_SLACK_PERCENT} % of the request)"
+        );
+    }
+    let status = if enough >= needed {
+        Status::Ok
+    } else if enough + unknown >= needed {
+        let _ = write!(
+            text,
+            "; nvidia-smi does not say for {unknown} of them ([N/A])"
+        );
+        Status::Note
+    } else {
+        Status::Fail
     };
-    if t.runtimes.is_empty() {
-        line(
-            Status::Ok,
-            format!("driver: {driver}; no CUDA runtime (base image, torch wheel) that sclc knows of needs a particular one"),
-        );
-    }
-    for (cuda, from) in &t.runtimes {
-        let need = scl_domain::cuda::driver_need(cuda);
-        match (scl_domain::cuda::driver_ok(driver, cuda), need) {
-            (Some(true), Some(need)) => line(
-                Status::Ok,
-                format!("driver: CUDA {cuda} ({from}) runs on driver {driver} (it needs ≥ {})", need.family_min),
-            ),
-            (Some(false), Some(need)) => line(
-                Status::Fail,
-                format!(
-                    "driver: CUDA {cuda} ({from}) needs an NVIDIA driver ≥ {}, this machine has {driver}",
-                    need.family_min
-                ),
-            ),
-            _ => line(
-                Status::Note,
-                format!("driver: CUDA {cuda} ({from}): sclc does not know which driver it needs (this machine has {driver})"),
-            ),
-        }
-    }
-    out
+    line(status, text);
 }
 
 /// `"8 cores"`, `"1 core"`, `"0.5 cores"` of millicores.
@@ -729,6 +895,7 @@ fn report(
     let mut text = String::new();
     let mut failures = 0;
     let mut compared = 0;
+    let mut driver_failures: Vec<String> = Vec::new();
     for name in envs {
         let Some(spec) = a.ir(f, name) else {
             return 1;
@@ -741,6 +908,7 @@ fn report(
         }
         let r = compare(name, &spec, a.cuda_runtimes(f, name), machine);
         failures += r.failures();
+        driver_failures.extend(r.driver_failures.iter().cloned());
         compared += 1;
         text.push_str(&render(&r, &shown));
     }
@@ -761,22 +929,19 @@ fn report(
         .write_all(text.as_bytes())
         .and_then(|_| stdout.flush());
     // Where in the file each runtime that needs a newer driver comes from:
-    // the driver check of `sclc check --driver`, with this machine's driver.
-    if failures > 0 {
+    // the diagnostics of `sclc check --driver` with this machine's driver
+    // (one E0506 per distinct CUDA runtime, as one FAIL line), those of the
+    // runtimes that failed here.
+    if !driver_failures.is_empty() {
         if let Some(driver) = machine.driver() {
-            let failing: Vec<&str> = text
-                .lines()
-                .filter_map(|l| l.trim_start().strip_prefix("FAIL  driver: "))
-                .collect();
             let diags: Vec<Diagnostic> = a
                 .driver_diagnostics(&[f], driver)
                 .into_iter()
                 .filter(|d| {
-                    failing.iter().any(|l| {
-                        l.split_once(" needs ").is_some_and(|(head, _)| {
-                            d.message.starts_with(&format!("{head} needs "))
-                        })
-                    })
+                    d.code == "E0506"
+                        && driver_failures
+                            .iter()
+                            .any(|p| d.message.starts_with(p.as_str()))
                 })
                 .collect();
             print(a, &diags, fmt);
@@ -824,6 +989,26 @@ mod tests {
         assert_eq!(cores(8000), "8 cores");
         assert_eq!(cores(1000), "1 core");
         assert_eq!(cores(500), "0.5 cores");
+    }
+
+    #[test]
+    fn cards_report_a_little_less_than_their_size() {
+        // memory.total of real cards against their marketed size.
+        for (mib, want) in [
+            (81920, 80 * GIB), // A100 80GB
+            (81559, 80 * GIB), // H100 80GB HBM3
+            (32510, 32 * GIB), // V100 32GB
+            (16160, 16 * GIB), // V100 16GB
+            (24564, 24 * GIB), // RTX 4090
+        ] {
+            assert!(memory_fits(mib, want), "{mib} MiB for {}", bytes(want));
+        }
+        // More than 2 % short: a T4 (15360 MiB) is no 16 GiB card.
+        assert!(!memory_fits(15360, 16 * GIB));
+        assert!(!memory_fits(32510, 33 * GIB));
+        assert!(!memory_fits(80280, 80 * GIB)); // 2.0003 % short
+        assert!(memory_fits(80282, 80 * GIB)); // 1.9999 % short
+        assert!(memory_fits(u64::MAX / MIB, u64::MAX)); // no overflow
     }
 
     #[test]

@@ -27,6 +27,13 @@ fn fixture(name: &str) -> PathBuf {
 /// Runs `sclc doctor ARGS` in a folder holding `files`, with `smi` as the
 /// machine's `nvidia-smi`, 16 cores and 64 GiB.
 fn doctor(files: &[(&str, &str)], args: &[&str], smi: Smi) -> Output {
+    let mut all = vec!["doctor"];
+    all.extend(args);
+    sclc(files, &all, smi)
+}
+
+/// Runs `sclc ARGS` (any command) as [`doctor`] runs `sclc doctor`.
+fn sclc(files: &[(&str, &str)], args: &[&str], smi: Smi) -> Output {
     let work = tempfile::tempdir().unwrap();
     for (name, text) in files {
         std::fs::write(work.path().join(name), text).unwrap();
@@ -60,8 +67,7 @@ fn doctor(files: &[(&str, &str)], args: &[&str], smi: Smi) -> Output {
         }
     }
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sclc"));
-    cmd.arg("doctor")
-        .args(args)
+    cmd.args(args)
         .current_dir(work.path())
         .env("PATH", bin.path())
         .env("NO_COLOR", "1")
@@ -95,7 +101,8 @@ const TRAIN: &str = r#"env train {
 }
 "#;
 
-/// [`TRAIN`] with a GPU count and type.
+/// [`TRAIN`] with a GPU count and type (spelled as GPU Feature Discovery's
+/// `nvidia.com/gpu.product` label, the default node label, has them).
 fn train(count: u32, kind: &str) -> String {
     format!("param gpu_count: Int = {count}\nparam gpu_type: String = \"{kind}\"\n{TRAIN}")
 }
@@ -103,7 +110,7 @@ fn train(count: u32, kind: &str) -> String {
 #[test]
 fn h100_node_fits() {
     let o = doctor(
-        &[("train.env.scl", &train(8, "nvidia-h100"))],
+        &[("train.env.scl", &train(8, "NVIDIA-H100-80GB-HBM3"))],
         &["train.env.scl"],
         Smi::Prints("h100x8"),
     );
@@ -114,7 +121,7 @@ fn h100_node_fits() {
 #[test]
 fn too_few_gpus() {
     let o = doctor(
-        &[("train.env.scl", &train(4, "nvidia-geforce-rtx-4090"))],
+        &[("train.env.scl", &train(4, "NVIDIA-GeForce-RTX-4090"))],
         &["train.env.scl"],
         Smi::Prints("rtx4090"),
     );
@@ -125,7 +132,7 @@ fn too_few_gpus() {
 #[test]
 fn driver_too_old_for_the_image() {
     let o = doctor(
-        &[("train.env.scl", &train(2, "nvidia-a100"))],
+        &[("train.env.scl", &train(2, "NVIDIA-A100-SXM4-40GB"))],
         &["train.env.scl"],
         Smi::Prints("a100x2"),
     );
@@ -136,7 +143,7 @@ fn driver_too_old_for_the_image() {
 #[test]
 fn wrong_gpu_type() {
     let o = doctor(
-        &[("train.env.scl", &train(2, "nvidia-a100"))],
+        &[("train.env.scl", &train(2, "NVIDIA-A100-SXM4-40GB"))],
         &["train.env.scl"],
         Smi::Prints("v100x4"),
     );
@@ -258,4 +265,259 @@ fn usage_errors() {
     assert_eq!(o.status.code(), Some(2), "{}", shown(&o));
     let o = doctor(&[], &[], Smi::Absent);
     assert_eq!(o.status.code(), Some(2), "{}", shown(&o));
+}
+
+/// An env that carries a CUDA runtime but requests no GPU: its base image
+/// (`nvidia/cuda:13.0.x`) and wheels (`+cu130`) from `std/pytorch-cuda`.
+const CUDA13_NO_GPU: &str = r#"import "std/pytorch-cuda" as torch
+
+env infer extends torch.runtime(torch = "2.9.0", cuda = "13.0") {
+}
+"#;
+
+#[test]
+fn driver_is_compared_without_a_gpu_request() {
+    // The driver of this machine (550.54.15) is older than CUDA 13 needs
+    // (580): `check --driver` says E0506, and doctor must not say that
+    // everything fits because the env asks for no GPU. The base image and
+    // the wheel carry the same CUDA: one line names both.
+    let env = r#"env infer {
+  base = image("nvidia/cuda:13.0.2-runtime-ubuntu24.04")
+  python.packages = ["torch==2.9.0+cu130"]
+}
+"#;
+    let o = doctor(
+        &[("infer.env.scl", env)],
+        &["infer.env.scl"],
+        Smi::Prints("h100x8"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", shown(&o));
+    insta::assert_snapshot!("driver_is_compared_without_a_gpu_request", shown(&o));
+    // The same with std/pytorch-cuda's template (no snapshot: the module's
+    // lines are not this test's).
+    let o = doctor(
+        &[("infer.env.scl", CUDA13_NO_GPU)],
+        &["infer.env.scl"],
+        Smi::Prints("h100x8"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", shown(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let fails: Vec<&str> = stdout.lines().filter(|l| l.contains("FAIL")).collect();
+    assert_eq!(fails.len(), 1, "{stdout}");
+    assert!(
+        fails[0].starts_with("  FAIL  driver: CUDA 13.0.")
+            && fails[0].contains("`torch==2.9.0+cu130`")
+            && fails[0].ends_with("needs an NVIDIA driver ≥ 580, this machine has 550.54.15"),
+        "{stdout}"
+    );
+}
+
+/// The `E0506` diagnostics of JSON lines, sorted.
+fn e0506(o: &Output) -> Vec<serde_json::Value> {
+    let mut v: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|d| d["code"] == "E0506")
+        .collect();
+    v.sort_by_key(|d| d.to_string());
+    v
+}
+
+#[test]
+fn doctor_and_check_driver_report_the_same_runtimes() {
+    // One CUDA runtime from several sources (a base image, torch and
+    // torchvision wheels of its CUDA), two runtimes in one env, a service:
+    // one FAIL line per distinct runtime, each naming every source, and as
+    // many E0506 as `check --driver` gives, the same ones.
+    let file = format!(
+        "{CUDA13_NO_GPU}
+env train {{
+  base = image(\"nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\")
+  python.packages = [\"torch==2.1.2+cu121\", \"torchvision==0.16.2+cu121\"]
+  resources.limits.gpu = {{ count = 1 }}
+}}
+
+env mixed {{
+  base = image(\"nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04\")
+  python.packages = [\"torch==2.1.2+cu121\"]
+}}
+
+env stack {{
+  services {{
+    api = {{ base = image(\"python:3.11-slim\") }}
+    worker = {{
+      base = image(\"pytorch/pytorch:2.1.2-cuda12.1-cudnn8-runtime\"),
+      python.packages = [\"torch==2.1.2+cu121\"],
+    }}
+  }}
+}}
+"
+    );
+    let files = [("jobs.env.scl", file.as_str())];
+    let o = doctor(&files, &["jobs.env.scl"], Smi::Prints("a100x2"));
+    assert_eq!(o.status.code(), Some(1), "{}", shown(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let fails = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("FAIL  driver: "))
+        .count();
+    let json = doctor(
+        &files,
+        &["jobs.env.scl", "--message-format", "json"],
+        Smi::Prints("a100x2"),
+    );
+    let check = sclc(
+        &files,
+        &[
+            "check",
+            "jobs.env.scl",
+            "--driver",
+            "520.61.05",
+            "--message-format",
+            "json",
+        ],
+        Smi::Absent,
+    );
+    assert_eq!(check.status.code(), Some(1), "{}", shown(&check));
+    let (from_doctor, from_check) = (e0506(&json), e0506(&check));
+    assert_eq!(from_doctor, from_check, "{}", shown(&json));
+    // 13.0 (infer), 12.1 (train: image, torch and torchvision), 12.1 of
+    // mixed's wheel (a runtime of its own beside the image's 11.8, which
+    // runs on 520), 12.1 (the worker: image and wheel).
+    assert_eq!((fails, from_check.len()), (4, 4), "{stdout}");
+    for line in [
+        "FAIL  driver: CUDA 12.1.1 (the base image nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04, `torch==2.1.2+cu121` and `torchvision==0.16.2+cu121`) needs",
+        "FAIL  driver: CUDA 12.1 (`torch==2.1.2+cu121`) needs",
+        "FAIL  driver: CUDA 12.1 (the base image pytorch/pytorch:2.1.2-cuda12.1-cudnn8-runtime and `torch==2.1.2+cu121`) needs",
+        "ok    driver: CUDA 11.8.0 (the base image nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04) runs on driver 520.61.05",
+    ] {
+        assert_eq!(stdout.matches(line).count(), 1, "{line}\n{stdout}");
+    }
+}
+
+#[test]
+fn memory_within_two_percent_of_the_request_fits() {
+    // Cards report less than their marketed size: an H100 80GB has 81559
+    // MiB for `80Gi` (81920 MiB), a V100 32GB 32510 MiB for `32Gi`.
+    let env = |name: &str, kind: &str, mem: &str| {
+        format!(
+            "env {name} {{\n  base = image(\"python:3.11-slim\")\n  resources.limits.gpu = {{ count = 1, type = \"{kind}\", memory = {mem} }}\n}}\n"
+        )
+    };
+    let h100 = env("h100_80", "NVIDIA-H100-80GB-HBM3", "80Gi");
+    let o = doctor(
+        &[("h.env.scl", &h100)],
+        &["h.env.scl"],
+        Smi::Prints("h100x8"),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", shown(&o));
+    insta::assert_snapshot!("memory_h100_80gb", shown(&o));
+    let v100 = format!(
+        "{}\n{}",
+        env("v100_32", "Tesla-V100-SXM2-32GB", "32Gi"),
+        env("v100_33", "Tesla-V100-SXM2-32GB", "33Gi")
+    );
+    let o = doctor(
+        &[("v.env.scl", &v100)],
+        &["v.env.scl"],
+        Smi::Prints("v100x2_32gb"),
+    );
+    // 32510 MiB is 0.8 % short of 32 GiB (fits) and 3.8 % short of 33 GiB.
+    assert_eq!(o.status.code(), Some(1), "{}", shown(&o));
+    insta::assert_snapshot!("memory_v100_32gb", shown(&o));
+}
+
+#[test]
+fn memory_not_reported_is_a_note() {
+    // A GH200 reports `memory.total` as [N/A]: whether or not memory per
+    // GPU is requested, the line says that it cannot be told.
+    let env = r#"env any_gpu {
+  base = image("nvidia/cuda:12.4.1-runtime-ubuntu22.04")
+  resources.limits.gpu = { count = 1 }
+}
+
+env with_memory {
+  base = image("nvidia/cuda:12.4.1-runtime-ubuntu22.04")
+  resources.limits.gpu = { count = 1, type = "NVIDIA-GH200-480GB", memory = 96Gi }
+}
+"#;
+    let o = doctor(
+        &[("gh.env.scl", env)],
+        &["gh.env.scl"],
+        Smi::Prints("gh200"),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", shown(&o));
+    insta::assert_snapshot!("memory_not_reported_is_a_note", shown(&o));
+}
+
+#[test]
+fn gloo_processes_may_share_a_gpu() {
+    // One process per GPU is NCCL's rule (E0510); with Gloo four processes
+    // may share the one GPU, and the file is compared with the machine.
+    let env = |backend: &str| {
+        format!(
+            "env ddp {{\n  base = image(\"pytorch/pytorch:2.1.2-cuda12.1-cudnn8-runtime\")\n  resources.limits.gpu = {{ count = 1 }}\n  distributed {{ backend = .{backend}, launcher = .torchrun, nodes = 1, procs_per_node = 4 }}\n}}\n"
+        )
+    };
+    let gloo = env("gloo");
+    let o = doctor(
+        &[("ddp.env.scl", &gloo)],
+        &["ddp.env.scl"],
+        Smi::Prints("rtx4090"),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", shown(&o));
+    assert!(o.stderr.is_empty(), "{}", shown(&o));
+    let nccl = env("nccl");
+    let o = doctor(
+        &[("ddp.env.scl", &nccl)],
+        &["ddp.env.scl"],
+        Smi::Prints("rtx4090"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", shown(&o));
+    assert!(o.stdout.is_empty(), "{}", shown(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("[E0510]"),
+        "{}",
+        shown(&o)
+    );
+}
+
+#[test]
+fn a_source_build_gets_everything_it_needs() {
+    // W0502 before the table: psycopg2 has no Linux wheel, and pip compiles
+    // it. The warning (and its quick fix) names the compiler and the C
+    // library's headers besides libpq; with them installed, none is left.
+    let env = |packages: &str| {
+        format!(
+            "env db {{\n  base = image(\"python:3.11-slim\")\n  system.packages = [{packages}]\n  python.packages = [\"psycopg2==2.9.9\"]\n}}\n"
+        )
+    };
+    let before = env("");
+    let o = doctor(
+        &[("db.env.scl", &before)],
+        &["db.env.scl", "--message-format", "json"],
+        Smi::Absent,
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    let w: Vec<serde_json::Value> = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|d| d["code"] == "W0502")
+        .collect();
+    assert_eq!(w.len(), 1, "{stderr}");
+    let message = w[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "`psycopg2==2.9.9` needs the system packages `gcc`, `libc6-dev`, `libpq-dev` ("
+        ),
+        "{message}"
+    );
+    assert_eq!(
+        w[0]["help"].as_str().unwrap(),
+        "add `system.packages += [\"gcc\", \"libc6-dev\", \"libpq-dev\"]`"
+    );
+    let after = env("\"gcc\", \"libc6-dev\", \"libpq-dev\"");
+    let o = doctor(&[("db.env.scl", &after)], &["db.env.scl"], Smi::Absent);
+    assert_eq!(o.status.code(), Some(0), "{}", shown(&o));
+    assert!(o.stderr.is_empty(), "{}", shown(&o));
 }
