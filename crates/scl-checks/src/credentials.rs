@@ -2,14 +2,35 @@
 //! the image's layers (`ENV`), the pod spec and every lowered file a
 //! reviewer reads; `secret(...)` keeps it out of all of them.
 //!
-//! Where: `vars` (by name — `*_TOKEN`, `*_KEY`, `*PASSWORD*`, `*SECRET*`,
-//! `*_PAT` — or by value), `labels`, the command lines (`setup`, `command`,
-//! `entrypoint`, `test`) by value, and index URLs with a password in them.
-//! Values are recognized by the published shapes of common tokens:
-//! Hugging Face (`hf_…`), GitHub (`ghp_…`, `github_pat_…`), GitLab
-//! (`glpat-…`), AWS access key ids (`AKIA…`), OpenAI (`sk-…`), Slack
-//! (`xox?-…`), Google API keys (`AIza…`), Weights & Biases keys are
-//! caught by their name (`WANDB_API_KEY`).
+//! Where: `vars` (by name or by value), `labels`, the command lines
+//! (`setup`, `command`, `entrypoint`, `test`), direct references of
+//! packages, conda channels, asset URLs and the description by value, and
+//! index URLs with a password in them.
+//!
+//! By name ([`credential_name`]): a variable whose last word is `TOKEN`,
+//! `KEY`, `APIKEY`, `PAT` or `PWD`, or with `PASSWORD`, `PASSWD`,
+//! `PASSPHRASE` or `SECRET` anywhere in it (`DB_PASSWORD`, `PGPASSWORD`,
+//! `SECRET_KEY_BASE`); not a name about a secret rather than of one
+//! (`SECRET_NAME`, `PASSWORD_FILE`, `KEY_PATH`), a tokenizer setting
+//! (`EOS_TOKEN`, `SPECIAL_TOKEN`), a count (`MAX_NEW_TOKEN`), a key of data
+//! (`CACHE_KEY`, `SORT_KEY`) or public material (`PUBLIC_KEY`, `GPG_KEY`, a
+//! `FINGERPRINT`). Its value counts ([`harmless`]) unless it is a `$…`
+//! reference, a path, a file name (`id_ed25519`, `key.pem`), an ARN, a
+//! tokenizer token (`<|endoftext|>`, `[CLS]`) or shorter than 8
+//! characters; then, under a password's name (the last word a password)
+//! any other value is one, under the other names only a value that looks
+//! generated (a run of 8 or more letters and digits mixed, or of 24 or
+//! more: not a slug such as `model-v2`).
+//!
+//! By value ([`token_shape`]), under any name: the published shapes of
+//! common tokens: Hugging Face (`hf_…`), GitHub (`ghp_…`, `github_pat_…`),
+//! GitLab (`glpat-…`), AWS access key ids (`AKIA…`), OpenAI (`sk-` and 32
+//! or more letters and digits; `sk-proj-`, `sk-svcacct-`, `sk-admin-` and
+//! 40 or more), Anthropic (`sk-ant-…`), Slack (`xox?-…`), Google API keys
+//! (`AIza…`), and PEM private keys (`-----BEGIN … PRIVATE KEY-----`).
+//! Shapes whose characters include `-` or `_` must also look generated, so
+//! `--run-name sk-learn-baseline-2024-v2` is no key. Weights & Biases keys
+//! are caught by their name (`WANDB_API_KEY`).
 
 use std::sync::LazyLock;
 
@@ -17,73 +38,217 @@ use scl_ir::VarValue;
 
 use crate::{Cx, Finding};
 
-/// Token shapes, each with the service it belongs to.
-static SHAPES: LazyLock<Vec<(regex::Regex, &'static str)>> = LazyLock::new(|| {
+/// Token shapes: the pattern, the service it belongs to, and whether the
+/// match must also look generated ([`generated`]: the pattern's characters
+/// include separators, so a slug could match it).
+static SHAPES: LazyLock<Vec<(regex::Regex, &'static str, bool)>> = LazyLock::new(|| {
     [
-        (r"\bhf_[A-Za-z0-9]{30,}\b", "a Hugging Face token"),
-        (r"\bghp_[A-Za-z0-9]{36}\b", "a GitHub token"),
-        (r"\bgithub_pat_[A-Za-z0-9_]{40,}\b", "a GitHub token"),
-        (r"\bglpat-[A-Za-z0-9_-]{20,}\b", "a GitLab token"),
-        (r"\b(AKIA|ASIA)[0-9A-Z]{16}\b", "an AWS access key id"),
+        (r"\bhf_[A-Za-z0-9]{30,}\b", "a Hugging Face token", false),
+        (r"\bghp_[A-Za-z0-9]{36}\b", "a GitHub token", false),
+        (r"\bgithub_pat_[A-Za-z0-9_]{40,}\b", "a GitHub token", false),
+        (r"\bglpat-[A-Za-z0-9_-]{20,}", "a GitLab token", true),
         (
-            r"\bsk-(proj-)?[A-Za-z0-9_-]{20,}\b",
-            "an OpenAI-style API key",
+            r"\b(AKIA|ASIA)[0-9A-Z]{16}\b",
+            "an AWS access key id",
+            false,
         ),
-        (r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b", "a Slack token"),
-        (r"\bAIza[0-9A-Za-z_-]{35}\b", "a Google API key"),
+        (r"\bsk-ant-[A-Za-z0-9_-]{32,}", "an Anthropic API key", true),
+        (
+            r"\bsk-(proj|svcacct|admin)-[A-Za-z0-9_-]{40,}",
+            "an OpenAI API key",
+            true,
+        ),
+        (r"\bsk-[A-Za-z0-9]{32,}\b", "an OpenAI API key", false),
+        (r"\bxox[abprs]-[A-Za-z0-9-]{10,}", "a Slack token", true),
+        (r"\bAIza[0-9A-Za-z_-]{35}", "a Google API key", false),
+        (
+            r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----",
+            "a private key",
+            false,
+        ),
     ]
     .into_iter()
-    .map(|(r, what)| (regex::Regex::new(r).expect("a valid pattern"), what))
+    .map(|(r, what, generated)| {
+        (
+            regex::Regex::new(r).expect("a valid pattern"),
+            what,
+            generated,
+        )
+    })
     .collect()
 });
 
 /// What kind of token `value` holds, by its shape.
 pub(crate) fn token_shape(value: &str) -> Option<&'static str> {
-    SHAPES
-        .iter()
-        .find(|(r, _)| r.is_match(value))
-        .map(|(_, what)| *what)
+    SHAPES.iter().find_map(|(r, what, must_look_generated)| {
+        r.find_iter(value)
+            .any(|m| !must_look_generated || generated(m.as_str()))
+            .then_some(*what)
+    })
 }
 
-/// Whether a variable name says it holds a credential: its last
-/// `_`-separated word is `TOKEN`, `KEY`, `SECRET`, `PASSWORD`, `PASSWD`,
-/// `PWD` or `PAT` (`WANDB_API_KEY`, `DB_PASSWORD`), and it is not one of the
-/// tokenizer settings (`EOS_TOKEN`, `PAD_TOKEN`, …) or a count
-/// (`MAX_NEW_TOKEN`).
-pub(crate) fn credential_name(name: &str) -> bool {
+/// Whether text looks generated rather than written: one of its runs of
+/// ASCII letters and digits has 8 or more characters and mixes letters and
+/// digits (`3f2a9c0d5e7b41a6`), or has 24 or more (`wJalrXUtnFEMIbPxRfiCY…`).
+/// Words and slugs (`model-v2`, `sk-learn-baseline-2024-v2`,
+/// `us-east-1`) do not.
+fn generated(text: &str) -> bool {
+    text.split(|c: char| !c.is_ascii_alphanumeric()).any(|run| {
+        let letters = run.bytes().any(|b| b.is_ascii_alphabetic());
+        let digits = run.bytes().any(|b| b.is_ascii_digit());
+        (run.len() >= 8 && letters && digits) || run.len() >= 24
+    })
+}
+
+/// What a credential's name says about its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NameKind {
+    /// A password (`DB_PASSWORD`, `PGPASSWORD`): people choose them, so any
+    /// value that is not a reference, path or file name is one.
+    Password,
+    /// A token, key or secret (`HF_TOKEN`, `SECRET_KEY_BASE`): generated
+    /// values.
+    Token,
+}
+
+/// The last words of names about a secret rather than of one: where it is
+/// (`SECRET_NAME`, `VAULT_SECRET_PATH`, `PASSWORD_FILE`), a rule for it
+/// (`PASSWORD_MIN_LENGTH`), an id (`AWS_ACCESS_KEY_ID`).
+const ABOUT: &[&str] = &[
+    "NAME", "NAMES", "PATH", "FILE", "DIR", "REGION", "LENGTH", "LEN", "ID", "ARN", "MANAGER",
+    "PROVIDER", "BACKEND", "STORE", "MOUNT", "VERSION", "TYPE", "KIND", "ENABLED", "REQUIRED",
+    "POLICY", "COUNT", "SIZE", "TTL", "ENV",
+];
+
+/// Words before `TOKEN` that make it a tokenizer setting (`EOS_TOKEN`,
+/// `SPECIAL_TOKEN`), not a credential.
+const TOKENIZER: &[&str] = &[
+    "EOS",
+    "BOS",
+    "PAD",
+    "UNK",
+    "SEP",
+    "CLS",
+    "MASK",
+    "START",
+    "END",
+    "SPECIAL",
+    "ADDITIONAL",
+];
+
+/// Words before `KEY` that make it a key of data (`CACHE_KEY`, `SORT_KEY`).
+const DATA_KEY: &[&str] = &[
+    "CACHE",
+    "SORT",
+    "PARTITION",
+    "PRIMARY",
+    "FOREIGN",
+    "SHARD",
+    "ROUTING",
+    "DEDUP",
+    "IDEMPOTENCY",
+    "LOOKUP",
+    "JOIN",
+    "GROUP",
+    "COLUMN",
+    "INDEX",
+    "LABEL",
+    "TEXT",
+    "METRIC",
+];
+
+/// Words that make a key public material (`SSH_PUBLIC_KEY`, `GPG_KEY`: a
+/// key id or fingerprint, `KEY_FINGERPRINT`), unless the name also says
+/// `PRIVATE`.
+const PUBLIC: &[&str] = &["PUBLIC", "PUB", "GPG", "PGP", "FINGERPRINT"];
+
+/// Whether a variable name says it holds a credential, and of which kind
+/// (see the module doc): `None` for every other name.
+pub(crate) fn credential_name(name: &str) -> Option<NameKind> {
     let n = name.to_ascii_uppercase();
-    let words: Vec<&str> = n.split('_').filter(|w| !w.is_empty()).collect();
-    let Some(last) = words.last() else {
-        return false;
-    };
-    if !["TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PWD", "PAT"].contains(last) {
-        return false;
+    let words: Vec<&str> = n
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let (&last, before) = words.split_last()?;
+    if ABOUT.contains(&last) || ["MAX", "MIN", "NUM", "N"].contains(&words[0]) {
+        return None;
     }
-    let first = words[0];
-    let tokenizer = [
-        "EOS", "BOS", "PAD", "UNK", "SEP", "CLS", "MASK", "START", "END",
-    ];
-    let tokenizer_setting = words.len() == 2 && *last == "TOKEN" && tokenizer.contains(&first);
-    let count = ["MAX", "MIN", "NUM", "N"].contains(&first);
-    !(tokenizer_setting || count)
+    let password = |w: &str| {
+        ["PASSWORD", "PASSWD", "PASSPHRASE"]
+            .iter()
+            .any(|p| w.contains(p))
+    };
+    if password(last) || last == "PWD" {
+        return Some(NameKind::Password);
+    }
+    if words.iter().any(|w| password(w) || w.contains("SECRET")) {
+        return Some(NameKind::Token);
+    }
+    let has = |list: &[&str]| before.iter().any(|w| list.contains(w));
+    let private = words.contains(&"PRIVATE");
+    let credential = match last {
+        "TOKEN" => !has(TOKENIZER),
+        "KEY" | "APIKEY" => {
+            let data = before.last().is_some_and(|w| DATA_KEY.contains(w));
+            !data && (private || !has(PUBLIC))
+        }
+        "PAT" => true,
+        _ => false,
+    };
+    credential.then_some(NameKind::Token)
 }
 
-/// Whether a value under a credential's name is no credential itself: a
-/// path (`/run/secrets/x`, `./key`, `~/.ssh/id`, `secrets/db.txt`), a
-/// `${…}` reference, a URL or ARN without a password, a plain word or
-/// number (`none`, `512`, `user_id`), or anything shorter than 8
-/// characters. A credential is long and mixes letters and digits.
-fn harmless(value: &str) -> bool {
+/// Whether a value under a credential's name is no credential itself (see
+/// the module doc): a `$…` reference, a path, a file name, an ARN, a
+/// tokenizer token or shorter than 8 characters; under a token's name also
+/// a value with spaces (a sentence) or one that does not look generated.
+fn harmless(value: &str, kind: NameKind) -> bool {
     let v = value.trim();
-    let letters = v.chars().any(|c| c.is_ascii_alphabetic());
-    let digits = v.chars().any(|c| c.is_ascii_digit());
-    v.len() < 8
-        || v.contains('/')
-        || v.starts_with('~')
+    let tokenizer =
+        (v.starts_with('<') && v.ends_with('>')) || (v.starts_with('[') && v.ends_with(']'));
+    let path = v.starts_with(['/', '~'])
+        || v.starts_with("./")
+        || v.starts_with("../")
+        || (v.contains('/') && !generated(v));
+    let referenced = v.len() < 8
         || v.starts_with('$')
         || v.starts_with("arn:")
-        || v.contains(char::is_whitespace)
-        || !(letters && digits)
+        || tokenizer
+        || path
+        || file_name(v);
+    referenced
+        || match kind {
+            NameKind::Password => false,
+            NameKind::Token => v.contains(char::is_whitespace) || !generated(v),
+        }
+}
+
+/// Whether a value is the name of a file that holds a credential: a name
+/// with the extension of a key, certificate or settings file (`key.pem`,
+/// `sa.json`, `.env`), or an SSH key's default name (`id_ed25519`).
+fn file_name(v: &str) -> bool {
+    const EXTENSIONS: &[&str] = &[
+        "pem", "key", "crt", "cer", "der", "p12", "pfx", "jks", "keystore", "json", "txt", "env",
+        "yaml", "yml", "toml", "ini", "cfg", "conf", "gpg", "asc", "pub", "netrc", "pgpass",
+    ];
+    let simple = !v.is_empty()
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if !simple {
+        return false;
+    }
+    let ssh = ["rsa", "dsa", "ecdsa", "ed25519", "ecdsa_sk", "ed25519_sk"]
+        .iter()
+        .any(|k| {
+            v.strip_prefix("id_")
+                .map(|rest| rest.strip_suffix(".pub").unwrap_or(rest))
+                == Some(k)
+        });
+    let extension = v
+        .rsplit_once('.')
+        .is_some_and(|(_, ext)| EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()));
+    ssh || extension
 }
 
 fn finding(field: String, what: String, fix: String) -> Finding {
@@ -100,7 +265,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
         let field = format!("vars.{}", scl_ir::path::quote_segment(k));
         let what = match token_shape(value) {
             Some(shape) => Some(format!("`{k}` holds what looks like {shape}, and it")),
-            None if credential_name(k) && !harmless(value) => {
+            None if credential_name(k).is_some_and(|kind| !harmless(value, kind)) => {
                 Some(format!("`{k}` looks like a credential, and it"))
             }
             None => None,
@@ -257,10 +422,10 @@ mod tests {
             Some("a GitHub token")
         );
         assert_eq!(token_shape("python train.py --lr 3e-4"), None);
-        assert!(credential_name("WANDB_API_KEY"));
-        assert!(credential_name("db_password"));
-        assert!(!credential_name("CUDA_VISIBLE_DEVICES"));
-        assert!(!credential_name("KEYBOARD"));
+        assert_eq!(credential_name("WANDB_API_KEY"), Some(NameKind::Token));
+        assert_eq!(credential_name("db_password"), Some(NameKind::Password));
+        assert_eq!(credential_name("CUDA_VISIBLE_DEVICES"), None);
+        assert_eq!(credential_name("KEYBOARD"), None);
         for n in [
             "SECRET_NAME",
             "AWS_SECRETS_MANAGER_REGION",
@@ -272,9 +437,9 @@ mod tests {
             "PASSWORD_FILE",
             "KEY_PATH",
         ] {
-            assert!(!credential_name(n), "{n}");
+            assert_eq!(credential_name(n), None, "{n}");
         }
-        assert!(harmless("/run/secrets/key"));
+        assert!(harmless("/run/secrets/key", NameKind::Token));
         for v in [
             "user_id",
             "datasets/train.parquet",
@@ -284,13 +449,123 @@ mod tests {
             "512",
             "</s>",
         ] {
-            assert!(harmless(v), "{v}");
+            assert!(harmless(v, NameKind::Token), "{v}");
         }
-        assert!(!harmless("3f2a9c0d5e7b41a6"));
+        assert!(!harmless("3f2a9c0d5e7b41a6", NameKind::Token));
         assert_eq!(secret_name("Ä_TOKEN"), "token");
         assert_eq!(secret_name("HF_TOKEN"), "hf-token");
         assert!(has_password("https://me:pw@pypi.example.com/simple"));
         assert!(!has_password("https://pypi.example.com/simple"));
         assert!(!has_password("https://me@pypi.example.com/simple"));
+    }
+
+    /// Whether a variable `name = value` is reported, as the check decides.
+    fn reported(name: &str, value: &str) -> bool {
+        token_shape(value).is_some()
+            || credential_name(name).is_some_and(|kind| !harmless(value, kind))
+    }
+
+    #[test]
+    fn not_credentials() {
+        for (name, value) in [
+            // Keys of data and slugs: written, not generated.
+            ("CACHE_KEY", "model-v2"),
+            ("SORT_KEY", "created_at"),
+            ("API_KEY", "model-v2"),
+            ("EXPERIMENT_KEY", "run-2024-v2"),
+            // Tokenizer tokens, under any token name.
+            ("SPECIAL_TOKEN", "<extra_id_0>"),
+            ("ADDITIONAL_TOKEN", "<|endoftext|>"),
+            ("SEP_TOKEN", "[SEP]"),
+            ("TOKENIZER_CLS_TOKEN", "[CLS]"),
+            ("IMAGE_TOKEN", "<image_placeholder_0001>"),
+            ("STOP_TOKEN", "<|im_end|>"),
+            // File names and paths of credentials, not their contents.
+            ("SSH_KEY", "id_ed25519"),
+            ("SSH_KEY", "id_rsa.pub"),
+            ("TLS_KEY", "server-2024.key"),
+            ("GOOGLE_KEY", "service-account-01.json"),
+            ("DB_PASSWORD", "/run/secrets/db-password"),
+            ("DB_PASSWORD", "./secrets/db1.txt"),
+            ("DB_PASSWORD", "db-password-2024.txt"),
+            ("PGPASSWORD", "${PGPASSWORD_FROM_VAULT}"),
+            ("MYSQL_ROOT_PASSWORD", "$MYSQL_ROOT_PASSWORD"),
+            // Public material.
+            ("GPG_KEY", "7169605F62C751356D054A26A821E680E5FA6305"),
+            (
+                "SSH_PUBLIC_KEY",
+                "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+            ),
+            (
+                "KEY_FINGERPRINT",
+                "SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8",
+            ),
+            ("PGP_KEY", "0x3F2A9C0D5E7B41A6"),
+            // Names about a secret, and short or plain values.
+            ("SECRET_NAME", "hf-token-2024v2xyz"),
+            ("PASSWORD_MIN_LENGTH", "12"),
+            ("SECRET_KEY_ID", "projects/1/secrets/x"),
+            ("DB_PASSWORD", "pw"),
+            ("CLIENT_SECRET", "my-secret-name"),
+            // Slugs that start as a key would.
+            ("RUN_ARGS", "--run-name sk-learn-baseline-2024-v2"),
+            (
+                "RUN",
+                "sk-proj-baseline-experiment-with-a-rather-long-slug-name",
+            ),
+            (
+                "NOTE",
+                "sk-ant-thinking-about-the-plan-for-the-baseline-run",
+            ),
+        ] {
+            assert!(!reported(name, value), "{name} = {value:?}");
+        }
+    }
+
+    #[test]
+    fn credentials() {
+        for (name, value) in [
+            // A name with PASSWORD, PASSWD, PASSPHRASE or SECRET anywhere.
+            ("PGPASSWORD", "hunter2hunter2"),
+            ("SECRET_KEY_BASE", "9f2c1e0b7a6d5c4b3a29180f7e6d5c4b3a2918f7e6d5c4b3a2918f7e6d5c4b3a"),
+            ("CLIENT_SECRET", "aZ3kQ9xL2mN8pR4t"),
+            ("DJANGO_SECRET_KEY", "django-insecure-x8k2m9q4w7e1r5t3"),
+            // A password needs no digits: any value of 8 or more characters.
+            ("DB_PASSWORD", "correcthorsebatterystaple"),
+            ("POSTGRES_PASSWORD", "correct horse battery staple"),
+            ("REDIS_PWD", "postgres"),
+            ("GPG_PASSPHRASE", "my long passphrase"),
+            // Generated values under a token's name.
+            ("WANDB_API_KEY", "3f2a9c0d5e7b41a6"),
+            ("HF_TOKEN", "abcdefghijklmnopqrstuvwxyzABCDEF"),
+            ("GITHUB_PAT", "11ABCDEFG0123456789_abcdefghijklmnop"),
+            ("GPG_PRIVATE_KEY", "3f2a9c0d5e7b41a6"),
+            // Shapes, under any name.
+            ("ARGS", "--api-key sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD"),
+            ("X", "sk-proj-Ab3dEf6hIj9lMn2pQr5tUv8xYz1_bC4eF7hI0kL3nO6qR9tU2wX5zA8cD1fG4"),
+            ("X", "sk-svcacct-Ab3dEf6hIj9lMn2pQr5tUv8xYz1bC4eF7hI0kL3nO6qR9tU2"),
+            ("X", "sk-admin-Ab3dEf6hIj9lMn2pQr5tUv8xYz1bC4eF7hI0kL3nO6qR9tU2"),
+            ("X", "sk-ant-api03-Ab3dEf6hIj9lMn2pQr5tUv8xYz1bC4eF7hI0kL3nO6qR9tU2wX5zA8cD1fG4-AA"),
+            ("X", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END OPENSSH PRIVATE KEY-----"),
+            ("GPG_KEY", "-----BEGIN PGP PRIVATE KEY BLOCK-----"),
+            ("TLS", "-----BEGIN RSA PRIVATE KEY-----"),
+            ("TLS", "-----BEGIN PRIVATE KEY-----"),
+            ("TLS", "-----BEGIN EC PRIVATE KEY-----"),
+            ("TLS", "-----BEGIN ENCRYPTED PRIVATE KEY-----"),
+        ] {
+            assert!(reported(name, value), "{name} = {value:?}");
+        }
+        assert_eq!(token_shape("-----BEGIN CERTIFICATE-----"), None);
+        assert_eq!(token_shape("-----BEGIN PUBLIC KEY-----"), None);
+        assert_eq!(
+            token_shape(
+                "sk-ant-api03-Ab3dEf6hIj9lMn2pQr5tUv8xYz1bC4eF7hI0kL3nO6qR9tU2wX5zA8cD1fG4-AA"
+            ),
+            Some("an Anthropic API key")
+        );
+        assert_eq!(
+            token_shape("-----BEGIN OPENSSH PRIVATE KEY-----"),
+            Some("a private key")
+        );
     }
 }
