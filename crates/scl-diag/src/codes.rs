@@ -720,13 +720,13 @@ Example:
 Fix: pin the image's torch (or leave torch out), or use the image of the torch you need.";
 
 "W0502", "Python package needs system libraries",
-"Some Python packages load system libraries their wheels do not contain (`opencv-python` needs `libgl1` and `libglib2.0-0`). On a Debian or Ubuntu image without them, the install succeeds and the import fails. sclc knows a small table of such packages; the quick fix adds the missing packages to `system.packages`.
+"Some Python packages load system libraries their wheels do not contain (`opencv-python` needs `libgl1` and `libglib2.0-0`); others have no Linux wheel, and pip compiles them from source, which needs a C compiler and the C library's headers besides the library's own (`psycopg2`: `gcc`, `libc6-dev`, `libpq-dev`), and the Python headers: `python:*` images have them, an image whose Python comes from apt needs `python3-dev` too. On a Debian or Ubuntu image without them, either the install succeeds and the import fails, or the build fails. sclc knows a small table of such packages; the quick fix adds the missing packages to `system.packages`.
 
 Example:
     base = image(\"python:3.11-slim\")
     python.packages = [\"opencv-python==4.10.0.84\"]
 
-Fix: `system.packages += [\"libgl1\", \"libglib2.0-0\"]` (or use the package's headless variant where there is one).";
+Fix: `system.packages += [\"libgl1\", \"libglib2.0-0\"]` (or use the package's headless variant where there is one); for a source build, every package the warning names (`gcc`, `libc6-dev`, the library's `-dev` package; `python3-dev` where the image's Python comes from apt), or the package's binary variant (`psycopg2-binary`).";
 
 "W0503", "Hugging Face asset at a moving revision",
 "A `huggingface(...)` asset is fetched at a revision that is a branch or tag (`main`, the default), not a commit: the files can change between two builds of the same source.
