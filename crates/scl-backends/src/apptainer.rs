@@ -772,7 +772,7 @@ impl Job<'_> {
                 Step::Conda { .. } => ("conda".to_string(), "conda packages.".to_string()),
                 Step::Requirements { .. } => (
                     "python.requirements".to_string(),
-                    "The requirements files (copied by %files).".to_string(),
+                    "The requirements files (copied by %files) and python.packages, in one install.".to_string(),
                 ),
                 Step::Packages { .. } => {
                     ("python.packages".to_string(), "Python packages.".to_string())

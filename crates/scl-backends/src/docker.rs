@@ -302,8 +302,9 @@ pub const EXPRESSES: Expresses = Expresses {
 /// [--secret id=ID,env=VAR]… CONTEXT`, then `docker run --rm` with `-e` for
 /// each secret var (its value comes from the caller's environment, never
 /// from a file sclc writes), `-p P:P` per port, `--mount type=bind,…` for
-/// `host:` volumes (CSV fields quoted as docker's parser reads them) and
-/// `--gpus N` for a GPU limit, then one `docker run --rm --entrypoint sh
+/// `host:` volumes (CSV fields quoted as docker's parser reads them),
+/// `--cpus`/`--memory` for the CPU and memory limits and `--gpus N` for a
+/// GPU limit, then one `docker run --rm --entrypoint sh
 /// IMAGE -c TEST` per `test` command. Every word is quoted by
 /// [`quote::shell`]. Secrets reach `docker build` from environment
 /// variables named after their id (`hf.token` → `HF_TOKEN`).
@@ -376,6 +377,15 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
                 )));
             }
         }
+        let limits = s.resources.as_ref().and_then(|r| r.limits.as_ref());
+        if let Some(cpu) = limits.and_then(|l| l.cpu) {
+            run.push("--cpus".into());
+            run.push(docker_cpus(cpu));
+        }
+        if let Some(bytes) = limits.and_then(|l| l.memory) {
+            run.push("--memory".into());
+            run.push(docker_bytes(bytes));
+        }
         let gpus = s
             .resources
             .as_ref()
@@ -397,6 +407,29 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
         }
     }
     out
+}
+
+/// `docker run --cpus` of a CPU limit in millicores: a decimal number of
+/// CPUs (`4000` → `4`, `1500` → `1.5`, `250` → `0.25`).
+fn docker_cpus(millicores: u64) -> String {
+    let (whole, frac) = (millicores / 1000, millicores % 1000);
+    if frac == 0 {
+        whole.to_string()
+    } else {
+        format!("{whole}.{}", format!("{frac:03}").trim_end_matches('0'))
+    }
+}
+
+/// `docker run --memory` of a memory limit in bytes, in the largest of
+/// docker's binary units that divides it (`g` = 2^30, `m`, `k`; docker's
+/// `RAMInBytes`), else bytes (`68719476736` → `64g`).
+fn docker_bytes(bytes: u64) -> String {
+    for (unit, size) in [("g", 1u64 << 30), ("m", 1 << 20), ("k", 1 << 10)] {
+        if bytes % size == 0 {
+            return format!("{}{unit}", bytes / size);
+        }
+    }
+    bytes.to_string()
 }
 
 /// One field of a CSV record as Go's `encoding/csv` reads it (docker's
@@ -1197,6 +1230,18 @@ fn mode_name(m: VolumeMode) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_limits_in_docker_units() {
+        assert_eq!(docker_cpus(4000), "4");
+        assert_eq!(docker_cpus(1500), "1.5");
+        assert_eq!(docker_cpus(250), "0.25");
+        assert_eq!(docker_cpus(1), "0.001");
+        assert_eq!(docker_bytes(64 << 30), "64g");
+        assert_eq!(docker_bytes(1536 << 20), "1536m");
+        assert_eq!(docker_bytes(8_000_000_000), "7812500k");
+        assert_eq!(docker_bytes(1000), "1000");
+    }
 
     #[test]
     fn manager_inference() {

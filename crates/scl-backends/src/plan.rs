@@ -259,7 +259,8 @@ pub enum Step {
     /// `conda install` of the conda packages (with the channels).
     Conda { shell: Shell },
     /// Installs the requirements files (copied to [`Requirement::dest`]
-    /// first, which is the renderer's).
+    /// first, which is the renderer's) and `python.packages` (after `--`),
+    /// in one install, so that pip resolves every pin together.
     Requirements {
         files: Vec<Requirement>,
         /// The index credentials, a build secret read by the install.
@@ -271,7 +272,8 @@ pub enum Step {
     /// dependencies again (the stage built them all). The renderer makes
     /// the folder of the build stage visible at that path.
     Wheels { shell: Shell },
-    /// Installs `python.packages` (after `--`).
+    /// Installs `python.packages` (after `--`) when there is no
+    /// requirements file ([`Step::Requirements`] takes them otherwise).
     Packages {
         /// The index credentials, as for [`Step::Requirements`].
         secret: Option<BuildSecret>,
@@ -1374,19 +1376,27 @@ impl Planner<'_> {
                 secret: secret.is_some(),
             }])
         };
+        // The requirements files and `python.packages` go to one install:
+        // pip resolves once with every pin. Two installs resolve twice: a
+        // requirement that needs torch (`accelerate`) pulled the newest torch
+        // first, and the next layer replaced it with the pinned one (two
+        // downloads of gigabytes, both kept in the image's layers).
         if !requirements.is_empty() {
-            let tail = requirements
+            let mut tail: Vec<String> = requirements
                 .iter()
                 .map(|(_, d)| format!("      -r {d}"))
                 .collect();
+            if !packages.is_empty() {
+                tail.push("      --".to_string());
+                tail.extend(packages.iter().map(|p| format!("      {p}")));
+            }
             let shell = install(tail);
             steps.push(Step::Requirements {
                 files: requirements.into_iter().map(|(r, _)| r).collect(),
                 secret: secret.clone(),
                 shell,
             });
-        }
-        if !packages.is_empty() {
+        } else if !packages.is_empty() {
             let mut tail = vec!["      --".to_string()];
             tail.extend(packages.iter().map(|p| format!("      {p}")));
             steps.push(Step::Packages {

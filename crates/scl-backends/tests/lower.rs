@@ -1462,6 +1462,27 @@ fn build_secrets_and_printed_commands() {
         lines[1]
     );
     assert!(lines[2].ends_with(" -c -- '-x echo hi'"), "{}", lines[2]);
+    // The run line carries the CPU, memory and GPU limits.
+    s.resources = Some(Resources {
+        limits: Some(ResourceList {
+            cpu: Some(1500),
+            memory: Some(64 << 30),
+            gpu: Some(Gpu {
+                count: 2,
+                memory: None,
+                node_label: None,
+                kind: None,
+            }),
+        }),
+        requests: None,
+    });
+    let lines =
+        scl_backends::docker::commands(&s, &scl_backends::LowerCx::new("t"), "out/t", "/w s");
+    assert!(
+        lines[1].contains(" --cpus 1.5 --memory 64g --gpus 2 "),
+        "{}",
+        lines[1]
+    );
 }
 
 /// `distributed` asking torchrun for several processes on one node is a
@@ -1542,9 +1563,16 @@ fn builder_is_a_build_stage_for_the_wheels() {
         stage.contains("COPY req.txt /tmp/scl/requirements/0-req.txt\n"),
         "{text}"
     );
+    // One `pip wheel` for the requirements file and the packages: one
+    // resolution of every pin (two made two sets of wheels, which the
+    // `--no-deps` install below would put over each other).
     assert_eq!(
         stage.matches("--mount=type=secret,id=pypi.netrc,required=true NETRC=/run/secrets/pypi.netrc python3 -m pip wheel --no-cache-dir --wheel-dir=/tmp/scl/wheels").count(),
-        2,
+        1,
+        "{text}"
+    );
+    assert!(
+        stage.contains("-r /tmp/scl/requirements/0-req.txt \\\n      -- \\\n      six==1.16.0\n"),
         "{text}"
     );
     assert!(image.contains("RUN --mount=type=bind,from=builder,source=/tmp/scl/wheels,target=/tmp/scl/wheels python3 -m pip install --no-cache-dir --no-index --no-deps /tmp/scl/wheels/*.whl\n"), "{text}");
