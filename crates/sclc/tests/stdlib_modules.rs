@@ -292,3 +292,180 @@ fn doc_writes_then_checks() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("mlflow.md"));
 }
+
+/// An RFC 1123 label: 1 to 63 of `a`–`z`, `0`–`9` and `-`, starting and
+/// ending with a letter or digit.
+fn is_rfc1123_label(s: &str) -> bool {
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    (1..=63).contains(&s.len())
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && edge(s.chars().next())
+        && edge(s.chars().last())
+}
+
+/// `std/s3-data` names every volume with an RFC 1123 label, as it
+/// promises, whatever the URI's last segment holds: the segment's label,
+/// else the bucket's, else `s3-data`.
+#[test]
+fn s3_volume_names_are_rfc1123_labels() {
+    let long = "a".repeat(64);
+    let ir = ir_of_clean(&format!(
+        r#"import "std/s3-data" as s3
+
+env data {{
+  base = image("debian:12.5")
+  volumes = [
+    s3.mount("s3://my-bucket/datasets/_Glue~v2+x", at = "/a"),
+    s3.mount("s3://b/ImageNet_1k/", at = "/b"),
+    s3.mount("s3://Legacy_Bucket/données", at = "/c"),
+    s3.mount("s3://my.bucket/___", at = "/d"),
+    s3.mount("s3://x/a%20b(1)!*'=@", at = "/e"),
+    s3.mount("s3://y/{long}", at = "/f"),
+    s3.mount("s3://z/--.--/", at = "/g"),
+    s3.mount("s3://_/é", at = "/h"),
+  ]
+}}
+"#
+    ));
+    let v: serde_json::Value = serde_json::from_str(&ir).unwrap();
+    let names: Vec<&str> = v["data"]["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "glue-v2-x",
+            "imagenet-1k",
+            "legacy-bucket",
+            "my-bucket",
+            "a-20b-1",
+            "y",
+            "z",
+            "s3-data"
+        ]
+    );
+    assert!(names.iter().all(|n| is_rfc1123_label(n)), "{names:?}");
+}
+
+/// The stack of the breaker's report: an s3 volume whose prefix holds `_`,
+/// `~` and `+`, and std/jupyter on top; compose gets a valid volume name
+/// (it refused `-glue~v2+x` with E0401 before).
+#[test]
+fn s3_volume_under_jupyter_lowers_to_compose() {
+    let dir = workspace(
+        r#"import "std/jupyter" as jupyter
+import "std/s3-data" as s3
+
+env train {
+  base = image("python:3.12.4-slim")
+  volumes = [s3.mount("s3://my-bucket/datasets/_Glue~v2+x", at = "/data")]
+}
+
+env notebook extends train,
+    jupyter.lab(
+      token = secret("jupyter", key = "token"),
+      notebooks = { name = "notebooks", source = "host:./notebooks", mount = "/workspace", mode = .read_write },
+    ) { }
+"#,
+    );
+    let out_dir = dir.path().join("out");
+    let out = sclc(
+        dir.path(),
+        &[
+            "build",
+            "main.env.scl",
+            "--env",
+            "notebook",
+            "--target",
+            "compose",
+            "--message-format",
+            "json",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let codes: Vec<String> = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|d| d["code"].as_str().map(String::from))
+        .collect();
+    // Only the warning that compose cannot attach an s3 source.
+    assert_eq!(codes, ["W0004"], "{stderr}");
+    let compose = std::fs::read_to_string(out_dir.join("notebook/compose.yaml")).unwrap();
+    assert!(compose.contains("glue-v2-x:"), "{compose}");
+}
+
+/// A finding about a pin that a std template builds is at the env's name
+/// in the user's file, with a label at the template's string in the
+/// stdlib (its line read from the module) and the user's `base` as a
+/// label: the JSON the CLI prints.
+#[test]
+fn a_pin_built_by_a_std_template_is_labelled_in_the_template() {
+    let dir = workspace(
+        r#"import "std/pytorch-cuda" as torch
+
+env t extends torch.runtime(torch = "2.1.2", cuda = "11.8") {
+  base = image("nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04")
+}
+"#,
+    );
+    let out = sclc(
+        dir.path(),
+        &["check", "--message-format", "json", "main.env.scl"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first: serde_json::Value = serde_json::from_str(stderr.lines().next().unwrap()).unwrap();
+    assert_eq!(first["code"], "E0501", "{stderr}");
+    assert_eq!(
+        (&first["file"], &first["line"], &first["column"]),
+        (
+            &serde_json::json!("main.env.scl"),
+            &serde_json::json!(3),
+            &serde_json::json!(5)
+        )
+    );
+    // Where std/pytorch-cuda builds each pin (1-based line and column).
+    let std_src = std::fs::read_to_string(repo().join("stdlib/pytorch-cuda.env.scl")).unwrap();
+    let built = "\"${p[0]}==${p[1]}${p[2]}\"";
+    let (line, column) = std_src
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| l.find(built).map(|c| (i + 1, c + 1)))
+        .expect("the template builds its pins so");
+    let labels: Vec<(String, u64, u64, String)> = first["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["file"].as_str().unwrap().to_string(),
+                l["line"].as_u64().unwrap(),
+                l["column"].as_u64().unwrap(),
+                l["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            (
+                "std/pytorch-cuda.env.scl".to_string(),
+                line as u64,
+                column as u64,
+                "`python.packages[0]` is set here".to_string()
+            ),
+            (
+                "main.env.scl".to_string(),
+                4,
+                3,
+                "CUDA 12.1.1 here".to_string()
+            ),
+        ]
+    );
+}
