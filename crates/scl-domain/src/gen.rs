@@ -599,7 +599,11 @@ fn compat_scl(torch: &[Torch], images: &[Image]) -> String {
          /// of its wheels, ascending), `cuda` (the newest CUDA variant) and\n\
          /// `python` (the newest Python). `torch[\"2.1.2\"].cudas` is\n\
          /// `[\"11.8\", \"12.1\"]`; an unknown release is a compile error that lists\n\
-         /// the releases that exist.\n\
+         /// the releases that exist. `index_cudas` are the CUDA variants whose\n\
+         /// wheels are on a package index (`https://download.pytorch.org/whl/cuXYZ`;\n\
+         /// torch 1.10 and older published theirs only on the find-links page\n\
+         /// `torch_stable.html`), and `torchaudio_cuda` says whether torchaudio\n\
+         /// has CUDA variants (`+cu118`) at all (from torchaudio 0.10 on).\n\
          ///\n\
          /// Source: replicate/cog `pkg/config/torch_compatibility.json` and, for\n\
          /// torch <= 1.10 and the wider Python lists, its commit 99346972\n",
@@ -611,6 +615,20 @@ fn compat_scl(torch: &[Torch], images: &[Image]) -> String {
         let mut cudas: Vec<&str> = rows.iter().filter_map(|r| r.cuda.as_deref()).collect();
         cudas.sort_by_key(|c| key(c));
         cudas.dedup();
+        let mut index_cudas: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.extra.is_some())
+            .filter_map(|r| r.cuda.as_deref())
+            .collect();
+        index_cudas.sort_by_key(|c| key(c));
+        index_cudas.dedup();
+        // torchaudio's first CUDA builds were 0.10.0 (the same rule as
+        // `torch::torchaudio_has_cuda_variants`; this file is also compiled
+        // into xtask, without the crate).
+        let torchaudio_cuda = first
+            .torchaudio
+            .as_deref()
+            .is_some_and(|ta| key(ta) >= vec![0, 10]);
         let mut pys: Vec<&str> = rows
             .iter()
             .flat_map(|r| r.pythons.iter().map(String::as_str))
@@ -623,7 +641,9 @@ fn compat_scl(torch: &[Torch], images: &[Image]) -> String {
                 "torchaudio = {:?}",
                 first.torchaudio.as_deref().unwrap_or("")
             ),
+            format!("torchaudio_cuda = {torchaudio_cuda}"),
             format!("cudas = {}", scl_list(&cudas)),
+            format!("index_cudas = {}", scl_list(&index_cudas)),
             format!("pythons = {}", scl_list(&pys)),
             format!("cuda = {:?}", cudas.last().copied().unwrap_or("")),
             format!("python = {:?}", pys.last().copied().unwrap_or("")),
