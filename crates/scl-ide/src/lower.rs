@@ -132,16 +132,20 @@ pub(crate) fn lower(
                 _ => None,
             })
             .unwrap_or_default();
+        // A list element at its own expression (`volumes[0]` at the
+        // `s3.mount(...)` that made it, not at the last item that appended
+        // to the list), as the domain checks place theirs.
         let located = |code: &'static str, field: &str, message: String, error: bool| {
-            let origin = scl_db::checks::field_origin(a.db(), &fin.origins, field);
-            let span = origin.as_ref().map_or(env_span, |o| o.span);
+            let origin =
+                scl_db::checks::locate_field(a.db(), a.source_file(file), name, spec, field);
+            let span = origin.map_or(env_span, |(_, span)| span);
             let mut d = if error {
                 Diagnostic::error(code, span, message)
             } else {
                 Diagnostic::warning(code, span, message)
             };
-            d.at.file = match &origin {
-                Some(o) => a.key(FileId(o.module.0)),
+            d.at.file = match origin {
+                Some((module, _)) => a.key(FileId(module.0)),
                 None => key.clone(),
             };
             d
