@@ -24,7 +24,8 @@
 //! - `dependencies`: `python=<python.version>` (conda's `=` matches the
 //!   version's prefix: `python=3.11` is any 3.11.x, `python=3.11.7` that
 //!   release), then `conda.packages` as written, each checked to be a match
-//!   spec by `rattler_conda_types::MatchSpec::from_str(s, Strict)`; then
+//!   spec by `rattler_conda_types::MatchSpec::from_str(s, Strict)` (the
+//!   exported form `name=1.2=build` in lenient mode: `scl_ir::conda`); then
 //!   `pip` itself when there are pip entries (conda warns when a `pip:`
 //!   section comes without it), unless `conda.packages` names pip; then the
 //!   `pip:` subsection;
@@ -594,9 +595,16 @@ impl<'a> Job<'a> {
         out
     }
 
-    /// `s` parsed as a conda match spec (strict), else an error on `field`.
+    /// `s` parsed as a conda match spec (strict; the exported form
+    /// `name=1.2=build` lenient, see `scl_ir::conda`), else an error on
+    /// `field`.
     fn match_spec(&mut self, field: &str, s: &str) -> Option<MatchSpec> {
-        let parsed = std::panic::catch_unwind(|| MatchSpec::from_str(s, ParseStrictness::Strict));
+        let strictness = if scl_ir::conda::exported_form(s) {
+            ParseStrictness::Lenient
+        } else {
+            ParseStrictness::Strict
+        };
+        let parsed = std::panic::catch_unwind(|| MatchSpec::from_str(s, strictness));
         match parsed {
             Ok(Ok(m)) if !quote::is_unwritable(s) => Some(m),
             Ok(Ok(_)) => {

@@ -93,9 +93,8 @@ use crate::{quote, Artifact, ErrorKind, FieldError, FieldWarning, LowerCx, Lower
 pub const FILE_NAME: &str = "k8s.yaml";
 
 /// The node label `gpu.type` is matched against when `gpu.node_label` is
-/// not set: GPU Feature Discovery's product label
-/// (NVIDIA/k8s-device-plugin, `docs/gpu-feature-discovery/README.md`).
-pub const DEFAULT_GPU_LABEL: &str = "nvidia.com/gpu.product";
+/// not set (see [`scl_ir::DEFAULT_GPU_LABEL`]).
+pub use scl_ir::DEFAULT_GPU_LABEL;
 
 /// The extended resource of NVIDIA GPUs (the NVIDIA device plugin).
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";

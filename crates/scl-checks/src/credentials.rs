@@ -251,6 +251,19 @@ fn file_name(v: &str) -> bool {
     ssh || extension
 }
 
+/// The help for a token in a command line. A `$TOKEN` in the line would
+/// not work: `command`, `entrypoint` and `test` are exec form (Docker does
+/// not expand variables in them, Kubernetes only `$(NAME)`), and the
+/// variables of `vars` exist when the job runs, not while `setup` builds
+/// the image.
+fn line_help(field: &str) -> String {
+    if field == "setup" {
+        "remove the token from the build: a build step that needs a credential gets it as a secret mount (`python.index_credentials = secret(...)` for a package index), never in the command text".into()
+    } else {
+        "pass it in the environment instead: `vars.TOKEN = secret(\"token\", key = \"token\")`, and have the program read the variable `TOKEN` (a `$TOKEN` written in the command is not expanded: the command is exec form)".into()
+    }
+}
+
 fn finding(field: String, what: String, fix: String) -> Finding {
     Finding::warning("W0504", field, format!("{what} is written as plain text: it ends up in the image, the job's spec and every lowered file"))
         .help(fix)
@@ -275,7 +288,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
                 field,
                 what,
                 format!(
-                    "make it a secret the runner provides: `vars.{} = secret(\"{}\", key = \"value\")`",
+                    "make it a secret the runner provides: `vars.{} = secret(\"{}\", key = \"token\")`",
                     scl_ir::path::quote_segment(k),
                     secret_name(k)
                 ),
@@ -303,7 +316,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
                 out.push(finding(
                     format!("{name}[{i}]"),
                     format!("`{name}[{i}]` holds what looks like {shape}, and it"),
-                    "read it from a variable that is a secret (`vars.TOKEN = secret(...)`, then `$TOKEN`)".into(),
+                    line_help(name),
                 ));
             }
         }

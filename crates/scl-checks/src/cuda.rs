@@ -4,7 +4,7 @@
 
 use scl_domain::version::Dotted;
 
-use crate::{major_minor, same_version, Cx, Finding};
+use crate::{major_minor, Cx, Finding};
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     published(cx, out);
@@ -21,35 +21,91 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
 /// The packages whose wheels carry a CUDA variant in their local version.
 const VARIANT_PACKAGES: &[&str] = &["torch", "torchvision", "torchaudio"];
 
-/// `E0511`: a `+cuXYZ` pin of a torch release that has no wheel for that
-/// CUDA (torch 2.8.0 has cu126, cu128 and cu129, not cu118).
+/// `E0511`: a `+cuXYZ` pin of a torch, torchvision or torchaudio release
+/// that has no wheel for that CUDA (torch 2.8.0 has cu126, cu128 and
+/// cu129, not cu118; torchaudio before 0.10 has no CUDA builds at all).
+/// `E0512`: a pin in `python.packages` of a variant published only on a
+/// find-links page, which pip cannot be given from there.
 fn published(cx: &Cx, out: &mut Vec<Finding>) {
-    for p in cx.pins.iter().filter(|p| p.name == "torch") {
-        let (Some(cuda), Some(rel)) = (p.cuda(), p.release().and_then(scl_domain::torch::release))
+    for p in cx
+        .pins
+        .iter()
+        .filter(|p| VARIANT_PACKAGES.contains(&p.name.as_str()))
+    {
+        let (Some(cuda), Some(version), Some(rel)) = (p.cuda(), p.release(), p.torch_release())
         else {
             continue;
         };
-        if rel.cudas.iter().any(|c| *c == cuda) {
+        if p.name == "torchaudio" && !scl_domain::torch::torchaudio_has_cuda_variants(version) {
+            out.push(
+                Finding::error(
+                    "E0511",
+                    &p.field,
+                    format!(
+                        "{} does not exist: torchaudio {version} was published without CUDA variants (its first CUDA builds were 0.10.0)",
+                        p.shown()
+                    ),
+                )
+                .help(format!("pin `torchaudio=={version}` (no `+{}`)", p.local().unwrap_or("cu"))),
+            );
             continue;
         }
-        let variants: Vec<String> = rel
-            .cudas
-            .iter()
-            .map(|c| format!("`+{}`", scl_domain::torch::variant(c)))
-            .collect();
-        out.push(
-            Finding::error(
-                "E0511",
-                &p.field,
-                format!(
-                    "{} does not exist: torch {} has wheels for CUDA {} only",
-                    p.shown(),
-                    rel.torch,
-                    rel.cudas.join(", ")
-                ),
-            )
-            .help(format!("use one of {}", variants.join(", "))),
-        );
+        if !rel.cudas.iter().any(|c| *c == cuda) {
+            let variants: Vec<String> = rel
+                .cudas
+                .iter()
+                .map(|c| format!("`+{}`", scl_domain::torch::variant(c)))
+                .collect();
+            let base = match &cx.base_cuda {
+                Some(b) if !rel.cudas.iter().any(|c| *c == major_minor(b)) => {
+                    let newest = rel.newest_cuda().unwrap_or_default();
+                    match image_like(cx.base_ref(), newest) {
+                        Some(i) => format!(
+                            " (none of them is the base image's CUDA {b}: choose the base image of the variant too, `{i}` for `+{}`)",
+                            scl_domain::torch::variant(newest)
+                        ),
+                        None => format!(
+                            " (none of them is the base image's CUDA {b}: choose the base image of the variant too)"
+                        ),
+                    }
+                }
+                _ => String::new(),
+            };
+            out.push(
+                Finding::error(
+                    "E0511",
+                    &p.field,
+                    format!(
+                        "{} does not exist: torch {} has wheels for CUDA {} only",
+                        p.shown(),
+                        rel.torch,
+                        rel.cudas.join(", ")
+                    ),
+                )
+                .help(format!("use one of {}{base}", variants.join(", "))),
+            );
+            continue;
+        }
+        if !p.place.is_empty() {
+            // A requirements file can carry its own `--find-links` line.
+            continue;
+        }
+        let local = p.local().unwrap_or_default();
+        if let Some(url) = scl_domain::torch::find_links(rel.torch, local) {
+            out.push(
+                Finding::error(
+                    "E0512",
+                    &p.field,
+                    format!(
+                        "{} is published only on the find-links page {url}, not on a package index: pip installs it only with `--find-links`, which `python.packages` cannot give",
+                        p.shown()
+                    ),
+                )
+                .help(format!(
+                    "pin it in a requirements file (`python.requirements = [file(\"./requirements.txt\")]`) whose first line is `--find-links {url}`, or use torch ≥ 1.11, whose CUDA wheels are on https://download.pytorch.org/whl/cuXYZ indexes"
+                )),
+            );
+        }
     }
 }
 
@@ -69,9 +125,14 @@ fn variants(cx: &Cx, out: &mut Vec<Finding>) {
         // base image the wheel's own CUDA libraries are used and the
         // image's are only dead weight: a warning (W0507).
         let devel = cx.base_ref().contains("devel");
+        let base_major = Dotted::parse(&want).map(|v| v.major());
         for (p, cuda) in &pins {
             if *cuda != want {
-                let (code, error) = if devel {
+                // torch's extension build (`torch.utils.cpp_extension`,
+                // `_check_cuda_version`) raises for another CUDA major and
+                // only warns for another minor of the same major.
+                let other_major = Dotted::parse(cuda).map(|v| v.major()) != base_major;
+                let (code, error) = if devel && other_major {
                     ("E0501", true)
                 } else {
                     ("W0507", false)
@@ -91,10 +152,7 @@ fn variants(cx: &Cx, out: &mut Vec<Finding>) {
                         ..f
                     }
                     .also("base", format!("CUDA {base} here"))
-                    .help(format!(
-                        "use the wheel built for CUDA {want} (`+{}`), or a base image with CUDA {cuda}: torch's own CUDA libraries and the image's (nvcc, cuDNN, extensions built against them) should be one version",
-                        scl_domain::torch::variant(&want)
-                    )),
+                    .help(variant_help(cx, p, cuda, &want)),
                 );
             }
         }
@@ -125,6 +183,47 @@ fn variants(cx: &Cx, out: &mut Vec<Finding>) {
     }
 }
 
+/// The help of `E0501`/`W0507`: only fixes that exist. The wheel of the
+/// image's CUDA `want` when the pin's release has one; otherwise a base
+/// image with the wheel's CUDA `cuda`, or the newest torch release that has
+/// wheels for `want` (`torch==2.8.0+cu121` does not exist: 2.8.0 has cu126,
+/// cu128 and cu129 only).
+fn variant_help(cx: &Cx, p: &crate::Pin, cuda: &str, want: &str) -> String {
+    const WHY: &str = "torch's own CUDA libraries and the image's (nvcc, cuDNN, extensions built against them) should be one version";
+    let image = match image_like(cx.base_ref(), cuda) {
+        Some(i) => format!("a base image with CUDA {cuda} (`{i}`)"),
+        None => format!("a base image with CUDA {cuda}"),
+    };
+    let rel = p.torch_release();
+    if rel
+        .as_ref()
+        .is_none_or(|r| r.cudas.iter().any(|c| *c == want))
+    {
+        return format!(
+            "use the wheel built for CUDA {want} (`+{}`), or {image}: {WHY}",
+            scl_domain::torch::variant(want)
+        );
+    }
+    let rel = rel.expect("checked above");
+    let newest_for_want = scl_domain::torch::releases()
+        .into_iter()
+        .rev()
+        .find(|r| r.cudas.iter().any(|c| *c == want));
+    let other = match newest_for_want {
+        Some(r) => format!(
+            ", or torch {} (the newest release with wheels for CUDA {want}: `+{}`)",
+            r.torch,
+            scl_domain::torch::variant(want)
+        ),
+        None => String::new(),
+    };
+    format!(
+        "torch {} has no wheel for CUDA {want} (only for {}): use {image}{other}; {WHY}",
+        rel.torch,
+        rel.cudas.join(", ")
+    )
+}
+
 /// The conda packages that fix a CUDA version, by name.
 const CONDA_CUDA: &[&str] = &[
     "cudatoolkit",
@@ -136,56 +235,97 @@ const CONDA_CUDA: &[&str] = &[
     "cuda-cudart",
 ];
 
-/// `E0505`: a conda CUDA package whose version is not the base image's CUDA.
+/// `E0505`: a conda CUDA package whose version spec does not admit the
+/// base image's CUDA. The spec is read as conda reads it (rattler's parser,
+/// as evaluation checked it: `cudatoolkit=11.8` is any 11.8.x,
+/// `cuda-version=12` any 12.x, `cuda-version>=12,<13` a range,
+/// `cudatoolkit=11.8.0=h6a678d5_0` with a build string) and matched against
+/// the image's CUDA as `major.minor` and as written (`12.1`, `12.1.1`): one
+/// of them matching is enough (`cuda-version` packages are versioned
+/// `12.1`, `cudatoolkit` ones `11.8.0`).
 fn conda(cx: &Cx, out: &mut Vec<Finding>) {
+    use rattler_conda_types::{MatchSpec, ParseStrictness, Version};
+    use std::str::FromStr;
     let (Some(base), Some(conda)) = (&cx.base_cuda, &cx.spec.conda) else {
         return;
     };
     let want = major_minor(base);
+    let versions: Vec<Version> = [want.as_str(), base.as_str()]
+        .iter()
+        .filter_map(|v| Version::from_str(v).ok())
+        .collect();
     for (i, spec) in conda.packages.iter().enumerate() {
-        // `name=1.2`, `name==1.2.*`, `name 1.2`, `channel::name=1.2`.
-        let spec_body = spec.rsplit("::").next().unwrap_or(spec);
-        let end = spec_body
-            .find(['=', '<', '>', '!', '~', ' ', '['])
-            .unwrap_or(spec_body.len());
-        let name = spec_body[..end].to_ascii_lowercase();
+        let strictness = if scl_ir::conda::exported_form(spec) {
+            ParseStrictness::Lenient
+        } else {
+            ParseStrictness::Strict
+        };
+        let Ok(parsed) = MatchSpec::from_str(spec, strictness) else {
+            continue;
+        };
+        let Some(name) = parsed
+            .name
+            .as_exact()
+            .map(|n| n.as_normalized().to_string())
+        else {
+            continue;
+        };
         if !CONDA_CUDA.contains(&name.as_str()) {
             continue;
         }
-        let version: String = spec_body[end..]
-            .trim_start_matches(['=', ' '])
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || *c == '.')
-            .collect();
-        if version.is_empty()
-            || spec_body[end..]
-                .trim_start()
-                .starts_with(['<', '>', '!', '~'])
-        {
+        let Some(vspec) = &parsed.version else {
+            continue;
+        };
+        if versions.is_empty() || versions.iter().any(|v| vspec.matches(v)) {
             continue;
         }
-        let got = major_minor(version.trim_end_matches('.'));
-        if !same_version(&got, &want) {
-            out.push(
-                Finding::error(
-                    "E0505",
-                    format!("conda.packages[{i}]"),
-                    format!(
-                        "`{spec}` installs CUDA {got}, but the base image {} has CUDA {base}",
-                        cx.base_ref()
-                    ),
-                )
-                .also("base", format!("CUDA {base} here"))
-                .help(format!(
-                    "ask conda for CUDA {want} (`{name}={want}`), or drop it and use the image's CUDA"
-                )),
-            );
-        }
+        out.push(
+            Finding::error(
+                "E0505",
+                format!("conda.packages[{i}]"),
+                format!(
+                    "`{spec}` asks conda for a CUDA that is not the base image's: {} has CUDA {base}",
+                    cx.base_ref()
+                ),
+            )
+            .also("base", format!("CUDA {base} here"))
+            .help(conda_help(&name, &want)),
+        );
     }
 }
 
-/// `E0508`: an `nvidia/cuda` tag without the patch version, or a devel +
-/// cuDNN tag the table of published tags does not have.
+/// The fix of `E0505` for package `name` and the image's CUDA `want`
+/// (major.minor): only specs that name a published version
+/// ([`scl_domain::cuda::conda_cuda_versions`]).
+fn conda_help(name: &str, want: &str) -> String {
+    let drop = "or drop it and use the image's CUDA";
+    match scl_domain::cuda::conda_cuda_versions(name) {
+        Some(published) if !published.contains(&want) => format!(
+            "`{name}` is published for CUDA {} only, not {want}: ask for `cuda-version={want}` instead, {drop}",
+            match published {
+                [first, .., last] if published.len() > 6 => format!("{first} to {last}"),
+                _ => published.join(", "),
+            }
+        ),
+        _ => format!("ask conda for CUDA {want} (`{name}={want}`), {drop}"),
+    }
+}
+
+/// The image flavours of `nvidia/cuda` tags (`VERSION-[cudnn…-]FLAVOR-OS`).
+const FLAVORS: &[&str] = &["base", "runtime", "devel"];
+
+/// `E0508` / `W0509`: an `nvidia/cuda` tag NVIDIA does not publish.
+///
+/// The tags are `VERSION-[CUDNN-]FLAVOR-OS` (`12.1.1-runtime-ubuntu22.04`,
+/// `12.8.1-cudnn-devel-ubuntu24.04`). Errors (`E0508`): a tag without a
+/// flavour (`12.1.1`), a version without the patch (`12.1-runtime-…`), and
+/// on Ubuntu a cuDNN tag (devel or runtime) of a release the table lists
+/// that is not the tag NVIDIA publishes for it (the cuDNN part is `cudnn8`
+/// up to 12.2, `cudnn9` for 12.3, `cudnn` from 12.4). The table lists the
+/// devel + cuDNN images and NVIDIA publishes base, runtime and devel images,
+/// with and without cuDNN, for the same releases; a release the table does
+/// not list on that Ubuntu is only a warning (`W0509`): the table cannot be
+/// complete. Every help names tags built from the table.
 fn tag(reference: &str, field: &str, out: &mut Vec<Finding>) {
     if scl_ir::bases::info(reference).family != scl_ir::bases::Family::NvidiaCuda {
         return;
@@ -193,62 +333,117 @@ fn tag(reference: &str, field: &str, out: &mut Vec<Finding>) {
     let (repo, Some(tag)) = scl_ir::bases::split_ref(reference) else {
         return;
     };
-    let Some((version, rest)) = tag.split_once('-') else {
-        return;
-    };
-    let ubuntu = rest
-        .rsplit('-')
-        .next()
-        .and_then(|os| os.strip_prefix("ubuntu"))
-        .map(str::to_string);
+    let (version, rest) = tag.split_once('-').unwrap_or((tag, ""));
     if Dotted::parse(version).is_none() {
         return;
     }
-    let nearest = |cuda: &str| {
-        scl_domain::cuda::nearest_images(cuda, ubuntu.as_deref())
-            .into_iter()
-            .take(3)
-            .map(|i| format!("`{repo}:{}`", flavored(i.tag, rest)))
-            .collect::<Vec<_>>()
+    let words: Vec<&str> = rest.split('-').collect();
+    let flavor = words.iter().copied().find(|w| FLAVORS.contains(w));
+    let ubuntu = words
+        .last()
+        .and_then(|os| os.strip_prefix("ubuntu"))
+        .filter(|v| Dotted::parse(v).is_some());
+    let cudnn = words.iter().any(|w| w.starts_with("cudnn"));
+    // A tag of the table's release `image` in the user's flavour and cuDNN
+    // choice: `12.8.1-cudnn-devel-ubuntu22.04` → `12.8.1-runtime-ubuntu22.04`.
+    let shaped = |image: &scl_domain::cuda::CudaImage| {
+        format!("`{repo}:{}`", shaped_tag(image, flavor, cudnn))
     };
+    // The nearest releases on that Ubuntu, after the newest release of the
+    // same CUDA major.minor on another Ubuntu (`12.1-runtime-ubuntu24.04`:
+    // CUDA 12.1 has images on 22.04, not on 24.04).
+    let nearest = |cuda: &str| {
+        let same_minor = scl_domain::cuda::cuda_images()
+            .iter()
+            .filter(|i| major_minor(i.cuda) == major_minor(cuda))
+            .filter_map(|i| Some(((Dotted::parse(i.cuda)?, Dotted::parse(i.ubuntu)), i)))
+            .max_by(|a, b| a.0.cmp(&b.0))
+            .map(|(_, i)| i);
+        let mut near = scl_domain::cuda::nearest_images(cuda, ubuntu);
+        if near.is_empty() {
+            near = scl_domain::cuda::nearest_images(cuda, None);
+        }
+        let mut out: Vec<String> = same_minor.into_iter().map(|i| shaped(i)).collect();
+        for i in near {
+            let t = shaped(i);
+            if out.len() < 3 && !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        out
+    };
+    let error = |message: String, near: Vec<String>, why: &str| {
+        let f = Finding::error("E0508", field, message);
+        if near.is_empty() {
+            f.help("the tags are listed at https://hub.docker.com/r/nvidia/cuda/tags")
+        } else {
+            f.help(format!("the nearest that exist: {}{why}", near.join(", ")))
+        }
+    };
+    if flavor.is_none() {
+        out.push(error(
+            format!(
+                "`{reference}` does not exist: NVIDIA publishes `nvidia/cuda` tags as VERSION-FLAVOR-OS, with a flavour of `base`, `runtime` or `devel` (`{version}-runtime-ubuntu22.04`)"
+            ),
+            nearest(version),
+            "",
+        ));
+        return;
+    }
     if version.split('.').count() < 3 {
-        let mut f = Finding::error(
-            "E0508",
-            field,
+        // The newest patch release of that CUDA with a tag on that Ubuntu,
+        // else the nearest images.
+        let newest = scl_domain::cuda::cuda_images()
+            .iter()
+            .filter(|i| major_minor(i.cuda) == version)
+            .filter(|i| ubuntu.is_none_or(|u| i.ubuntu == u))
+            .filter_map(|i| Some((Dotted::parse(i.cuda)?, i)))
+            .max_by(|a, b| a.0.cmp(&b.0))
+            .map(|(_, i)| shaped(i));
+        out.push(error(
             format!(
                 "`{reference}` does not exist: NVIDIA publishes `nvidia/cuda` tags with the patch version only (`{version}.x-{rest}`)"
             ),
-        );
-        // The newest patch release of that CUDA the table knows.
-        let patch = scl_domain::cuda::cuda_images()
-            .iter()
-            .filter(|i| major_minor(i.cuda) == version)
-            .filter_map(|i| Some((Dotted::parse(i.cuda)?, i.cuda)))
-            .max()
-            .map(|(_, c)| c);
-        f = match patch {
-            Some(c) => f.help(format!("write the patch version: `{repo}:{c}-{rest}`")),
-            None => f.help(format!(
-                "write the patch version (`{version}.N-{rest}`); the tags are listed at https://hub.docker.com/r/nvidia/cuda/tags"
-            )),
-        };
-        out.push(f);
+            newest.map_or_else(|| nearest(version), |t| vec![t]),
+            "",
+        ));
         return;
     }
-    // The table covers the devel images with cuDNN on Ubuntu: only those
-    // are checked (NVIDIA publishes UBI and Rocky Linux ones too).
-    if rest.contains("cudnn") && rest.contains("devel") && ubuntu.is_some() {
-        let known = scl_domain::cuda::cuda_images().iter().any(|i| i.tag == tag);
-        if !known {
-            let mut f = Finding::error(
-                "E0508",
-                field,
-                format!("`{reference}` is not an `nvidia/cuda` tag NVIDIA publishes"),
-            );
+    // Ubuntu is the only OS the table covers (NVIDIA publishes UBI and
+    // Rocky Linux images too).
+    let Some(ubuntu) = ubuntu else {
+        return;
+    };
+    let release = scl_domain::cuda::cuda_images()
+        .iter()
+        .find(|i| i.cuda == version && i.ubuntu == ubuntu);
+    match release {
+        Some(image) => {
+            if cudnn && !words.contains(&cudnn_part(image.tag)) {
+                out.push(error(
+                    format!("`{reference}` is not an `nvidia/cuda` tag NVIDIA publishes"),
+                    vec![shaped(image)],
+                    " (cuDNN is `cudnn8` up to CUDA 12.2, `cudnn9` for 12.3 and `cudnn` from 12.4)",
+                ));
+            }
+        }
+        None if cudnn && flavor == Some("devel") => out.push(error(
+            format!("`{reference}` is not an `nvidia/cuda` tag NVIDIA publishes"),
+            nearest(version),
+            " (cuDNN is `cudnn8` up to CUDA 12.2, `cudnn9` for 12.3 and `cudnn` from 12.4)",
+        )),
+        None => {
             let near = nearest(version);
+            let mut f = Finding::warning(
+                "W0509",
+                field,
+                format!(
+                    "`{reference}` is not among the `nvidia/cuda` tags sclc knows: no image of CUDA {version} on Ubuntu {ubuntu} in its table of published releases"
+                ),
+            );
             if !near.is_empty() {
                 f = f.help(format!(
-                    "the nearest that exist: {} (cuDNN is `cudnn8` up to CUDA 12.2, `cudnn9` for 12.3 and `cudnn` from 12.4)",
+                    "the nearest that exist: {}; if the tag does exist, this warning is the table's gap",
                     near.join(", ")
                 ));
             }
@@ -257,15 +452,44 @@ fn tag(reference: &str, field: &str, out: &mut Vec<Finding>) {
     }
 }
 
-/// A devel tag of the table turned into the flavour the user wrote
-/// (`runtime`, `base`), when the tag has one.
-fn flavored(devel: &str, written: &str) -> String {
-    for flavor in ["runtime", "base"] {
-        if written.split('-').any(|w| w == flavor) {
-            return devel.replace("-devel-", &format!("-{flavor}-"));
-        }
+/// A table tag (a devel + cuDNN image) in the user's flavour and cuDNN
+/// choice: `12.8.1-cudnn-devel-ubuntu22.04` with `runtime`, no cuDNN →
+/// `12.8.1-runtime-ubuntu22.04` (NVIDIA publishes every flavour of a
+/// release it lists).
+fn shaped_tag(image: &scl_domain::cuda::CudaImage, flavor: Option<&str>, cudnn: bool) -> String {
+    let flavor = flavor.unwrap_or("runtime");
+    let t = image.tag.replace("-devel-", &format!("-{flavor}-"));
+    if cudnn {
+        t
+    } else {
+        t.replacen(&format!("-{}", cudnn_part(image.tag)), "", 1)
     }
-    devel.to_string()
+}
+
+/// The `nvidia/cuda` image of CUDA `cuda` (major.minor) in the shape of the
+/// image `reference` (its repository, flavour, cuDNN choice and Ubuntu),
+/// when `reference` is an `nvidia/cuda` Ubuntu image and the table has that
+/// CUDA on that Ubuntu: for a fix that names the image to switch to.
+fn image_like(reference: &str, cuda: &str) -> Option<String> {
+    if scl_ir::bases::info(reference).family != scl_ir::bases::Family::NvidiaCuda {
+        return None;
+    }
+    let (repo, Some(tag)) = scl_ir::bases::split_ref(reference) else {
+        return None;
+    };
+    let words: Vec<&str> = tag.split('-').collect();
+    let flavor = words.iter().copied().find(|w| FLAVORS.contains(w));
+    let ubuntu = words.last()?.strip_prefix("ubuntu")?;
+    let cudnn = words.iter().any(|w| w.starts_with("cudnn"));
+    let image = scl_domain::cuda::devel_image(cuda, ubuntu)?;
+    Some(format!("{repo}:{}", shaped_tag(image, flavor, cudnn)))
+}
+
+/// The cuDNN word of a table tag (`cudnn8`, `cudnn9`, `cudnn`).
+fn cudnn_part(tag: &str) -> &str {
+    tag.split('-')
+        .find(|w| w.starts_with("cudnn"))
+        .unwrap_or("cudnn")
 }
 
 /// `E0506`: each CUDA runtime of the env against the driver.
@@ -296,19 +520,27 @@ pub(crate) fn driver(cx: &Cx, driver: &str, out: &mut Vec<Finding>) {
         let Some(need) = scl_domain::cuda::driver_need(&cuda) else {
             continue;
         };
-        let exact = match need.release_min {
-            Some(m) if m != need.family_min => {
-                format!("; {m} for every feature of CUDA {}", major_minor(&cuda))
-            }
-            _ => String::new(),
+        let why = if need.minor_compat {
+            let exact = match need.release_min {
+                Some(m) if m != need.family_min => {
+                    format!("; {m} for every feature of CUDA {}", major_minor(&cuda))
+                }
+                _ => String::new(),
+            };
+            format!("minor-version compatibility of CUDA {}{exact}", need.family)
+        } else {
+            format!(
+                "the minimum of CUDA {}: before CUDA 11 each release needs its own driver",
+                need.family
+            )
         };
         out.push(
             Finding::error(
                 "E0506",
                 field,
                 format!(
-                    "CUDA {cuda} ({from}) needs an NVIDIA driver ≥ {} (minor-version compatibility of CUDA {}{exact}), and the driver is {driver}",
-                    need.family_min, need.family
+                    "CUDA {cuda} ({from}) needs an NVIDIA driver ≥ {} ({why}), and the driver is {driver}",
+                    need.family_min
                 ),
             )
             .help(format!(

@@ -5,7 +5,7 @@
 use scl_domain::version::Dotted;
 use scl_ir::Gpu;
 
-use crate::{major_minor, Cx, Finding};
+use crate::{major_minor, older_than, Cx, Finding};
 
 pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     let res = cx.spec.resources.as_ref();
@@ -23,8 +23,58 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
         .or(requests.map(|g| (g, "resources.requests.gpu")));
     if let Some((g, field)) = gpu {
         floors(cx, g, field, out);
+        label_spelling(g, requests, field, out);
     }
     world(cx, gpu, out);
+}
+
+/// Whether a GPU type is spelled as GKE's accelerator label values are:
+/// lower case, starting `nvidia-` (`nvidia-tesla-v100`, `nvidia-l4`).
+fn gke_spelling(kind: &str) -> bool {
+    kind.starts_with("nvidia-") && !kind.chars().any(|c| c.is_ascii_uppercase())
+}
+
+/// `W0508`: a GPU type spelled for another node label than the one the
+/// Kubernetes node selector uses (as the k8s backends pick them: the type
+/// and label of the limits, else of the requests). GPU Feature Discovery's
+/// `nvidia.com/gpu.product` holds product names (`Tesla-V100-SXM2-16GB`),
+/// GKE's `cloud.google.com/gke-accelerator` lower-case `nvidia-…` names: a
+/// value of the one never matches the other, and the pod stays Pending.
+fn label_spelling(g: &Gpu, requests: Option<&Gpu>, field: &str, out: &mut Vec<Finding>) {
+    let Some(kind) = g
+        .kind
+        .as_deref()
+        .or(requests.and_then(|r| r.kind.as_deref()))
+    else {
+        return;
+    };
+    let label = g
+        .node_label
+        .as_deref()
+        .or(requests.and_then(|r| r.node_label.as_deref()));
+    let shown = label.unwrap_or(scl_ir::DEFAULT_GPU_LABEL);
+    let (message, help) = match label {
+        None | Some(scl_ir::DEFAULT_GPU_LABEL) if gke_spelling(kind) => (
+            format!(
+                "GPU type `{kind}` is a value of GKE's node label `{}`, but the node selector uses `{shown}`{}, whose values are product names such as `Tesla-V100-SXM2-16GB`: no node matches, and the pod stays Pending",
+                scl_ir::GKE_GPU_LABEL,
+                if label.is_none() { " (the default: GPU Feature Discovery's label)" } else { "" }
+            ),
+            format!(
+                "on GKE, set `node_label = \"{}\"` in the GPU record; on other clusters write the product name as GPU Feature Discovery labels it (`nvidia-smi --query-gpu=name`, spaces as `-`: `NVIDIA-A100-SXM4-80GB`)",
+                scl_ir::GKE_GPU_LABEL
+            ),
+        ),
+        Some(scl_ir::GKE_GPU_LABEL) if !gke_spelling(kind) => (
+            format!(
+                "GPU type `{kind}` is not a value of GKE's node label `{}` (lower case, `nvidia-…`: `nvidia-l4`, `nvidia-tesla-v100`): no node matches, and the pod stays Pending",
+                scl_ir::GKE_GPU_LABEL
+            ),
+            "write the accelerator as GKE names it (`nvidia-tesla-t4`, `nvidia-tesla-v100`, `nvidia-a100-80gb`, `nvidia-l4`, `nvidia-h100-80gb`), or use the label of your cluster's GPU nodes".to_string(),
+        ),
+        _ => return,
+    };
+    out.push(Finding::warning("W0508", field, message).help(help));
 }
 
 /// `E0509`: Kubernetes takes GPUs as limits; requests may be left out, but
@@ -89,7 +139,7 @@ fn floors(cx: &Cx, g: &Gpu, field: &str, out: &mut Vec<Finding>) {
             ))
         });
     if let Some((t, tfield, shown)) = &torch {
-        if Dotted::parse(t) < Dotted::parse(floor.min_torch) {
+        if older_than(t, floor.min_torch) == Some(true) {
             out.push(
                 Finding::error(
                     "E0507",
@@ -122,7 +172,8 @@ fn floors(cx: &Cx, g: &Gpu, field: &str, out: &mut Vec<Finding>) {
             ))
         });
     if let Some((c, cfield, shown)) = cuda {
-        if Dotted::parse(&c) < Dotted::parse(floor.min_cuda) {
+        if matches!((Dotted::parse(&c), Dotted::parse(floor.min_cuda)), (Some(c), Some(min)) if c < min)
+        {
             out.push(
                 Finding::error(
                     "E0507",

@@ -222,7 +222,9 @@ pub fn element_text(spec: &EnvSpec, field: &str) -> Option<String> {
 /// What every check reads, computed once per env.
 pub(crate) struct Cx<'a> {
     pub spec: &'a EnvSpec,
-    /// Every requirement of `python.packages` and of the requirements files.
+    /// Every requirement of `python.packages` and of the requirements files
+    /// that pip installs here (markers evaluated for the Python the env
+    /// runs, [`python::runs`]).
     pub pins: Vec<Pin>,
     /// The CUDA of the base image's tag (`nvidia/cuda`, `pytorch/pytorch`).
     pub base_cuda: Option<String>,
@@ -237,9 +239,10 @@ impl<'a> Cx<'a> {
             .as_ref()
             .map(|b| scl_ir::bases::ships(&b.reference))
             .unwrap_or_default();
+        let python = python::runs(spec, &ships);
         Cx {
             spec,
-            pins: pins::collect(spec, inputs),
+            pins: pins::collect(spec, inputs, python.as_deref()),
             base_cuda: ships.cuda.clone(),
             ships,
         }
@@ -281,6 +284,14 @@ pub(crate) fn same_version(a: &str, b: &str) -> bool {
         (Some(x), Some(y)) => x == y,
         _ => a == b,
     }
+}
+
+/// Whether PEP 440 version `a` is older than `floor` (`2.4.0rc1` is not
+/// older than `2.0.1`; `2.0.1rc1` is); `None` when either does not parse.
+pub(crate) fn older_than(a: &str, floor: &str) -> Option<bool> {
+    use pep508_rs::pep440_rs::Version;
+    use std::str::FromStr;
+    Some(Version::from_str(a).ok()? < Version::from_str(floor).ok()?)
 }
 
 /// `"12.1"` of `"12.1.1"` (major.minor of a dotted version).

@@ -53,6 +53,19 @@ impl Pin {
         self.local().and_then(scl_domain::version::cuda_of_local)
     }
 
+    /// The torch release a `torch`, `torchvision` or `torchaudio` pin belongs
+    /// to (`torchvision==0.16.2` → torch 2.1.2); `None` for other packages,
+    /// ranges and releases the table does not list.
+    pub fn torch_release(&self) -> Option<scl_domain::torch::Release> {
+        let v = self.release()?;
+        match self.name.as_str() {
+            "torch" => scl_domain::torch::release(v),
+            "torchvision" => scl_domain::torch::release_of_torchvision(v),
+            "torchaudio" => scl_domain::torch::release_of_torchaudio(v),
+            _ => None,
+        }
+    }
+
     /// How a message names it: `` `torch==2.1.2` `` or
     /// `` `torch==2.1.2` (requirements.lock line 3) ``.
     pub fn shown(&self) -> String {
@@ -82,33 +95,61 @@ pub(crate) fn normalize(name: &str) -> String {
     out
 }
 
-/// Whether a requirement's environment marker rules Linux out
-/// (`sys_platform == 'win32'`, `platform_system == "Darwin"`): pip skips it
-/// in an image, so the checks do too.
-fn not_for_linux(r: &pep508_rs::Requirement<pep508_rs::VerbatimUrl>) -> bool {
-    let Some(m) = r.marker.try_to_string() else {
-        return false;
-    };
-    let m = m.to_ascii_lowercase();
-    let other = ["win32", "windows", "darwin", "cygwin"]
-        .iter()
-        .any(|os| m.contains(&format!("== '{os}'")) || m.contains(&format!("== \"{os}\"")));
-    other && !m.contains("linux")
+/// The Pythons a marker is evaluated for when the env's Python is not
+/// known: a requirement is kept when it applies to any of them.
+const ANY_PYTHON: &[&str] = &[
+    "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14",
+];
+
+/// Whether pip installs a requirement in the image: its environment marker
+/// (PEP 508, evaluated by pep508_rs) holds on Linux with CPython `python`
+/// (major.minor; every Python pip runs on when `None`) on x86_64 or aarch64
+/// (`sys_platform == 'win32'`, `python_version < '3.12'` on a 3.12 image
+/// and `extra == 'gpu'` do not).
+fn applies(r: &pep508_rs::Requirement<pep508_rs::VerbatimUrl>, python: Option<&str>) -> bool {
+    if r.marker.is_true() {
+        return true;
+    }
+    let pythons = python.map_or(ANY_PYTHON.to_vec(), |p| vec![p]);
+    pythons.iter().any(|py| {
+        let full = format!("{py}.0");
+        ["x86_64", "aarch64"].iter().any(|machine| {
+            let env = pep508_rs::MarkerEnvironmentBuilder {
+                implementation_name: "cpython",
+                implementation_version: &full,
+                os_name: "posix",
+                platform_machine: machine,
+                platform_python_implementation: "CPython",
+                platform_release: "",
+                platform_system: "Linux",
+                platform_version: "",
+                python_full_version: &full,
+                python_version: py,
+                sys_platform: "linux",
+            };
+            // A Python that does not parse as a version cannot be judged:
+            // the requirement is kept.
+            pep508_rs::MarkerEnvironment::try_from(env)
+                .map_or(true, |env| r.marker.evaluate(&env, &[]))
+        })
+    })
 }
 
 /// The PEP 503 name and the exact version (`==` or `===`, local version
 /// included: `2.1.2+cu118`) of a requirement, for any spelling PEP 508
 /// allows (`torch == 2.1.2+CU118`, `torch (==2.1.2+cu118)`,
 /// `torch>=2.1,==2.1.2+cu118`); `None` when it does not parse, pins no
-/// exact version, or its marker rules Linux out.
+/// exact version, or its marker holds for no Linux Python.
 pub fn exact_pin(text: &str) -> Option<(String, String)> {
-    let p = parse(text, String::new(), String::new())?;
+    let p = parse(text, String::new(), String::new(), None)?;
     Some((p.name, p.version?))
 }
 
-fn parse(text: &str, field: String, place: String) -> Option<Pin> {
+/// A requirement as a [`Pin`]; `None` when it does not parse or pip would
+/// skip it on Linux with `python` ([`applies`]).
+fn parse(text: &str, field: String, place: String, python: Option<&str>) -> Option<Pin> {
     let r = pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(text).ok()?;
-    if not_for_linux(&r) {
+    if !applies(&r, python) {
         return None;
     }
     // The exact pin among the specifiers (`>=2.1,==2.1.2+cu118` pins too).
@@ -134,16 +175,22 @@ fn parse(text: &str, field: String, place: String) -> Option<Pin> {
     })
 }
 
-/// Every requirement of `spec`: `python.packages` first, then each
+/// Every requirement of `spec` that pip installs on Linux with `python`
+/// (major.minor, when known): `python.packages` first, then each
 /// requirements file's lines. Unparsable text is left out (evaluation
 /// reported it).
-pub(crate) fn collect(spec: &EnvSpec, inputs: &Inputs) -> Vec<Pin> {
+pub(crate) fn collect(spec: &EnvSpec, inputs: &Inputs, python: Option<&str>) -> Vec<Pin> {
     let mut out = Vec::new();
     let Some(py) = &spec.python else {
         return out;
     };
     for (i, p) in py.packages.iter().enumerate() {
-        out.extend(parse(p, format!("python.packages[{i}]"), String::new()));
+        out.extend(parse(
+            p,
+            format!("python.packages[{i}]"),
+            String::new(),
+            python,
+        ));
     }
     for (i, r) in py.requirements.iter().enumerate() {
         let Some(file) = inputs.requirements.iter().find(|f| f.path == r.path) else {
@@ -155,6 +202,7 @@ pub(crate) fn collect(spec: &EnvSpec, inputs: &Inputs) -> Vec<Pin> {
                 text,
                 format!("python.requirements[{i}]"),
                 format!("{name} line {line}"),
+                python,
             ));
         }
     }
@@ -173,12 +221,29 @@ mod tests {
 
     #[test]
     fn exact_pins_keep_their_local_version() {
-        let p = parse("torch==2.1.2+cu118", "f".into(), String::new()).unwrap();
+        let p = parse("torch==2.1.2+cu118", "f".into(), String::new(), None).unwrap();
         assert_eq!(p.version.as_deref(), Some("2.1.2+cu118"));
         assert_eq!(p.release(), Some("2.1.2"));
         assert_eq!(p.cuda().as_deref(), Some("11.8"));
-        let r = parse("torch>=2.0", "f".into(), String::new()).unwrap();
+        let r = parse("torch>=2.0", "f".into(), String::new(), None).unwrap();
         assert_eq!(r.version, None);
-        assert!(parse("torch>=>2", "f".into(), String::new()).is_none());
+        assert!(parse("torch>=>2", "f".into(), String::new(), None).is_none());
+    }
+
+    #[test]
+    fn markers_are_evaluated_for_linux_and_the_python() {
+        let p = |t: &str, py: Option<&str>| parse(t, "f".into(), String::new(), py).is_some();
+        assert!(!p("torch==2.1.2; python_version < '3.12'", Some("3.12")));
+        assert!(p("torch==2.1.2; python_version < '3.12'", Some("3.11")));
+        assert!(p("torch==2.1.2; python_version < '3.12'", None));
+        assert!(!p("torch==2.1.2+cu118 ; os_name == 'nt'", None));
+        assert!(!p("torch==2.1.2; sys_platform == 'win32'", None));
+        assert!(!p("torch==2.1.2; platform_system == 'Darwin'", None));
+        assert!(p("torch==2.1.2; sys_platform == 'linux'", Some("3.11")));
+        assert!(p(
+            "torch==2.1.2; platform_machine == 'aarch64'",
+            Some("3.11")
+        ));
+        assert!(!p("torch==2.1.2; extra == 'gpu'", None));
     }
 }

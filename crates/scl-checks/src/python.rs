@@ -29,9 +29,13 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
                         ),
                     )
                     .also(py_field.clone(), format!("Python {py} here"))
-                    .help(format!(
-                        "use Python {} or a torch release built for Python {py}",
-                        rel.pythons.last().copied().unwrap_or_default()
+                    .help(range_help(
+                        cx,
+                        py_field,
+                        &rel.pythons,
+                        py,
+                        "torch",
+                        &torch_for(py),
                     )),
                 );
             }
@@ -51,13 +55,71 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
                         ),
                     )
                     .also(py_field.clone(), format!("Python {py} here"))
-                    .help(format!(
-                        "use Python {} or a TensorFlow release built for Python {py}",
-                        row.pythons.last().copied().unwrap_or_default()
+                    .help(range_help(
+                        cx,
+                        py_field,
+                        row.pythons,
+                        py,
+                        "TensorFlow",
+                        &[],
                     )),
                 );
             }
         }
+    }
+}
+
+/// The torch releases built for Python `py`, ascending.
+fn torch_for(py: &str) -> Vec<&'static str> {
+    scl_domain::torch::releases()
+        .into_iter()
+        .filter(|r| r.pythons.iter().any(|p| *p == py))
+        .map(|r| r.torch)
+        .collect()
+}
+
+/// The help of `E0503`: a Python in `pythons` (the release's range) where
+/// the env's Python comes from — `python.version` (conda), or the base
+/// image, whose Python sclc does not change (for `nvidia/cuda` images, the
+/// Ubuntu releases whose `python3` is in range) — or one of `releases`
+/// (`what` releases built for `py`).
+fn range_help(
+    cx: &Cx,
+    py_field: &str,
+    pythons: &[&str],
+    py: &str,
+    what: &str,
+    releases: &[&str],
+) -> String {
+    let range = range(pythons);
+    let python = if py_field == "python.version" {
+        format!("set `python.version` to a Python in {range}")
+    } else if cx.ships.cuda.is_some() && cx.ships.apt_python.is_some() {
+        let fits: Vec<String> = scl_ir::bases::OS_PYTHONS
+            .iter()
+            .filter(|(dist, _, _, p)| *dist == "ubuntu" && pythons.contains(p))
+            .map(|(_, v, _, p)| format!("Ubuntu {v} has {p}: the tag's `-ubuntu{v}`, in std/pytorch-cuda `os = \"ubuntu{v}\"`"))
+            .collect();
+        if fits.is_empty() {
+            format!("use a base image whose Python is in {range}")
+        } else {
+            format!(
+                "use a base image whose Python is in {range} ({})",
+                fits.join("; ")
+            )
+        }
+    } else {
+        format!(
+            "use a base image whose Python is in {range} (`python:{}-slim`)",
+            pythons.last().copied().unwrap_or_default()
+        )
+    };
+    match (releases.first(), releases.last()) {
+        (Some(a), Some(b)) if a != b => {
+            format!("{python}, or a {what} release built for Python {py} ({a} … {b})")
+        }
+        (Some(a), _) => format!("{python}, or {what} {a}, built for Python {py}"),
+        _ => format!("{python}, or a {what} release built for Python {py}"),
     }
 }
 
@@ -70,9 +132,31 @@ fn range(v: &[&str]) -> String {
     }
 }
 
-/// The Python the env runs, major.minor, with the field that decides it and
+/// The Python the env runs, major.minor: with conda the declared
+/// `python.version`; else the base image's own Python, or the `python3` its
+/// package manager installs (sclc installs no other), or, for an image sclc
+/// knows nothing of, the declared one.
+pub(crate) fn runs(spec: &scl_ir::EnvSpec, ships: &scl_ir::bases::Ships) -> Option<String> {
+    let py = spec.python.as_ref()?;
+    let declared = py
+        .version
+        .as_deref()
+        .filter(|v| v.split('.').count() >= 2)
+        .map(major_minor);
+    if py.manager == scl_ir::PythonManager::Conda {
+        return declared;
+    }
+    ships
+        .python
+        .as_deref()
+        .map(major_minor)
+        .or(ships.apt_python.map(str::to_string))
+        .or(declared)
+}
+
+/// The Python the env runs ([`runs`]), with the field that decides it and
 /// how a message names its origin; `E0504` when `python.version` is not
-/// the Python the image has or gets.
+/// the Python the image has, `W0506` not the one it gets.
 fn interpreter(cx: &Cx, out: &mut Vec<Finding>) -> Option<(String, String, String)> {
     let py = cx.spec.python.as_ref()?;
     // `"3"` says no minor version: nothing to compare.
@@ -119,14 +203,21 @@ fn interpreter(cx: &Cx, out: &mut Vec<Finding>) -> Option<(String, String, Strin
                     format!("`python.version` is {d}, but {how}"),
                 )
             };
-            out.push(
-                f
-                .also("base", format!("Python {h} here"))
-                .help(format!(
+            let help = if code == "E0504" {
+                format!(
                     "set `python.version = \"{h}\"`, or choose a base image with Python {d} (e.g. `python:{d}-slim`)"
-                )),
-            );
-            Some((d, "python.version".into(), "`python.version`".into()))
+                )
+            } else {
+                os_python_help(cx, &d, &h)
+            };
+            out.push(f.also("base", format!("Python {h} here")).help(help));
+            // The image's Python is the one that runs.
+            let from = if code == "E0504" {
+                format!("the Python of {}", cx.base_ref())
+            } else {
+                format!("the python3 sclc installs on {}", cx.base_ref())
+            };
+            Some((h, "base".into(), from))
         }
         (Some(d), _) => Some((d, "python.version".into(), "`python.version`".into())),
         (None, Some(h)) => Some((h, "base".into(), format!("the Python of {}", cx.base_ref()))),
@@ -264,5 +355,51 @@ fn orphans(cx: &Cx, out: &mut Vec<Finding>) {
                 rv.torchvision
             )),
         );
+    }
+}
+
+/// The help of `W0506` (an image without Python, whose OS's `python3` is
+/// `has`, and `python.version` `want`): sclc installs no other Python, so
+/// the fixes are the OS's Python or an OS release whose `python3` is
+/// `want` — an Ubuntu release for `nvidia/cuda` images (their only OS with
+/// a Python table here), else Debian or Ubuntu, or a `python` image.
+fn os_python_help(cx: &Cx, want: &str, has: &str) -> String {
+    let cuda_image = cx.ships.cuda.is_some();
+    let same = |py: &str| Dotted::parse(py) == Dotted::parse(want);
+    let releases: Vec<_> = scl_ir::bases::OS_PYTHONS
+        .iter()
+        .filter(|(dist, ..)| !cuda_image || *dist == "ubuntu")
+        .collect();
+    let fits: Vec<_> = releases.iter().filter(|(.., py)| same(py)).collect();
+    let keep = format!(
+        "set `python.version = \"{has}\"` (sclc does not install another Python into an image)"
+    );
+    let name = |dist: &str, v: &str| {
+        let mut d = dist.to_string();
+        d[..1].make_ascii_uppercase();
+        format!("{d} {v}")
+    };
+    if cuda_image {
+        match fits.first() {
+            Some((_, v, ..)) => format!(
+                "{keep}, or use the image of Ubuntu {v}, whose python3 is {want} (the tag's `-ubuntu{v}`; with std/pytorch-cuda, `os = \"ubuntu{v}\"`)"
+            ),
+            None => format!(
+                "{keep}: no Ubuntu of the nvidia/cuda images has python3 {want} ({})",
+                releases
+                    .iter()
+                    .map(|(_, v, _, py)| format!("{v}: {py}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    } else {
+        let with: Vec<String> = fits.iter().map(|(d, v, ..)| name(d, v)).collect();
+        let os = if with.is_empty() {
+            String::new()
+        } else {
+            format!("{}, whose python3 is {want}, or ", with.join(" or "))
+        };
+        format!("{keep}, or use a base image of {os}`python:{want}-slim`")
     }
 }

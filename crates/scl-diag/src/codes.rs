@@ -514,14 +514,14 @@ Example:
 
 Fix: give every part the same type; to make text of a number, interpolate it (`\"${n}\"`).";
 
-"E0501", "torch wheel built for another CUDA",
-"A torch, torchvision or torchaudio pin names a CUDA variant in its local version (`torch==2.1.2+cu118` is built for CUDA 11.8), and the env's CUDA is another one: the base image's (`nvidia/cuda:12.1.1-…`, `pytorch/pytorch:…-cuda12.1-…`) or another pin's variant. The wheel brings its own CUDA runtime; the image's toolkit (nvcc, cuDNN, extensions compiled against it) is then a second one.
+"E0501", "torch wheel built for another CUDA major",
+"A torch, torchvision or torchaudio pin names a CUDA variant in its local version (`torch==2.1.2+cu118` is built for CUDA 11.8), and the env's CUDA has another major version: the CUDA of a devel base image (`nvidia/cuda:12.1.1-cudnn8-devel-…`), or another pin's variant (there any difference counts: torchvision refuses a torch of another CUDA). torch's extension build (`torch.utils.cpp_extension`) refuses a toolkit of another CUDA major; another minor of the same major is only a warning there, and W0507 here.
 
 Example:
     base = image(\"nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\")
     python.packages = [\"torch==2.1.2+cu118\"]
 
-Fix: pin the variant of the image's CUDA (`torch==2.1.2+cu121`), or choose the image of the wheel's CUDA. sclc adds the wheel index (`--extra-index-url https://download.pytorch.org/whl/cu121`) itself.";
+Fix: pin a variant of the image's CUDA that the release has (`torch==2.1.2+cu121`), or choose the image of the wheel's CUDA; the help names only variants that exist. sclc adds the wheel index (`--extra-index-url https://download.pytorch.org/whl/cu121`) itself.";
 
 "E0502", "torch, torchvision and torchaudio of different releases",
 "torchvision and torchaudio are built against one torch release each (torch 2.1.2 goes with torchvision 0.16.2 and torchaudio 2.1.2). A pin of another release, beside a torch pin or the torch a base image ships, makes pip replace torch with the one the other package needs, or breaks at import.
@@ -532,13 +532,13 @@ Example:
 Fix: pin the versions of one release; the help names the one that goes with the torch.";
 
 "E0503", "Python outside the release's range",
-"A torch (or TensorFlow) release is published for a range of Python versions (torch 2.1.2: 3.8–3.11). The env's Python — `python.version`, or the Python of the base image — is outside it, so there is no wheel to install.
+"A torch (or TensorFlow) release is published for a range of Python versions (torch 2.1.2: 3.8–3.11). The Python the env runs is outside it, so there is no wheel to install. That Python is `python.version` with conda; otherwise the base image's own Python, or the `python3` its package manager installs (sclc installs no other, whatever `python.version` says: see W0506). Requirements whose environment marker excludes that Python (`torch==2.1.2; python_version < \"3.12\"`) are not counted.
 
 Example:
     base = image(\"python:3.12-slim\")
     python.packages = [\"torch==2.1.2\"]
 
-Fix: use a Python of the range, or a release built for your Python.";
+Fix: use an image whose Python is in the range (for `nvidia/cuda` images, the Ubuntu release: 20.04 has 3.8, 22.04 3.10, 24.04 3.12), or a release built for your Python; the help names both.";
 
 "E0504", "python.version is not the image's Python",
 "`python.version` says one Python, but the base image ships another (`python:3.11-slim` has 3.11), or has none and its package manager installs another (`python3` on Ubuntu 22.04 is 3.10), which is what sclc uses. sclc does not download Python builds. With `python.manager = .conda`, conda installs the version asked for, and this check does not apply.
@@ -550,16 +550,16 @@ Example:
 Fix: set `python.version` to the image's Python, or choose an image with the Python you need (`python:3.12-slim`).";
 
 "E0505", "conda CUDA package of another CUDA",
-"A conda package that fixes the CUDA version (`cudatoolkit`, `pytorch-cuda`, `cuda-version`, `cuda-toolkit`) asks for another CUDA than the base image has.
+"A conda package that fixes the CUDA version (`cudatoolkit`, `pytorch-cuda`, `cuda-version`, `cuda-toolkit`, `cuda-runtime`, `cuda-nvcc`, `cuda-cudart`) has a version spec that does not admit the base image's CUDA. The spec is read as conda reads it: `cudatoolkit=11.8` is any 11.8.x, `cuda-version=12` any 12.x, `cuda-version>=12,<13` a range, `cudatoolkit=11.8.0=h6a678d5_0` a build too.
 
 Example:
     base = image(\"nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04\")
     conda.packages = [\"pytorch-cuda=12.1\"]
 
-Fix: ask for the image's CUDA (`pytorch-cuda=11.8`), or drop the package and use the image's CUDA.";
+Fix: ask for the image's CUDA (`pytorch-cuda=11.8`), or drop the package and use the image's CUDA. `cudatoolkit` stops at 11.8 and `pytorch-cuda` was published for 11.6, 11.7, 11.8, 12.1 and 12.4 only: for other CUDAs the help suggests `cuda-version`.";
 
 "E0506", "the driver is too old for the CUDA runtime",
-"With `sclc check --driver VERSION` (or `sclc doctor`, which reads `nvidia-smi`), every CUDA runtime of the env — the base image's and each torch wheel's `+cuXYZ` — is compared with that NVIDIA driver. Under CUDA's minor-version compatibility a runtime of CUDA 12.x needs a driver ≥ 525.60.13, 13.x ≥ 580, 11.x ≥ 450.80.02 (NVIDIA CUDA Toolkit release notes, \"CUDA Toolkit and Corresponding Driver Versions\"); the message also names the minimum for every feature of that release.
+"With `sclc check --driver VERSION` (or `sclc doctor`, which reads `nvidia-smi`), every CUDA runtime of the env — the base image's and each torch wheel's `+cuXYZ` — is compared with that NVIDIA driver. Under CUDA's minor-version compatibility a runtime of CUDA 12.x needs a driver ≥ 525.60.13, 13.x ≥ 580, 11.x ≥ 450.80.02; before CUDA 11 every release needs its own minimum (10.2: 440.33) (NVIDIA CUDA Toolkit release notes, \"CUDA Toolkit and Corresponding Driver Versions\"); the message also names the minimum for every feature of that release.
 
 Example:
     sclc check --driver 520.61.05 train.env.scl   # base image nvidia/cuda:12.1.1-…
@@ -576,7 +576,7 @@ Example:
 Fix: use a torch and CUDA at or above the floor, or another GPU type.";
 
 "E0508", "nvidia/cuda tag that does not exist",
-"NVIDIA publishes `nvidia/cuda` tags with the full CUDA version (`12.1.1-runtime-ubuntu22.04`), never without the patch version (`12.1-runtime-…`). For the devel images with cuDNN, sclc has the list of tags that exist (the cuDNN part is `cudnn8` up to CUDA 12.2, `cudnn9` for 12.3, and `cudnn` from 12.4): a tag not in it is an error too. The help names the nearest tags that exist. Other tags (runtime, base) are checked only for the patch version.
+"NVIDIA publishes `nvidia/cuda` tags as VERSION-[CUDNN-]FLAVOR-OS (`12.1.1-runtime-ubuntu22.04`, `12.8.1-cudnn-devel-ubuntu24.04`): always with the full CUDA version, never without the patch version (`12.1-runtime-…`) or without a flavour (`12.1.1`). For the Ubuntu images sclc has the list of releases with images (NVIDIA publishes base, runtime and devel images, with and without cuDNN, of the same releases); a cuDNN tag of a listed release must spell cuDNN as NVIDIA does (`cudnn8` up to CUDA 12.2, `cudnn9` for 12.3, `cudnn` from 12.4), and a devel + cuDNN tag of a release not in the list is an error too. The help names the nearest tags that exist, in your flavour. A release the list lacks in another tag is W0509.
 
 Example:
     base = image(\"nvidia/cuda:12.1-runtime-ubuntu22.04\")
@@ -602,12 +602,20 @@ Example:
 Fix: one process per GPU (`procs_per_node` equal to the GPU count), or request more GPUs; use `backend = .gloo` for training on CPUs.";
 
 "E0511", "torch wheel variant that does not exist",
-"A torch pin names a CUDA variant (`+cu118`) that the release was not published for: each torch release has wheels for a few CUDA versions only (torch 2.8.0: CUDA 12.6, 12.8 and 12.9).
+"A torch, torchvision or torchaudio pin names a CUDA variant (`+cu118`) that the release was not published for: each torch release has wheels for a few CUDA versions only (torch 2.8.0: CUDA 12.6, 12.8 and 12.9), and torchaudio before 0.10 had no CUDA builds at all.
 
 Example:
     python.packages = [\"torch==2.8.0+cu118\"]
 
 Fix: use one of the variants the help lists, or a release built for your CUDA.";
+
+"E0512", "torch wheel only on a find-links page",
+"A torch, torchvision or torchaudio pin in `python.packages` names a variant that PyTorch published only on its find-links page (`https://download.pytorch.org/whl/torch_stable.html`: torch 1.10 and older, such as `torch==1.9.0+cu111`), not on a package index. pip finds it only with `--find-links`, which sclc cannot pass for `python.packages`; it adds the index of newer variants (`https://download.pytorch.org/whl/cu118`) itself.
+
+Example:
+    python.packages = [\"torch==1.9.0+cu111\"]
+
+Fix: pin it in a requirements file (`python.requirements`) whose first line is `--find-links https://download.pytorch.org/whl/torch_stable.html`, or use torch 1.11 or newer.";
 
 "W0001", "decimal memory suffix",
 "A memory quantity uses a decimal suffix (`G` = 10^9 bytes). Kubernetes and most tools use binary sizes (`Gi` = 2^30 bytes), and `32G` is about 7% less than `32Gi`.
@@ -762,14 +770,30 @@ Example:
 
 Fix: set `python.version` to the Python of the image's OS, choose an image whose OS has the Python you need (`ubuntu:24.04` for 3.12, or `python:3.12-slim`), or use `python.manager = .conda`, which installs the version asked for.";
 
-"W0507", "torch wheel built for another CUDA than a runtime image",
-"A torch, torchvision or torchaudio pin names a CUDA variant (`+cu121`) that is not the CUDA of the base image, and the image is a runtime or base image (no nvcc). The wheel brings its own CUDA libraries and uses them, so the job runs; the image's CUDA libraries are dead weight, and a driver must support both. On a devel image the same mismatch is E0501.
+"W0507", "torch wheel built for another CUDA than the image",
+"A torch, torchvision or torchaudio pin names a CUDA variant (`+cu121`) that is not the CUDA of the base image, and either the image is a runtime or base image (no nvcc) or it is a devel image of the same CUDA major. The wheel brings its own CUDA libraries and uses them, so the job runs; the image's CUDA libraries are dead weight, a driver must support both, and an extension built on a devel image gets `UserWarning: The detected CUDA version (12.4) has a minor version mismatch`. A devel image of another major is E0501.
 
 Example:
     base = image(\"nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04\")
     python.packages = [\"torch==2.1.2+cu121\"]
 
-Fix: use the wheel of the image's CUDA, or the image of the wheel's CUDA (`nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04`).";
+Fix: use the wheel of the image's CUDA when the release has one, or the image of the wheel's CUDA (`nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04`).";
+
+"W0508", "GPU type spelled for another node label",
+"On Kubernetes, `gpu.type` becomes a node selector on the label `gpu.node_label` (default `nvidia.com/gpu.product`, which NVIDIA's GPU Feature Discovery sets to the product name, `NVIDIA-A100-SXM4-80GB`, `Tesla-V100-SXM2-16GB`). A type spelled as GKE's accelerator label spells GPUs (`nvidia-tesla-v100`, `nvidia-a100-80gb`: lower case, `nvidia-…`) with that label — or a product name with `node_label = \"cloud.google.com/gke-accelerator\"` — matches no node.
+
+Example:
+    resources.limits.gpu = { count = 1, type = \"nvidia-tesla-v100\" }
+
+Fix: on GKE, set `node_label = \"cloud.google.com/gke-accelerator\"` in the GPU record; elsewhere write the product name as GPU Feature Discovery labels it (`nvidia-smi --query-gpu=name`, spaces as `-`).";
+
+"W0509", "nvidia/cuda tag sclc does not know",
+"An `nvidia/cuda` tag on Ubuntu names a CUDA release that sclc's table of published images does not have on that Ubuntu (`12.4.7-runtime-ubuntu22.04`; the 12.4 release with images is 12.4.1). The table lists the devel + cuDNN images NVIDIA publishes, and the base and runtime images of the same releases; it cannot be complete, so this is a warning.
+
+Example:
+    base = image(\"nvidia/cuda:12.4.7-runtime-ubuntu22.04\")
+
+Fix: use a tag the help names; if the tag does exist, the warning is a gap of the table.";
 }
 
 #[cfg(test)]

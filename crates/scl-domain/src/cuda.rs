@@ -105,18 +105,21 @@ pub struct DriverNeed {
     /// of 12.3 not newer than 12.3.2. `None` when the table has no release of
     /// that major.minor (13.1 and later: see [`branches`]).
     pub release_min: Option<&'static str>,
-    /// The minor-version compatibility floor: a driver at or above it runs
-    /// the runtime (13.x `"580"`, 12.x `"525.60.13"`, 11.x `"450.80.02"`).
+    /// The floor: a driver at or above it runs the runtime. From CUDA 11 on,
+    /// the minor-version compatibility floor of the major (13.x `"580"`, 12.x
+    /// `"525.60.13"`, 11.x `"450.80.02"`); before 11 (no minor-version
+    /// compatibility) the release's own minimum (10.2 `"440.33"`).
     pub family_min: &'static str,
-    /// `"12.x"`.
+    /// `"12.x"`; before CUDA 11 the release row's label (`"10.2.89"`).
     pub family: &'static str,
+    /// Whether minor-version compatibility applies (CUDA 11 and later).
+    pub minor_compat: bool,
 }
 
 /// What driver CUDA `cuda` (`"12.1"`, `"12.1.1"`) needs. `None` for junk and
-/// for CUDA before 11 (no minor-version compatibility: use [`driver_rows`]).
+/// for a CUDA before 11 that the release table does not list.
 pub fn driver_need(cuda: &str) -> Option<DriverNeed> {
     let v = Dotted::parse(cuda)?;
-    let family = family_of(cuda)?;
     let same: Vec<(&DriverRow, Dotted)> = driver_rows()
         .iter()
         .filter_map(|r| Some((r, Dotted::parse(r.toolkit)?)))
@@ -140,12 +143,25 @@ pub fn driver_need(cuda: &str) -> Option<DriverNeed> {
             })
             .map(|(r, _)| *r)
     };
-    Some(DriverNeed {
-        cuda: v.to_string(),
-        release_min: release.map(|r| r.min_linux),
-        family_min: family.min_linux,
-        family: family.family,
-    })
+    match family_of(cuda) {
+        Some(family) => Some(DriverNeed {
+            cuda: v.to_string(),
+            release_min: release.map(|r| r.min_linux),
+            family_min: family.min_linux,
+            family: family.family,
+            minor_compat: true,
+        }),
+        // Before CUDA 11 every release needs its own driver (NVIDIA CUDA
+        // Toolkit release notes, Table 3: "CUDA Toolkit and Corresponding
+        // Driver Versions").
+        None => release.map(|r| DriverNeed {
+            cuda: v.to_string(),
+            release_min: Some(r.min_linux),
+            family_min: r.min_linux,
+            family: r.label,
+            minor_compat: false,
+        }),
+    }
 }
 
 /// Whether a host with Linux driver `driver` (`"535.104.05"`) runs a CUDA
@@ -157,6 +173,26 @@ pub fn driver_ok(driver: &str, cuda: &str) -> Option<bool> {
     let need = driver_need(cuda)?;
     let driver = Dotted::parse(driver)?;
     Some(driver >= Dotted::parse(need.family_min)?)
+}
+
+/// The versions published of the conda packages that pin a CUDA version
+/// by their own version, where the package stops short of today's CUDA:
+/// `cudatoolkit` (conda-forge and the `defaults` channel; the last is 11.8,
+/// CUDA 12 is packaged as `cuda-version` + `cuda-*` packages) and
+/// `pytorch-cuda` (the `pytorch` channel's selector package, published for
+/// 11.6, 11.7, 11.8, 12.1 and 12.4 and discontinued after torch 2.5).
+/// Sources: anaconda.org/conda-forge/cudatoolkit/files,
+/// anaconda.org/pytorch/pytorch-cuda/files (gathered 2026-12). `None` for
+/// other packages (`cuda-version`, `cuda-toolkit`, … follow every release).
+pub fn conda_cuda_versions(package: &str) -> Option<&'static [&'static str]> {
+    match package {
+        "cudatoolkit" => Some(&[
+            "9.0", "9.2", "10.0", "10.1", "10.2", "11.0", "11.1", "11.2", "11.3", "11.4", "11.5",
+            "11.6", "11.7", "11.8",
+        ]),
+        "pytorch-cuda" => Some(&["11.6", "11.7", "11.8", "12.1", "12.4"]),
+        _ => None,
+    }
 }
 
 /// One `nvidia/cuda` cuDNN devel tag that exists.

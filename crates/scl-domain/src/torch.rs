@@ -167,6 +167,33 @@ pub fn wheel_index(torch: &str, local: &str) -> Option<String> {
     }
 }
 
+/// The find-links page of `torch==<torch>+<local>` when the table says that
+/// variant was published only there (`pip install -f URL`; torch ≤ 1.10:
+/// `https://download.pytorch.org/whl/torch_stable.html`); `None` when it is
+/// on an index or the table does not know it. `local` is matched without
+/// case.
+pub fn find_links(torch: &str, local: &str) -> Option<&'static str> {
+    let local = local.to_ascii_lowercase();
+    rows()
+        .iter()
+        .filter(|r| r.torch == torch && r.local == Some(local.as_str()))
+        .find_map(|r| match r.index {
+            TorchIndex::FindLinks(url) => Some(url),
+            _ => None,
+        })
+}
+
+/// Whether torchaudio `ta` (`"0.9.0"`, `"2.1.2"`) was published with CUDA
+/// variants (`+cu113`). torchaudio's first CUDA builds were 0.10.0 (with
+/// torch 1.10); 0.9.x and older are one CPU wheel per Python, without a
+/// local version (the file names of
+/// https://download.pytorch.org/whl/torch_stable.html, gathered 2026-12).
+/// `false` for a version that does not parse.
+pub fn torchaudio_has_cuda_variants(ta: &str) -> bool {
+    let (ta, _) = crate::version::split_local(ta);
+    Dotted::parse(ta).is_some_and(|v| v >= Dotted::parse("0.10").expect("a version"))
+}
+
 /// The wheel variant of a CUDA version: `"11.8"` → `"cu118"`, `"12.1.1"` →
 /// `"cu121"`, `"9.2"` → `"cu92"`, `"cpu"` → `"cpu"`. Anything else that is
 /// not a version gives `"cu"` followed by its text without dots.

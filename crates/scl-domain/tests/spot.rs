@@ -94,7 +94,17 @@ fn drivers() {
     // 11.0: the GA row (11.0.2), not the RC (11.0.1).
     assert_eq!(driver_need("11.0").unwrap().release_min, Some("450.51.05"));
     assert_eq!(driver_need("11.8").unwrap().family_min, "450.80.02");
-    assert_eq!(driver_need("10.2"), None);
+    // Before 11: no minor-version compatibility, each release's own minimum.
+    let n = driver_need("10.2").unwrap();
+    assert_eq!(
+        (n.family_min, n.release_min, n.minor_compat),
+        ("440.33", Some("440.33"), false)
+    );
+    assert_eq!(driver_need("9.0").unwrap().family_min, "384.81");
+    assert_eq!(driver_ok("418.39", "10.2"), Some(false));
+    assert_eq!(driver_ok("440.33", "10.2"), Some(true));
+    assert!(driver_need("12.1").unwrap().minor_compat);
+    assert_eq!(driver_need("7.1"), None);
     assert_eq!(driver_need("x"), None);
 
     assert_eq!(driver_ok("535.104.05", "12.2"), Some(true));

@@ -31,7 +31,7 @@ env base {
 
 /// A GPU env: `gpus` devices.
 env gpu_env(gpus: Int = 1, memory: Memory = 32Gi, tier: Tier = .small) extends base {
-  resources.requests.gpu = { count = gpus, type = "nvidia-${tier}" }
+  resources.requests.gpu = { count = gpus, type = "NVIDIA-${tier}" }
   resources.requests.memory = memory
 }
 "#;

@@ -379,26 +379,33 @@ fn is_version(v: &str) -> bool {
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// The `python3` package of each Debian and Ubuntu release:
+/// `(distribution, version, code name, Python)` (packages.debian.org,
+/// packages.ubuntu.com, the `python3` package of each release).
+pub const OS_PYTHONS: &[(&str, &str, &str, &str)] = &[
+    ("debian", "11", "bullseye", "3.9"),
+    ("debian", "12", "bookworm", "3.11"),
+    ("debian", "13", "trixie", "3.13"),
+    ("ubuntu", "20.04", "focal", "3.8"),
+    ("ubuntu", "22.04", "jammy", "3.10"),
+    ("ubuntu", "24.04", "noble", "3.12"),
+];
+
+fn os_python(distribution: &str, release: &str) -> Option<&'static str> {
+    OS_PYTHONS
+        .iter()
+        .find(|(d, v, name, _)| *d == distribution && (release == *v || release == *name))
+        .map(|(.., py)| *py)
+}
+
 /// The `python3` of a Debian release (`12`, `12.5`, `bookworm`).
 fn debian_python(release: &str) -> Option<&'static str> {
-    let major = release.split('.').next().unwrap_or(release);
-    match major {
-        "11" | "bullseye" => Some("3.9"),
-        "12" | "bookworm" => Some("3.11"),
-        "13" | "trixie" => Some("3.13"),
-        _ => None,
-    }
+    os_python("debian", release.split('.').next().unwrap_or(release))
 }
 
 /// The `python3` of an Ubuntu release (`22.04`, `jammy`, `jammy-20240111`).
 fn ubuntu_python(release: &str) -> Option<&'static str> {
-    let release = release.split('-').next().unwrap_or(release);
-    match release {
-        "20.04" | "focal" => Some("3.8"),
-        "22.04" | "jammy" => Some("3.10"),
-        "24.04" | "noble" => Some("3.12"),
-        _ => None,
-    }
+    os_python("ubuntu", release.split('-').next().unwrap_or(release))
 }
 
 /// Images that have conda, to name in a message.

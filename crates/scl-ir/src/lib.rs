@@ -9,6 +9,7 @@
 //! Provenance ([`Provenance`]) is kept apart from these bytes.
 
 pub mod bases;
+pub mod conda;
 pub mod path;
 pub use path::FieldPath;
 
@@ -225,7 +226,21 @@ pub struct ResourceList {
     pub memory: Option<u64>,
 }
 
-/// GPUs: a count, optionally a type (`nvidia-a100`) and a per-GPU memory in bytes.
+/// The node label `Gpu::kind` is matched against when `Gpu::node_label` is
+/// not set: GPU Feature Discovery's product label, whose values are the
+/// `nvidia-smi` product name with spaces as `-` (`NVIDIA-A100-SXM4-80GB`,
+/// `Tesla-V100-SXM2-16GB`) (NVIDIA/k8s-device-plugin,
+/// `docs/gpu-feature-discovery/README.md`).
+pub const DEFAULT_GPU_LABEL: &str = "nvidia.com/gpu.product";
+
+/// GKE's node label for the accelerator of a node pool, whose values are
+/// lower-case `nvidia-…` names (`nvidia-tesla-v100`, `nvidia-a100-80gb`,
+/// `nvidia-l4`) (cloud.google.com/kubernetes-engine/docs/how-to/gpus).
+pub const GKE_GPU_LABEL: &str = "cloud.google.com/gke-accelerator";
+
+/// GPUs: a count, optionally a type (a value of the node label `node_label`:
+/// `NVIDIA-A100-SXM4-80GB`, or `nvidia-a100-80gb` on GKE) and a per-GPU
+/// memory in bytes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Gpu {
@@ -233,7 +248,7 @@ pub struct Gpu {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<u64>,
     /// The node label whose value is `type` (Kubernetes `nodeSelector`);
-    /// absent: `nvidia.com/gpu.product`, GPU Feature Discovery's label.
+    /// absent: [`DEFAULT_GPU_LABEL`], GPU Feature Discovery's label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_label: Option<String>,
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]

@@ -1018,11 +1018,17 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             .with_help("list package match specs only (`numpy`, `numpy=1.26`)"),
         )),
         (Ty::MatchSpec, Value::Str(s)) => {
-            // conda's match spec grammar, as rattler (conda/rattler) parses it.
+            // conda's match spec grammar, as rattler (conda/rattler) parses it
+            // strictly; the form `conda env export` writes (`name=1.2=build`)
+            // in its lenient mode (`scl_ir::conda::exported_form`).
             let parsed = validate::guarded(|| {
                 rattler_conda_types::MatchSpec::from_str(
                     &s,
-                    rattler_conda_types::ParseStrictness::Strict,
+                    if scl_ir::conda::exported_form(&s) {
+                        rattler_conda_types::ParseStrictness::Lenient
+                    } else {
+                        rattler_conda_types::ParseStrictness::Strict
+                    },
                 )
                 .map(|_| ())
                 .map_err(|e| e.to_string())

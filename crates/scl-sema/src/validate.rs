@@ -615,7 +615,14 @@ pub(crate) fn conda_spec_source(spec: &str, channels: &[String]) -> Result<(), I
     use rattler_conda_types::{Channel, ChannelConfig, MatchSpec, ParseStrictness};
     let q = Quoted(spec);
     let config = ChannelConfig::default_with_root_dir(std::path::PathBuf::from("/"));
-    let Some(Ok(parsed)) = guarded(|| MatchSpec::from_str(spec, ParseStrictness::Strict)) else {
+    let Some(Ok(parsed)) = guarded(|| {
+        let strictness = if scl_ir::conda::exported_form(spec) {
+            ParseStrictness::Lenient
+        } else {
+            ParseStrictness::Strict
+        };
+        MatchSpec::from_str(spec, strictness)
+    }) else {
         // Reported where the spec was checked.
         return Ok(());
     };

@@ -149,13 +149,21 @@ fn an_error_inside_a_stdlib_template_points_at_its_use_too() {
             &serde_json::json!(9)
         )
     );
+    // The label: the lookup `cudnn[torch][cuda]` in the stdlib module.
+    let stdlib = std::fs::read_to_string(repo().join("stdlib/pytorch-cuda.env.scl")).unwrap();
+    let (line, text) = stdlib
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains("cudnn[torch][cuda]"))
+        .unwrap();
+    let column = text.find("[cuda]").unwrap() + 2;
     let label = &d["labels"][0];
     assert_eq!(
         (&label["file"], &label["line"], &label["column"]),
         (
             &serde_json::json!("std/pytorch-cuda.env.scl"),
-            &serde_json::json!(162),
-            &serde_json::json!(79)
+            &serde_json::json!(line + 1),
+            &serde_json::json!(column)
         )
     );
     assert_eq!(label["message"], "this key");
