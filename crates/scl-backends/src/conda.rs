@@ -24,8 +24,8 @@
 //! - `dependencies`: `python=<python.version>` (conda's `=` matches the
 //!   version's prefix: `python=3.11` is any 3.11.x, `python=3.11.7` that
 //!   release), then `conda.packages` as written, each checked to be a match
-//!   spec by `rattler_conda_types::MatchSpec::from_str(s, Strict)` (the
-//!   exported form `name=1.2=build` in lenient mode: `scl_ir::conda`); then
+//!   spec by `scl_ir::conda::match_spec` (rattler, as conda reads specs);
+//!   then
 //!   `pip` itself when there are pip entries (conda warns when a `pip:`
 //!   section comes without it), unless `conda.packages` names pip; then the
 //!   `pip:` subsection;
@@ -76,7 +76,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use rattler_conda_types::{MatchSpec, ParseStrictness};
+use rattler_conda_types::MatchSpec;
 use scl_ir::{EnvSpec, PythonManager, VarValue};
 use serde::Serialize;
 
@@ -595,19 +595,12 @@ impl<'a> Job<'a> {
         out
     }
 
-    /// `s` parsed as a conda match spec (strict; the exported form
-    /// `name=1.2=build` lenient, see `scl_ir::conda`), else an error on
-    /// `field`.
+    /// `s` parsed as a conda match spec, as conda reads it
+    /// (`scl_ir::conda::match_spec`), else an error on `field`.
     fn match_spec(&mut self, field: &str, s: &str) -> Option<MatchSpec> {
-        let strictness = if scl_ir::conda::exported_form(s) {
-            ParseStrictness::Lenient
-        } else {
-            ParseStrictness::Strict
-        };
-        let parsed = std::panic::catch_unwind(|| MatchSpec::from_str(s, strictness));
+        let parsed = std::panic::catch_unwind(|| scl_ir::conda::match_spec(s));
         match parsed {
-            Ok(Ok(m)) if !quote::is_unwritable(s) => Some(m),
-            Ok(Ok(_)) => {
+            _ if quote::is_unwritable(s) => {
                 self.refuse(
                     field,
                     ErrorKind::Unwritable,
@@ -619,6 +612,7 @@ impl<'a> Job<'a> {
                 );
                 None
             }
+            Ok(Ok(m)) => Some(m),
             Ok(Err(e)) => {
                 self.refuse(
                     field,

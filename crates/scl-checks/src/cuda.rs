@@ -244,7 +244,7 @@ const CONDA_CUDA: &[&str] = &[
 /// of them matching is enough (`cuda-version` packages are versioned
 /// `12.1`, `cudatoolkit` ones `11.8.0`).
 fn conda(cx: &Cx, out: &mut Vec<Finding>) {
-    use rattler_conda_types::{MatchSpec, ParseStrictness, Version};
+    use rattler_conda_types::Version;
     use std::str::FromStr;
     let (Some(base), Some(conda)) = (&cx.base_cuda, &cx.spec.conda) else {
         return;
@@ -255,12 +255,7 @@ fn conda(cx: &Cx, out: &mut Vec<Finding>) {
         .filter_map(|v| Version::from_str(v).ok())
         .collect();
     for (i, spec) in conda.packages.iter().enumerate() {
-        let strictness = if scl_ir::conda::exported_form(spec) {
-            ParseStrictness::Lenient
-        } else {
-            ParseStrictness::Strict
-        };
-        let Ok(parsed) = MatchSpec::from_str(spec, strictness) else {
+        let Ok(parsed) = scl_ir::conda::match_spec(spec) else {
             continue;
         };
         let Some(name) = parsed

@@ -571,7 +571,7 @@ Fix: update the node's driver, or use an image and wheels for an older CUDA.";
 
 Example:
     base = image(\"pytorch/pytorch:1.13.1-cuda11.7-cudnn8-runtime\")
-    resources.limits.gpu = { count = 8, type = \"nvidia-h100\" }
+    resources.limits.gpu = { count = 8, type = \"NVIDIA-H100-80GB-HBM3\" }
 
 Fix: use a torch and CUDA at or above the floor, or another GPU type.";
 

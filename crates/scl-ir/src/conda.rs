@@ -1,44 +1,80 @@
-//! How sclc reads conda match specs: with rattler's strict parser, except
-//! for the one form `conda env export` writes that strict mode refuses.
+//! How sclc reads a conda match spec: one function, [`match_spec`], for
+//! evaluation, the domain checks and the conda backend.
 
-/// Whether a conda match spec is the exported form `NAME=VERSION=BUILD`
-/// (`cudatoolkit=11.8.0=h6a678d5_0`, what `conda env export` writes, which
-/// conda installs as that exact build). rattler's strict parser refuses it
-/// (its build string must follow a space), so the callers parse this one
-/// form with rattler's lenient mode, which reads it as conda does, and every
-/// other spec strictly: lenient mode also takes text that conda itself
-/// refuses (`numpy >= 1.0 2.0 <`).
-pub fn exported_form(spec: &str) -> bool {
-    let body = spec.rsplit("::").next().unwrap_or(spec);
-    let parts: Vec<&str> = body.split('=').collect();
-    let word = |p: &str| {
-        !p.is_empty()
-            && p.chars().all(|c| {
-                c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+' | '*' | '!')
-            })
-    };
-    parts.len() == 3 && parts.iter().all(|p| word(p))
+use rattler_conda_types::{MatchSpec, ParseStrictness};
+
+/// `spec` read as a conda match spec, as conda reads it.
+///
+/// rattler's strict parser refuses forms conda itself accepts and its own
+/// documentation uses: `NAME VERSION [BUILD]` without an operator
+/// (`cuda-nvcc 12.4.131`, `cuda-version 11.8 *`), `|` between versions
+/// (`cuda-version=12.4|12.5`), `=1.2.*`, and the exported
+/// `NAME=VERSION=BUILD` that `conda env export` writes. Its lenient parser
+/// reads those as conda does, but also takes text conda refuses
+/// (`numpy >= 1.0 2.0 <`). So a spec is read strictly, else leniently when
+/// the build string the lenient parser read is a well-formed one and what
+/// it read, printed back (`cuda-nvcc ==12.4.131`), is a spec the strict
+/// parser accepts. The error is the strict parser's.
+///
+/// A panic inside the parser is the caller's to guard (evaluation runs it
+/// under its panic boundary).
+pub fn match_spec(spec: &str) -> Result<MatchSpec, String> {
+    if let Some(c) = spec.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "{c:?} has no place in a match spec (one line of text)"
+        ));
+    }
+    match MatchSpec::from_str(spec, ParseStrictness::Strict) {
+        Ok(m) => Ok(m),
+        Err(strict) => {
+            let lenient = MatchSpec::from_str(spec, ParseStrictness::Lenient)
+                .map_err(|_| strict.to_string())?;
+            // A build string is letters, digits, `_`, `.`, `+` and `*`
+            // (`py311h64a7726_0`); the lenient parser takes any rest of the
+            // text as one (`numpy >= 1.0 2.0 <` has the build `2.0 <`).
+            let build_ok = lenient.build.as_ref().is_none_or(|b| {
+                b.to_string()
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.+*".contains(c))
+            });
+            if !build_ok {
+                return Err(strict.to_string());
+            }
+            MatchSpec::from_str(&lenient.to_string(), ParseStrictness::Strict)
+                .map(|_| lenient)
+                .map_err(|_| strict.to_string())
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::exported_form;
+    use super::match_spec;
 
     #[test]
-    fn only_name_version_build() {
-        assert!(exported_form("cudatoolkit=11.8.0=h6a678d5_0"));
-        assert!(exported_form("conda-forge::numpy=1.26.4=py311h64a7726_0"));
-        assert!(exported_form("python=3.11.7=hab00c5b_0_cpython"));
-        for other in [
+    fn conda_forms_are_read_and_junk_is_not() {
+        for ok in [
             "numpy",
             "numpy=1.26",
-            "numpy==1.26",
+            "numpy>=1.2,<2",
+            "cudatoolkit=11.8.0=h6a678d5_0",
+            "conda-forge::numpy=1.26.4=py311h64a7726_0",
+            "cuda-nvcc 12.4.131",
+            "cuda-version 11.8 *",
+            "cuda-version=12.4|12.5",
+            "cuda-version=12.4.*",
+            "cuda-version >=12,<13",
+            "numpy 1.2.3 py311_0",
+        ] {
+            assert!(match_spec(ok).is_ok(), "{ok:?}: {:?}", match_spec(ok).err());
+        }
+        for bad in [
             "numpy >= 1.0 2.0 <",
             "numpy=1.0\nscipy",
-            "numpy=1.26=",
-            "numpy=1.2 3=x",
+            "numpy[version=='1']]",
+            "",
         ] {
-            assert!(!exported_form(other), "{other:?}");
+            assert!(match_spec(bad).is_err(), "{bad:?}");
         }
     }
 }

@@ -1018,21 +1018,10 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             .with_help("list package match specs only (`numpy`, `numpy=1.26`)"),
         )),
         (Ty::MatchSpec, Value::Str(s)) => {
-            // conda's match spec grammar, as rattler (conda/rattler) parses it
-            // strictly; the form `conda env export` writes (`name=1.2=build`)
-            // in its lenient mode (`scl_ir::conda::exported_form`).
-            let parsed = validate::guarded(|| {
-                rattler_conda_types::MatchSpec::from_str(
-                    &s,
-                    if scl_ir::conda::exported_form(&s) {
-                        rattler_conda_types::ParseStrictness::Lenient
-                    } else {
-                        rattler_conda_types::ParseStrictness::Strict
-                    },
-                )
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-            });
+            // conda's match spec grammar, as conda reads it
+            // (`scl_ir::conda::match_spec`: rattler, strict, else lenient for
+            // the forms conda accepts).
+            let parsed = validate::guarded(|| scl_ir::conda::match_spec(&s).map(|_| ()));
             match parsed {
                 Some(Ok(())) => Ok(Value::Str(s)),
                 None => Err(ev.report(

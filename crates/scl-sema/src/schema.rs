@@ -382,14 +382,14 @@ fn build(rt: RecordTy) -> Vec<FieldDef> {
             f("cpu", Cpu, "Cores (`4`, `0.5`) or millicores (`1500m`); in the IR in millicores."),
             f("memory", Memory, "Memory (`32Gi`); in the IR in bytes.")
                 .aliases(&["mem", "ram"]),
-            f("gpu", Record(RecordTy::Gpu), "GPUs: `{ count = 1, type = \"nvidia-a100\" }`.")
+            f("gpu", Record(RecordTy::Gpu), "GPUs: `{ count = 1, type = \"NVIDIA-A100-SXM4-80GB\" }`.")
                 .aliases(&["gpus", "nvidia.com/gpu"]),
         ],
         RecordTy::Gpu => vec![
             f("count", Int, "GPUs per replica (Kubernetes `nvidia.com/gpu`).")
                 .required()
                 .range(0, U32),
-            f("type", String, "The accelerator type used for node selection (`\"nvidia-a100\"`)."),
+            f("type", String, "The accelerator type used for node selection: a value of the node label `node_label` (`\"NVIDIA-A100-SXM4-80GB\"` for GPU Feature Discovery's default label, `\"nvidia-a100-80gb\"` on GKE)."),
             f("memory", Memory, "The least memory per GPU."),
             f("node_label", String, "The node label whose value is `type` (Kubernetes `nodeSelector`); default `nvidia.com/gpu.product`, GPU Feature Discovery's label."),
         ],

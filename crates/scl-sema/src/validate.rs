@@ -607,22 +607,15 @@ pub(crate) fn conda_channel(s: &str) -> Result<(), Invalid> {
 /// spec (`CHANNEL::NAME`, `NAME[channel=CHANNEL]`) must be one of
 /// `conda.channels` (which are validated by [`conda_channel`]), and a
 /// package URL (`https://…/numpy-1.26.4-0.conda`), which conda installs from
-/// wherever it points, is refused. The spec is parsed by rattler (the same
-/// parser as at `check`); channels are compared by rattler's canonical name,
+/// wherever it points, is refused. The spec is parsed by
+/// `scl_ir::conda::match_spec` (the same reading as at `check`); channels are compared by rattler's canonical name,
 /// with a fixed root folder so that the result does not depend on the
 /// working directory.
 pub(crate) fn conda_spec_source(spec: &str, channels: &[String]) -> Result<(), Invalid> {
-    use rattler_conda_types::{Channel, ChannelConfig, MatchSpec, ParseStrictness};
+    use rattler_conda_types::{Channel, ChannelConfig};
     let q = Quoted(spec);
     let config = ChannelConfig::default_with_root_dir(std::path::PathBuf::from("/"));
-    let Some(Ok(parsed)) = guarded(|| {
-        let strictness = if scl_ir::conda::exported_form(spec) {
-            ParseStrictness::Lenient
-        } else {
-            ParseStrictness::Strict
-        };
-        MatchSpec::from_str(spec, strictness)
-    }) else {
+    let Some(Ok(parsed)) = guarded(|| scl_ir::conda::match_spec(spec)) else {
         // Reported where the spec was checked.
         return Ok(());
     };

@@ -114,7 +114,7 @@ fn provenance_names_the_env_and_line_of_each_field() {
         "`+=` appends, it replaces nothing"
     );
     assert_eq!(p["workdir"]["env"], "python_env");
-    assert_eq!(p["resources.requests.memory"]["line"], 23);
+    assert_eq!(p["resources.requests.memory"]["line"], 18);
     insta::assert_snapshot!(
         "provenance__bert_train",
         String::from_utf8(r.stdout).unwrap()
