@@ -200,14 +200,16 @@ pub const EXPRESSES: Expresses = Expresses {
 /// or `%files` path the format cannot hold, a line that would hit a parser
 /// trap ([`trap`]), a section longer than [`MAX_SECTION_BYTES`]. Warnings:
 /// the set fields [`EXPRESSES`] does not write, and each build secret
-/// (read from [`BUILD_SECRETS_DIR`]). The output depends only on `spec`
-/// and `cx.env`.
+/// (read from [`BUILD_SECRETS_DIR`]). The output depends only on `spec`,
+/// `cx.env` and `cx.files` (a requirements file that pins hashes is
+/// installed without `python.packages`).
 pub fn lower(spec: &EnvSpec, cx: &LowerCx) -> Lowered {
     let mut out = Lowered::default();
     crate::lower_images(spec, &cx.env, &mut out, &mut |spec, at, out| {
         let mut job = Job {
             spec,
             prefix: &at.field_prefix,
+            files: &cx.files,
             warnings: &mut out.warnings,
             errors: &mut out.errors,
         };
@@ -325,6 +327,7 @@ struct Section {
 struct Job<'a> {
     spec: &'a EnvSpec,
     prefix: &'a str,
+    files: &'a std::collections::BTreeMap<String, String>,
     warnings: &'a mut Vec<FieldWarning>,
     errors: &'a mut Vec<FieldError>,
 }
@@ -437,6 +440,7 @@ impl Job<'_> {
             base,
             &PLAN_TARGET,
             self.prefix,
+            self.files,
             self.warnings,
             self.errors,
         );
@@ -770,9 +774,13 @@ impl Job<'_> {
                 ),
                 Step::Tool { .. } => ("python.manager".to_string(), "uv, with pip.".to_string()),
                 Step::Conda { .. } => ("conda".to_string(), "conda packages.".to_string()),
-                Step::Requirements { .. } => (
+                Step::Requirements { with_packages, .. } => (
                     "python.requirements".to_string(),
-                    "The requirements files (copied by %files) and python.packages, in one install.".to_string(),
+                    if *with_packages {
+                        "The requirements files (copied by %files) and python.packages, in one install.".to_string()
+                    } else {
+                        "The requirements files (copied by %files).".to_string()
+                    },
                 ),
                 Step::Packages { .. } => {
                     ("python.packages".to_string(), "Python packages.".to_string())

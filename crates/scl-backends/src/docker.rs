@@ -127,16 +127,25 @@ const HASH_LABEL: &str = "dev.scl.ir.sha256";
 /// writes only in part: `python.version` on a Python image of another
 /// version, `user` unset,
 /// conda channels without conda packages. The output depends only on `spec`
-/// and `env_name`.
+/// and `env_name` ([`lower_with`] also reads the requirements files' texts).
 ///
 /// # Panics
 /// Only if the embedded templates are broken (covered by the crate's tests).
 pub fn lower(spec: &EnvSpec, env_name: &str) -> Lowered {
+    lower_with(spec, &crate::LowerCx::new(env_name))
+}
+
+/// [`lower`] with the context of a build: the env's name and the texts of
+/// its requirements files ([`crate::LowerCx::files`]; a file that pins
+/// hashes is installed without `python.packages`, see [`plan::build`]).
+pub fn lower_with(spec: &EnvSpec, cx: &crate::LowerCx) -> Lowered {
+    let env_name = cx.env.as_str();
     let mut out = Lowered::default();
     crate::lower_images(spec, env_name, &mut out, &mut |spec, at, out| {
         let mut job = Job {
             spec,
             prefix: &at.field_prefix,
+            files: &cx.files,
             warnings: &mut out.warnings,
             errors: &mut out.errors,
         };
@@ -239,7 +248,7 @@ impl crate::Backend for Docker {
         &EXPRESSES
     }
     fn lower(&self, spec: &EnvSpec, cx: &crate::LowerCx) -> Lowered {
-        lower(spec, &cx.env)
+        lower_with(spec, cx)
     }
 }
 
@@ -458,6 +467,7 @@ const PLAN_TARGET: plan::Target = plan::Target {
 struct Job<'a> {
     spec: &'a EnvSpec,
     prefix: &'a str,
+    files: &'a std::collections::BTreeMap<String, String>,
     warnings: &'a mut Vec<FieldWarning>,
     errors: &'a mut Vec<FieldError>,
 }
@@ -557,6 +567,7 @@ impl Job<'_> {
             base,
             &PLAN_TARGET,
             self.prefix,
+            self.files,
             self.warnings,
             self.errors,
         );
@@ -703,7 +714,11 @@ impl Job<'_> {
                 ))?;
                 context! { kind => "python_note", note => note }
             }
-            Step::Requirements { files, .. } => {
+            Step::Requirements {
+                files,
+                with_packages,
+                ..
+            } => {
                 let mut copies = Vec::new();
                 for r in files {
                     if self.copy_source(&r.field, &r.path) {
@@ -711,7 +726,7 @@ impl Job<'_> {
                             .extend(self.copy_args(&r.field, &[r.path.as_str(), r.dest.as_str()]));
                     }
                 }
-                context! { kind => "requirements", copies => copies, run => run }
+                context! { kind => "requirements", copies => copies, run => run, with_packages => with_packages }
             }
             Step::Setup {
                 field, first, text, ..

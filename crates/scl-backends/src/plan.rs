@@ -39,6 +39,7 @@
 //! No value is ever left out: a value the plan cannot write is a
 //! [`FieldError`] and the step is dropped, so the caller writes no file.
 
+use std::collections::BTreeMap;
 use scl_ir::bases::{BaseInfo, Family, PythonEnv, CONDA_IMAGES, VENV};
 use scl_ir::{Asset, EnvSpec, ImageRef, PythonManager, SecretRef, SystemManager, VolumeMode};
 
@@ -260,9 +261,13 @@ pub enum Step {
     Conda { shell: Shell },
     /// Installs the requirements files (copied to [`Requirement::dest`]
     /// first, which is the renderer's) and `python.packages` (after `--`),
-    /// in one install, so that pip resolves every pin together.
+    /// in one install, so that pip resolves every pin together — unless a
+    /// file pins hashes (`with_packages` is then false).
     Requirements {
         files: Vec<Requirement>,
+        /// Whether `python.packages` are in this install too (not when a
+        /// file pins hashes: [`Step::Packages`] comes before it then).
+        with_packages: bool,
         /// The index credentials, a build secret read by the install.
         secret: Option<BuildSecret>,
         shell: Shell,
@@ -272,8 +277,8 @@ pub enum Step {
     /// dependencies again (the stage built them all). The renderer makes
     /// the folder of the build stage visible at that path.
     Wheels { shell: Shell },
-    /// Installs `python.packages` (after `--`) when there is no
-    /// requirements file ([`Step::Requirements`] takes them otherwise).
+    /// Installs `python.packages` (after `--`) when [`Step::Requirements`]
+    /// does not (no requirements file, or one that pins hashes).
     Packages {
         /// The index credentials, as for [`Step::Requirements`].
         secret: Option<BuildSecret>,
@@ -451,6 +456,7 @@ pub fn build(
     base: &ImageRef,
     target: &Target,
     prefix: &str,
+    files: &BTreeMap<String, String>,
     warnings: &mut Vec<FieldWarning>,
     errors: &mut Vec<FieldError>,
 ) -> Plan {
@@ -458,6 +464,7 @@ pub fn build(
         spec,
         target,
         prefix,
+        files,
         warnings,
         errors,
     };
@@ -601,11 +608,25 @@ struct PythonSetup {
     why: &'static str,
 }
 
+/// Whether a requirements file pins hashes (`--hash=sha256:…` on a
+/// requirement line, or `--require-hashes`): pip then runs in
+/// hash-checking mode, which requires a hash of every requirement of that
+/// install (pip's "Secure installs" documentation).
+fn pins_hashes(text: &str) -> bool {
+    text.lines()
+        .map(|l| l.split(" #").next().unwrap_or(l))
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .any(|l| l.contains("--hash") || l.contains("--require-hashes"))
+}
+
 /// The state of planning one built env.
 struct Planner<'a> {
     spec: &'a EnvSpec,
     target: &'a Target,
     prefix: &'a str,
+    /// The requirements files' texts, by path ([`crate::LowerCx::files`]):
+    /// read only to see whether one pins hashes.
+    files: &'a BTreeMap<String, String>,
     warnings: &'a mut Vec<FieldWarning>,
     errors: &'a mut Vec<FieldError>,
 }
@@ -725,12 +746,14 @@ impl Planner<'_> {
             match step {
                 Step::Requirements {
                     files,
+                    with_packages,
                     secret,
                     shell,
                 } => {
                     installer = installer_of(&shell);
                     stage.push(Step::Requirements {
                         files,
+                        with_packages,
                         secret,
                         shell: to_wheel(&shell),
                     });
@@ -1380,28 +1403,41 @@ impl Planner<'_> {
         // pip resolves once with every pin. Two installs resolve twice: a
         // requirement that needs torch (`accelerate`) pulled the newest torch
         // first, and the next layer replaced it with the pinned one (two
-        // downloads of gigabytes, both kept in the image's layers).
+        // downloads of gigabytes, both kept in the image's layers). Except
+        // when a file pins hashes (`pip-compile --generate-hashes`, `uv
+        // export`): pip then requires a hash of every requirement of the
+        // install, and the packages have none, so they are installed on
+        // their own, first (a `torch==2.5.1` of the lock is then satisfied
+        // by the `torch==2.5.1+cu124` installed before it).
+        let hashed = requirements.iter().any(|(r, _)| {
+            self.files
+                .get(&r.path)
+                .is_some_and(|text| pins_hashes(text))
+        });
+        let together = !hashed && !packages.is_empty();
+        if !together && !packages.is_empty() {
+            let mut tail = vec!["      --".to_string()];
+            tail.extend(packages.iter().map(|p| format!("      {p}")));
+            steps.push(Step::Packages {
+                shell: install(tail),
+                secret: secret.clone(),
+            });
+        }
         if !requirements.is_empty() {
             let mut tail: Vec<String> = requirements
                 .iter()
                 .map(|(_, d)| format!("      -r {d}"))
                 .collect();
-            if !packages.is_empty() {
+            if together {
                 tail.push("      --".to_string());
                 tail.extend(packages.iter().map(|p| format!("      {p}")));
             }
             let shell = install(tail);
             steps.push(Step::Requirements {
                 files: requirements.into_iter().map(|(r, _)| r).collect(),
+                with_packages: together,
                 secret: secret.clone(),
                 shell,
-            });
-        } else if !packages.is_empty() {
-            let mut tail = vec!["      --".to_string()];
-            tail.extend(packages.iter().map(|p| format!("      {p}")));
-            steps.push(Step::Packages {
-                shell: install(tail),
-                secret: secret.clone(),
             });
         }
     }

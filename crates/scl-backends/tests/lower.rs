@@ -1587,3 +1587,52 @@ fn builder_is_a_build_stage_for_the_wheels() {
     assert!(!dockerfile(&spec).contains(" AS builder"));
     assert!(fields(&spec).contains(&"builder".to_string()));
 }
+
+/// A requirements file that pins hashes puts pip in hash-checking mode for
+/// its whole install, and `python.packages` have no hashes: they are
+/// installed on their own, before the files (one install otherwise, as
+/// the builder test shows). Both image targets.
+#[test]
+fn a_hashed_requirements_file_is_installed_without_the_packages() {
+    let mut spec = built("debian:12");
+    spec.python = Some(Python {
+        packages: vec!["six==1.16.0".into()],
+        requirements: vec![FileRef {
+            path: "req.lock".into(),
+            sha256: "0".repeat(64),
+        }],
+        index_credentials: None,
+        extra_index_urls: vec![],
+        index_url: None,
+        manager: PythonManager::Pip,
+        version: None,
+    });
+    let hashed = "idna==3.7 \\\n    --hash=sha256:82fee1fc78add43492d3a1898bfa6d8a904cc97d8427f683ed8e798d07761aa0\n";
+    for (text, together) in [(hashed, false), ("idna==3.7\n# --hash in a comment\n", true)] {
+        let mut cx = scl_backends::LowerCx::new("t");
+        cx.files.insert("req.lock".into(), text.into());
+        let out = scl_backends::docker::lower_with(&spec, &cx);
+        assert!(out.errors.is_empty(), "{:?}", out.errors);
+        let text = &out.artifact("Dockerfile").unwrap().contents;
+        let six = text.find("six==1.16.0").unwrap();
+        let lock = text.find("-r /tmp/scl/requirements/0-req.lock").unwrap();
+        if together {
+            assert!(
+                text.contains("-r /tmp/scl/requirements/0-req.lock \\\n      -- \\\n      six==1.16.0\n"),
+                "{text}"
+            );
+        } else {
+            assert!(six < lock, "the packages first: {text}");
+            assert_eq!(text.matches("python3 -m pip install").count(), 2, "{text}");
+            assert!(text.contains("-r /tmp/scl/requirements/0-req.lock\n"), "{text}");
+        }
+        let def = scl_backends::apptainer::lower(&spec, &cx);
+        assert!(def.errors.is_empty(), "{:?}", def.errors);
+        let def = &def.artifacts[0].contents;
+        assert_eq!(
+            def.contains("-r /.sclc-build/requirements/0-req.lock \\\n          -- \\\n"),
+            together,
+            "{def}"
+        );
+    }
+}
