@@ -39,9 +39,9 @@
 //! No value is ever left out: a value the plan cannot write is a
 //! [`FieldError`] and the step is dropped, so the caller writes no file.
 
-use std::collections::BTreeMap;
 use scl_ir::bases::{BaseInfo, Family, PythonEnv, CONDA_IMAGES, VENV};
 use scl_ir::{Asset, EnvSpec, ImageRef, PythonManager, SecretRef, SystemManager, VolumeMode};
+use std::collections::BTreeMap;
 
 use crate::quote;
 use crate::{ErrorKind, FieldError, FieldWarning};

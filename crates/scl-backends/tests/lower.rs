@@ -1608,7 +1608,10 @@ fn a_hashed_requirements_file_is_installed_without_the_packages() {
         version: None,
     });
     let hashed = "idna==3.7 \\\n    --hash=sha256:82fee1fc78add43492d3a1898bfa6d8a904cc97d8427f683ed8e798d07761aa0\n";
-    for (text, together) in [(hashed, false), ("idna==3.7\n# --hash in a comment\n", true)] {
+    for (text, together) in [
+        (hashed, false),
+        ("idna==3.7\n# --hash in a comment\n", true),
+    ] {
         let mut cx = scl_backends::LowerCx::new("t");
         cx.files.insert("req.lock".into(), text.into());
         let out = scl_backends::docker::lower_with(&spec, &cx);
@@ -1618,13 +1621,18 @@ fn a_hashed_requirements_file_is_installed_without_the_packages() {
         let lock = text.find("-r /tmp/scl/requirements/0-req.lock").unwrap();
         if together {
             assert!(
-                text.contains("-r /tmp/scl/requirements/0-req.lock \\\n      -- \\\n      six==1.16.0\n"),
+                text.contains(
+                    "-r /tmp/scl/requirements/0-req.lock \\\n      -- \\\n      six==1.16.0\n"
+                ),
                 "{text}"
             );
         } else {
             assert!(six < lock, "the packages first: {text}");
             assert_eq!(text.matches("python3 -m pip install").count(), 2, "{text}");
-            assert!(text.contains("-r /tmp/scl/requirements/0-req.lock\n"), "{text}");
+            assert!(
+                text.contains("-r /tmp/scl/requirements/0-req.lock\n"),
+                "{text}"
+            );
         }
         let def = scl_backends::apptainer::lower(&spec, &cx);
         assert!(def.errors.is_empty(), "{:?}", def.errors);

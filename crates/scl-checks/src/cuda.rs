@@ -101,9 +101,9 @@ fn published(cx: &Cx, out: &mut Vec<Finding>) {
                         p.shown()
                     ),
                 )
-                .help(format!(
-                    "pin it in a requirements file (`python.requirements = [file(\"./requirements.txt\")]`) whose first line is `--find-links {url}`, or use torch ≥ 1.11, whose CUDA wheels are on https://download.pytorch.org/whl/cuXYZ indexes"
-                )),
+                .help(
+                    "use torch 1.11 or newer, whose CUDA wheels are on the https://download.pytorch.org/whl/cuXYZ indexes (sclc adds the index itself); sclc gives pip no find-links page, from `python.packages` or a requirements file (E0331)",
+                ),
             );
         }
     }
@@ -118,51 +118,16 @@ fn variants(cx: &Cx, out: &mut Vec<Finding>) {
         .filter(|p| VARIANT_PACKAGES.contains(&p.name.as_str()))
         .filter_map(|p| Some((p, p.cuda()?)))
         .collect();
-    if let Some(base) = &cx.base_cuda {
-        let want = major_minor(base);
-        // A devel image (nvcc, headers) builds extensions against its own
-        // CUDA: a wheel of another CUDA is an error there. On a runtime or
-        // base image the wheel's own CUDA libraries are used and the
-        // image's are only dead weight: a warning (W0507).
-        let devel = cx.base_ref().contains("devel");
-        let base_major = Dotted::parse(&want).map(|v| v.major());
-        for (p, cuda) in &pins {
-            if *cuda != want {
-                // torch's extension build (`torch.utils.cpp_extension`,
-                // `_check_cuda_version`) raises for another CUDA major and
-                // only warns for another minor of the same major.
-                let other_major = Dotted::parse(cuda).map(|v| v.major()) != base_major;
-                let (code, error) = if devel && other_major {
-                    ("E0501", true)
-                } else {
-                    ("W0507", false)
-                };
-                let f = if error {
-                    Finding::error(code, &p.field, String::new())
-                } else {
-                    Finding::warning(code, &p.field, String::new())
-                };
-                out.push(
-                    Finding {
-                        message: format!(
-                            "{} is built for CUDA {cuda}, but the base image {} has CUDA {base}",
-                            p.shown(),
-                            cx.base_ref()
-                        ),
-                        ..f
-                    }
-                    .also("base", format!("CUDA {base} here"))
-                    .help(variant_help(cx, p, cuda, &want)),
-                );
-            }
-        }
-        return;
-    }
-    let Some((first, first_cuda)) = pins.first() else {
-        return;
-    };
-    for (p, cuda) in &pins[1..] {
+    // Pin against pin, whatever the image: torchvision and torchaudio refuse
+    // a torch built for another CUDA. Each pin against the first earlier pin
+    // it can be installed with (markers that exclude each other never meet).
+    let mut against_pin = vec![false; pins.len()];
+    for (i, (p, cuda)) in pins.iter().enumerate() {
+        let Some((first, first_cuda)) = pins[..i].iter().find(|(q, _)| q.coexists(p)) else {
+            continue;
+        };
         if cuda != first_cuda {
+            against_pin[i] = true;
             out.push(
                 Finding::error(
                     "E0501",
@@ -180,6 +145,42 @@ fn variants(cx: &Cx, out: &mut Vec<Finding>) {
                 )),
             );
         }
+    }
+    let Some(base) = &cx.base_cuda else {
+        return;
+    };
+    let want = major_minor(base);
+    // A devel image (nvcc, headers) builds extensions against its own
+    // CUDA: a wheel of another CUDA is an error there. On a runtime or
+    // base image the wheel's own CUDA libraries are used and the
+    // image's are only dead weight: a warning (W0507).
+    let devel = cx.base_ref().contains("devel");
+    let base_major = Dotted::parse(&want).map(|v| v.major());
+    for ((p, cuda), reported) in pins.iter().zip(against_pin) {
+        if *cuda == want || reported {
+            continue;
+        }
+        // torch's extension build (`torch.utils.cpp_extension`,
+        // `_check_cuda_version`) raises for another CUDA major and
+        // only warns for another minor of the same major.
+        let other_major = Dotted::parse(cuda).map(|v| v.major()) != base_major;
+        let f = if devel && other_major {
+            Finding::error("E0501", &p.field, String::new())
+        } else {
+            Finding::warning("W0507", &p.field, String::new())
+        };
+        out.push(
+            Finding {
+                message: format!(
+                    "{} is built for CUDA {cuda}, but the base image {} has CUDA {base}",
+                    p.shown(),
+                    cx.base_ref()
+                ),
+                ..f
+            }
+            .also("base", format!("CUDA {base} here"))
+            .help(variant_help(cx, p, cuda, &want)),
+        );
     }
 }
 
@@ -240,9 +241,11 @@ const CONDA_CUDA: &[&str] = &[
 /// as evaluation checked it: `cudatoolkit=11.8` is any 11.8.x,
 /// `cuda-version=12` any 12.x, `cuda-version>=12,<13` a range,
 /// `cudatoolkit=11.8.0=h6a678d5_0` with a build string) and matched against
-/// the image's CUDA as `major.minor` and as written (`12.1`, `12.1.1`): one
-/// of them matching is enough (`cuda-version` packages are versioned
-/// `12.1`, `cudatoolkit` ones `11.8.0`).
+/// the versions the package has for the image's CUDA: `cuda-version` and
+/// `pytorch-cuda` are versioned `12.1`, so `cuda-version>12.1` excludes a
+/// 12.1 image; the others by release and component patch (`cudatoolkit
+/// 11.8.0`, `cuda-nvcc 12.4.131`), so any `12.1.N` counts. A bare
+/// `cudatoolkit` on a CUDA 12 image is one too (it stops at 11.8).
 fn conda(cx: &Cx, out: &mut Vec<Finding>) {
     use rattler_conda_types::Version;
     use std::str::FromStr;
@@ -250,9 +253,17 @@ fn conda(cx: &Cx, out: &mut Vec<Finding>) {
         return;
     };
     let want = major_minor(base);
-    let versions: Vec<Version> = [want.as_str(), base.as_str()]
-        .iter()
-        .filter_map(|v| Version::from_str(v).ok())
+    // The versions of a package of the image's CUDA: `cuda-version` and
+    // `pytorch-cuda` are versioned major.minor (`12.4`); the others by
+    // release and component patch (`cudatoolkit 11.8.0`, `cuda-nvcc
+    // 12.4.131`), so every patch of the image's major.minor counts.
+    let by_minor = [Version::from_str(&want)]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>();
+    let by_patch: Vec<Version> = std::iter::once(want.clone())
+        .chain((0..1000).map(|p| format!("{want}.{p}")))
+        .filter_map(|v| Version::from_str(&v).ok())
         .collect();
     for (i, spec) in conda.packages.iter().enumerate() {
         let Ok(parsed) = scl_ir::conda::match_spec(spec) else {
@@ -269,7 +280,28 @@ fn conda(cx: &Cx, out: &mut Vec<Finding>) {
             continue;
         }
         let Some(vspec) = &parsed.version else {
+            // A bare `cudatoolkit` on a CUDA 12 or later image: the package
+            // stops at 11.8, a second, older CUDA runtime.
+            if name == "cudatoolkit" && Dotted::parse(&want).is_some_and(|v| v.major() >= 12) {
+                out.push(
+                    Finding::error(
+                        "E0505",
+                        format!("conda.packages[{i}]"),
+                        format!(
+                            "`{spec}` installs CUDA 11.8 or older (the last `cudatoolkit`), but the base image {} has CUDA {base}",
+                            cx.base_ref()
+                        ),
+                    )
+                    .also("base", format!("CUDA {base} here"))
+                    .help(conda_help(&name, &want)),
+                );
+            }
             continue;
+        };
+        let versions = if matches!(name.as_str(), "cuda-version" | "pytorch-cuda") {
+            &by_minor
+        } else {
+            &by_patch
         };
         if versions.is_empty() || versions.iter().any(|v| vspec.matches(v)) {
             continue;
@@ -325,6 +357,10 @@ fn tag(reference: &str, field: &str, out: &mut Vec<Finding>) {
     if scl_ir::bases::info(reference).family != scl_ir::bases::Family::NvidiaCuda {
         return;
     }
+    // With a digest, the digest is what is pulled: the tag is only a name.
+    if reference.contains('@') {
+        return;
+    }
     let (repo, Some(tag)) = scl_ir::bases::split_ref(reference) else {
         return;
     };
@@ -332,13 +368,27 @@ fn tag(reference: &str, field: &str, out: &mut Vec<Finding>) {
     if Dotted::parse(version).is_none() {
         return;
     }
-    let words: Vec<&str> = rest.split('-').collect();
-    let flavor = words.iter().copied().find(|w| FLAVORS.contains(w));
-    let ubuntu = words
-        .last()
+    let words: Vec<&str> = if rest.is_empty() {
+        Vec::new()
+    } else {
+        rest.split('-').collect()
+    };
+    // The shape NVIDIA publishes: `[cudnn…-]FLAVOR-OS`.
+    let at = words.iter().position(|w| FLAVORS.contains(w));
+    let flavor = at.map(|a| words[a]);
+    let cudnn_word = |w: &str| {
+        w.strip_prefix("cudnn")
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let well_formed = match at {
+        Some(a) => a + 2 == words.len() && (a == 0 || (a == 1 && cudnn_word(words[0]))),
+        None => false,
+    };
+    let os = at.and_then(|a| words.get(a + 1)).copied();
+    let ubuntu = os
         .and_then(|os| os.strip_prefix("ubuntu"))
         .filter(|v| Dotted::parse(v).is_some());
-    let cudnn = words.iter().any(|w| w.starts_with("cudnn"));
+    let cudnn = words.iter().any(|w| cudnn_word(w));
     // A tag of the table's release `image` in the user's flavour and cuDNN
     // choice: `12.8.1-cudnn-devel-ubuntu22.04` → `12.8.1-runtime-ubuntu22.04`.
     let shaped = |image: &scl_domain::cuda::CudaImage| {
@@ -375,10 +425,10 @@ fn tag(reference: &str, field: &str, out: &mut Vec<Finding>) {
             f.help(format!("the nearest that exist: {}{why}", near.join(", ")))
         }
     };
-    if flavor.is_none() {
+    if !well_formed {
         out.push(error(
             format!(
-                "`{reference}` does not exist: NVIDIA publishes `nvidia/cuda` tags as VERSION-FLAVOR-OS, with a flavour of `base`, `runtime` or `devel` (`{version}-runtime-ubuntu22.04`)"
+                "`{reference}` does not exist: NVIDIA publishes `nvidia/cuda` tags as VERSION-[CUDNN-]FLAVOR-OS, in lower case, with a flavour of `base`, `runtime` or `devel` and an OS (`{version}-runtime-ubuntu22.04`, `{version}-cudnn-devel-ubi9`)"
             ),
             nearest(version),
             "",
@@ -386,15 +436,19 @@ fn tag(reference: &str, field: &str, out: &mut Vec<Finding>) {
         return;
     }
     if version.split('.').count() < 3 {
-        // The newest patch release of that CUDA with a tag on that Ubuntu,
-        // else the nearest images.
+        // The newest patch release of that CUDA the table knows, on that
+        // Ubuntu, or in the tag as written for another OS (UBI, Rocky
+        // Linux: NVIDIA publishes the same releases there).
         let newest = scl_domain::cuda::cuda_images()
             .iter()
             .filter(|i| major_minor(i.cuda) == version)
             .filter(|i| ubuntu.is_none_or(|u| i.ubuntu == u))
             .filter_map(|i| Some((Dotted::parse(i.cuda)?, i)))
             .max_by(|a, b| a.0.cmp(&b.0))
-            .map(|(_, i)| shaped(i));
+            .map(|(_, i)| match ubuntu {
+                Some(_) => shaped(i),
+                None => format!("`{repo}:{}-{rest}`", i.cuda),
+            });
         out.push(error(
             format!(
                 "`{reference}` does not exist: NVIDIA publishes `nvidia/cuda` tags with the patch version only (`{version}.x-{rest}`)"
@@ -409,32 +463,61 @@ fn tag(reference: &str, field: &str, out: &mut Vec<Finding>) {
     let Some(ubuntu) = ubuntu else {
         return;
     };
-    let release = scl_domain::cuda::cuda_images()
+    let images = scl_domain::cuda::cuda_images();
+    let release = images
         .iter()
         .find(|i| i.cuda == version && i.ubuntu == ubuntu);
+    const CUDNN: &str =
+        " (cuDNN is `cudnn8` up to CUDA 12.2, `cudnn9` for 12.3 and `cudnn` from 12.4)";
     match release {
         Some(image) => {
             if cudnn && !words.contains(&cudnn_part(image.tag)) {
                 out.push(error(
                     format!("`{reference}` is not an `nvidia/cuda` tag NVIDIA publishes"),
                     vec![shaped(image)],
-                    " (cuDNN is `cudnn8` up to CUDA 12.2, `cudnn9` for 12.3 and `cudnn` from 12.4)",
+                    CUDNN,
                 ));
             }
         }
         None if cudnn && flavor == Some("devel") => out.push(error(
             format!("`{reference}` is not an `nvidia/cuda` tag NVIDIA publishes"),
             nearest(version),
-            " (cuDNN is `cudnn8` up to CUDA 12.2, `cudnn9` for 12.3 and `cudnn` from 12.4)",
+            CUDNN,
         )),
         None => {
+            // The table lists one or two patch releases of a minor per
+            // Ubuntu: another release of a minor it has on that Ubuntu
+            // (`12.4.0` beside `12.4.1`) is judged only for its cuDNN
+            // spelling. A version that is no CUDA release at all, or a minor
+            // with no image on that Ubuntu, is a warning.
+            let release = scl_domain::cuda::driver_rows()
+                .iter()
+                .any(|r| r.toolkit == version)
+                || images.iter().any(|i| i.cuda == version);
+            let minor_there = images
+                .iter()
+                .any(|i| i.ubuntu == ubuntu && major_minor(i.cuda) == major_minor(version));
+            if release && minor_there {
+                let spelling = scl_domain::cuda::cudnn_spelling(version);
+                if cudnn && !words.contains(&spelling) {
+                    out.push(error(
+                        format!("`{reference}` is not an `nvidia/cuda` tag NVIDIA publishes"),
+                        vec![format!("`{repo}:{}`", tag.replacen(words[0], spelling, 1))],
+                        CUDNN,
+                    ));
+                }
+                return;
+            }
+            let why = if release {
+                format!("CUDA {version} has no image on Ubuntu {ubuntu}")
+            } else {
+                format!("{version} is not a CUDA release sclc knows")
+            };
             let near = nearest(version);
             let mut f = Finding::warning(
                 "W0509",
                 field,
-                format!(
-                    "`{reference}` is not among the `nvidia/cuda` tags sclc knows: no image of CUDA {version} on Ubuntu {ubuntu} in its table of published releases"
-                ),
+                format!("`{reference}` is not among the `nvidia/cuda` tags sclc knows: {why}"),
             );
             if !near.is_empty() {
                 f = f.help(format!(

@@ -48,9 +48,18 @@ fn system_libraries(cx: &Cx, out: &mut Vec<Finding>) {
             continue;
         }
         seen.push(needs.package);
+        // A package pip compiles (its row names a compiler) needs the
+        // Python headers too: `python:` images and conda have them; the
+        // `python3` sclc installs from apt comes without (`python3-dev`).
+        let compiles = needs.apt.contains(&"gcc");
+        let apt_python = cx.ships.python.is_none()
+            && cx.spec.python.as_ref().map(|p| p.manager) != Some(scl_ir::PythonManager::Conda);
+        let headers = (compiles && apt_python).then_some("python3-dev");
         let missing: Vec<String> = needs
             .apt
             .iter()
+            .copied()
+            .chain(headers)
             .filter(|a| !installed.iter().any(|i| provides(i, a)))
             .map(|a| a.to_string())
             .collect();
@@ -88,7 +97,8 @@ fn system_libraries(cx: &Cx, out: &mut Vec<Finding>) {
 }
 
 /// Whether the installed apt package `installed` provides `wanted`: itself,
-/// or an older name of it (`libgl1-mesa-glx`, the transitional package of
+/// a package that depends on it (`build-essential`: gcc and libc6-dev), or
+/// an older name of it (`libgl1-mesa-glx`, the transitional package of
 /// Debian ≤ 11 and Ubuntu ≤ 22.04, installs `libgl1`).
 /// `libglib2.0-0t64` is `libglib2.0-0` after the 64-bit time_t transition
 /// (Ubuntu 24.04, Debian 13).
@@ -96,6 +106,10 @@ fn provides(installed: &str, wanted: &str) -> bool {
     installed == wanted
         || installed.strip_suffix("t64") == Some(wanted)
         || (wanted == "libgl1" && installed == "libgl1-mesa-glx")
+        // build-essential depends on gcc, g++, make and libc6-dev.
+        || (installed == "build-essential" && matches!(wanted, "gcc" | "libc6-dev"))
+        // python3-dev pulls the headers of the OS's Python (python3.X-dev).
+        || (wanted == "python3-dev" && installed.starts_with("python3.") && installed.ends_with("-dev"))
 }
 
 /// Whether a Hugging Face revision names a commit (40 hexadecimal digits).

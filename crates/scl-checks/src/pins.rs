@@ -31,6 +31,9 @@ pub struct Pin {
     pub field: String,
     /// Where in a requirements file (`requirements.lock line 3`), else empty.
     pub place: String,
+    /// The environment marker (`python_version < "3.12"`; always true
+    /// without one).
+    pub marker: pep508_rs::MarkerTree,
 }
 
 impl Pin {
@@ -64,6 +67,14 @@ impl Pin {
             "torchaudio" => scl_domain::torch::release_of_torchaudio(v),
             _ => None,
         }
+    }
+
+    /// Whether this requirement and `other` can be installed together: no
+    /// Python and platform satisfies both markers when they are disjoint
+    /// (`python_version < "3.12"` and `python_version >= "3.12"`), so pip
+    /// reads only one of them and they never conflict.
+    pub fn coexists(&self, other: &Pin) -> bool {
+        !self.marker.is_disjoint(&other.marker)
     }
 
     /// How a message names it: `` `torch==2.1.2` `` or
@@ -105,14 +116,15 @@ const ANY_PYTHON: &[&str] = &[
 /// (PEP 508, evaluated by pep508_rs) holds on Linux with CPython `python`
 /// (major.minor; every Python pip runs on when `None`) on x86_64 or aarch64
 /// (`sys_platform == 'win32'`, `python_version < '3.12'` on a 3.12 image
-/// and `extra == 'gpu'` do not).
+/// and `extra == 'gpu'` do not; one that depends on the patch release,
+/// `python_full_version >= '3.12.1'`, is not judged).
 fn applies(r: &pep508_rs::Requirement<pep508_rs::VerbatimUrl>, python: Option<&str>) -> bool {
     if r.marker.is_true() {
         return true;
     }
     let pythons = python.map_or(ANY_PYTHON.to_vec(), |p| vec![p]);
-    pythons.iter().any(|py| {
-        let full = format!("{py}.0");
+    let holds = |py: &str, patch: u32| {
+        let full = format!("{py}.{patch}");
         ["x86_64", "aarch64"].iter().any(|machine| {
             let env = pep508_rs::MarkerEnvironmentBuilder {
                 implementation_name: "cpython",
@@ -132,7 +144,11 @@ fn applies(r: &pep508_rs::Requirement<pep508_rs::VerbatimUrl>, python: Option<&s
             pep508_rs::MarkerEnvironment::try_from(env)
                 .map_or(true, |env| r.marker.evaluate(&env, &[]))
         })
-    })
+    };
+    // The patch release of the image's Python is not known
+    // (`python_full_version >= "3.12.1"`): a requirement is counted only
+    // when its marker holds for the first and a late patch release alike.
+    pythons.iter().any(|py| holds(py, 0) && holds(py, 99))
 }
 
 /// The PEP 503 name and the exact version (`==` or `===`, local version
@@ -172,6 +188,7 @@ fn parse(text: &str, field: String, place: String, python: Option<&str>) -> Opti
         text: text.trim().to_string(),
         field,
         place,
+        marker: r.marker,
     })
 }
 
@@ -245,5 +262,18 @@ mod tests {
             Some("3.11")
         ));
         assert!(!p("torch==2.1.2; extra == 'gpu'", None));
+        // The patch release is not known: not judged.
+        assert!(!p(
+            "torch==2.1.2; python_full_version < '3.12.1'",
+            Some("3.12")
+        ));
+        assert!(!p(
+            "torch==2.1.2; python_full_version >= '3.12.1'",
+            Some("3.12")
+        ));
+        assert!(p(
+            "torch==2.1.2; python_full_version >= '3.12'",
+            Some("3.12")
+        ));
     }
 }

@@ -92,9 +92,14 @@ fn range_help(
     releases: &[&str],
 ) -> String {
     let range = range(pythons);
-    let python = if py_field == "python.version" {
+    // `python.version` decides the Python only with conda; otherwise the
+    // image does, even when `python.version` says the same (a fix there
+    // would only bring W0506/E0504).
+    let conda = cx.spec.python.as_ref().map(|p| p.manager) == Some(scl_ir::PythonManager::Conda);
+    let python = if py_field == "python.version" && conda {
         format!("set `python.version` to a Python in {range}")
-    } else if cx.ships.cuda.is_some() && cx.ships.apt_python.is_some() {
+    } else if cx.ships.cuda.is_some() && cx.ships.python.is_none() && cx.ships.apt_python.is_some()
+    {
         let fits: Vec<String> = scl_ir::bases::OS_PYTHONS
             .iter()
             .filter(|(dist, _, _, p)| *dist == "ubuntu" && pythons.contains(p))
@@ -113,6 +118,13 @@ fn range_help(
             "use a base image whose Python is in {range} (`python:{}-slim`)",
             pythons.last().copied().unwrap_or_default()
         )
+    };
+    // A `python.version` that says the image's Python must follow the image.
+    let declared = cx.spec.python.as_ref().is_some_and(|p| p.version.is_some());
+    let python = if declared && !conda {
+        format!("{python} and set `python.version` to its Python")
+    } else {
+        python
     };
     match (releases.first(), releases.last()) {
         (Some(a), Some(b)) if a != b => {
@@ -220,7 +232,14 @@ fn interpreter(cx: &Cx, out: &mut Vec<Finding>) -> Option<(String, String, Strin
             Some((h, "base".into(), from))
         }
         (Some(d), _) => Some((d, "python.version".into(), "`python.version`".into())),
-        (None, Some(h)) => Some((h, "base".into(), format!("the Python of {}", cx.base_ref()))),
+        (None, Some(h)) => {
+            let from = if code == "E0504" {
+                format!("the Python of {}", cx.base_ref())
+            } else {
+                format!("the python3 sclc installs on {}", cx.base_ref())
+            };
+            Some((h, "base".into(), from))
+        }
         (None, None) => None,
     }
 }
@@ -270,52 +289,72 @@ fn replaced(cx: &Cx, out: &mut Vec<Finding>) {
 }
 
 /// `E0502` with a known torch: torchvision and torchaudio pins of another
-/// release.
+/// release, each against the torch pin it is installed with (the first one
+/// whose marker can hold with its own; the base image's torch without a
+/// pin), and two torch pins that can be installed together.
 fn releases(cx: &Cx, torch: &str, field: &str, shown: &str, out: &mut Vec<Finding>) {
-    let Some(rel) = scl_domain::torch::release(torch) else {
-        return;
-    };
-    let wanted = [
-        ("torchvision", Some(rel.torchvision)),
-        ("torchaudio", rel.torchaudio),
-    ];
-    for (name, want) in wanted {
-        let Some(want) = want else {
-            continue;
-        };
+    let torches: Vec<&crate::Pin> = cx.pins_of("torch").collect();
+    for name in ["torchvision", "torchaudio"] {
         for p in cx.pins_of(name) {
             let Some(got) = p.release() else {
                 continue;
             };
+            // The torch this pin goes with: a pin it can be installed with,
+            // else (no torch pin at all) the image's.
+            let (t, t_field, t_shown) = if torches.is_empty() {
+                (torch.to_string(), field.to_string(), shown.to_string())
+            } else {
+                let Some(q) = torches.iter().find(|q| q.coexists(p)) else {
+                    continue;
+                };
+                let Some(r) = q.release() else {
+                    continue;
+                };
+                (r.to_string(), q.field.clone(), q.shown())
+            };
+            let Some(rel) = scl_domain::torch::release(&t) else {
+                continue;
+            };
+            let want = match name {
+                "torchvision" => Some(rel.torchvision),
+                _ => rel.torchaudio,
+            };
+            let Some(want) = want else {
+                continue;
+            };
             if !same_version(got, want) {
                 out.push(
-                Finding::error(
-                    "E0502",
-                    p.field.clone(),
-                    format!("{} does not belong with {shown}: torch {torch} goes with {name} {want}", p.shown()),
-                )
-                .also(field.to_string(), format!("torch {torch} here"))
-                .help(format!("pin `{name}=={want}`")),
-            );
+                    Finding::error(
+                        "E0502",
+                        p.field.clone(),
+                        format!(
+                            "{} does not belong with {t_shown}: torch {t} goes with {name} {want}",
+                            p.shown()
+                        ),
+                    )
+                    .also(t_field, format!("torch {t} here"))
+                    .help(format!("pin `{name}=={want}`")),
+                );
             }
         }
     }
-    // Two torch pins of different versions: pip refuses the pair.
-    let mut torches = cx.pins_of("torch");
-    if let Some(first) = torches.next() {
-        for p in torches {
-            if let (Some(a), Some(b)) = (first.release(), p.release()) {
-                if !same_version(a, b) {
-                    out.push(
-                        Finding::error(
-                            "E0502",
-                            p.field.clone(),
-                            format!("{} and {} pin two torch releases", p.shown(), first.shown()),
-                        )
-                        .also(first.field.clone(), format!("torch {a} here"))
-                        .help("pin torch once"),
-                    );
-                }
+    // Two torch pins of different versions that pip would both read: pip
+    // refuses the pair.
+    for (i, p) in torches.iter().enumerate() {
+        let Some(first) = torches[..i].iter().find(|q| q.coexists(p)) else {
+            continue;
+        };
+        if let (Some(a), Some(b)) = (first.release(), p.release()) {
+            if !same_version(a, b) {
+                out.push(
+                    Finding::error(
+                        "E0502",
+                        p.field.clone(),
+                        format!("{} and {} pin two torch releases", p.shown(), first.shown()),
+                    )
+                    .also(first.field.clone(), format!("torch {a} here"))
+                    .help("pin torch once (or give the pins environment markers that exclude each other)"),
+                );
             }
         }
     }
@@ -327,6 +366,9 @@ fn orphans(cx: &Cx, out: &mut Vec<Finding>) {
     let (Some(tv), Some(ta)) = (cx.pin("torchvision"), cx.pin("torchaudio")) else {
         return;
     };
+    if !tv.coexists(ta) {
+        return;
+    }
     let (Some(rv), Some(ra)) = (
         tv.release()
             .and_then(scl_domain::torch::release_of_torchvision),

@@ -515,16 +515,16 @@ Example:
 Fix: give every part the same type; to make text of a number, interpolate it (`\"${n}\"`).";
 
 "E0501", "torch wheel built for another CUDA major",
-"A torch, torchvision or torchaudio pin names a CUDA variant in its local version (`torch==2.1.2+cu118` is built for CUDA 11.8), and the env's CUDA has another major version: the CUDA of a devel base image (`nvidia/cuda:12.1.1-cudnn8-devel-…`), or another pin's variant (there any difference counts: torchvision refuses a torch of another CUDA). torch's extension build (`torch.utils.cpp_extension`) refuses a toolkit of another CUDA major; another minor of the same major is only a warning there, and W0507 here.
+"A torch, torchvision or torchaudio pin names a CUDA variant in its local version (`torch==2.1.2+cu118` is built for CUDA 11.8), and another pin that pip installs with it names another one (torchvision refuses a torch of another CUDA), or the base image is a devel image (`nvidia/cuda:12.1.1-cudnn8-devel-…`) of another CUDA major: torch's extension build (`torch.utils.cpp_extension`) refuses a toolkit of another CUDA major; another minor of the same major is only a warning there, and W0507 here. Pins whose environment markers exclude each other (`python_version < \"3.12\"`, `>= \"3.12\"`) are never installed together and are not compared.
 
 Example:
     base = image(\"nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\")
     python.packages = [\"torch==2.1.2+cu118\"]
 
-Fix: pin a variant of the image's CUDA that the release has (`torch==2.1.2+cu121`), or choose the image of the wheel's CUDA; the help names only variants that exist. sclc adds the wheel index (`--extra-index-url https://download.pytorch.org/whl/cu121`) itself.";
+Fix: pin a variant of the image's CUDA that the release has (`torch==2.1.2+cu121`), or choose the image of the wheel's CUDA; the help names only variants and images that exist. sclc adds the wheel index (`--extra-index-url https://download.pytorch.org/whl/cu121`) itself.";
 
 "E0502", "torch, torchvision and torchaudio of different releases",
-"torchvision and torchaudio are built against one torch release each (torch 2.1.2 goes with torchvision 0.16.2 and torchaudio 2.1.2). A pin of another release, beside a torch pin or the torch a base image ships, makes pip replace torch with the one the other package needs, or breaks at import.
+"torchvision and torchaudio are built against one torch release each (torch 2.1.2 goes with torchvision 0.16.2 and torchaudio 2.1.2). A pin of another release, beside a torch pin it is installed with or the torch a base image ships, makes pip replace torch with the one the other package needs, or breaks at import. Pins whose environment markers exclude each other are not compared.
 
 Example:
     python.packages = [\"torch==2.1.2\", \"torchvision==0.18.0\"]
@@ -550,7 +550,7 @@ Example:
 Fix: set `python.version` to the image's Python, or choose an image with the Python you need (`python:3.12-slim`).";
 
 "E0505", "conda CUDA package of another CUDA",
-"A conda package that fixes the CUDA version (`cudatoolkit`, `pytorch-cuda`, `cuda-version`, `cuda-toolkit`, `cuda-runtime`, `cuda-nvcc`, `cuda-cudart`) has a version spec that does not admit the base image's CUDA. The spec is read as conda reads it: `cudatoolkit=11.8` is any 11.8.x, `cuda-version=12` any 12.x, `cuda-version>=12,<13` a range, `cudatoolkit=11.8.0=h6a678d5_0` a build too.
+"A conda package that fixes the CUDA version (`cudatoolkit`, `pytorch-cuda`, `cuda-version`, `cuda-toolkit`, `cuda-runtime`, `cuda-nvcc`, `cuda-cudart`) has a version spec that admits no version of the base image's CUDA. The spec is read as conda reads it (`cudatoolkit=11.8` is any 11.8.x, `cuda-version=12` any 12.x, `cuda-version=12.4|12.5`, `cuda-nvcc 12.4.131`, `cudatoolkit=11.8.0=h6a678d5_0`), and matched against the versions the package has: `cuda-version` and `pytorch-cuda` are versioned major.minor (`cuda-version>12.4` excludes a 12.4 image), the others by release and component patch (any `12.4.N`). A `cudatoolkit` without a version on a CUDA 12 image is one too: it stops at 11.8.
 
 Example:
     base = image(\"nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04\")
@@ -576,7 +576,7 @@ Example:
 Fix: use a torch and CUDA at or above the floor, or another GPU type.";
 
 "E0508", "nvidia/cuda tag that does not exist",
-"NVIDIA publishes `nvidia/cuda` tags as VERSION-[CUDNN-]FLAVOR-OS (`12.1.1-runtime-ubuntu22.04`, `12.8.1-cudnn-devel-ubuntu24.04`): always with the full CUDA version, never without the patch version (`12.1-runtime-…`) or without a flavour (`12.1.1`). For the Ubuntu images sclc has the list of releases with images (NVIDIA publishes base, runtime and devel images, with and without cuDNN, of the same releases); a cuDNN tag of a listed release must spell cuDNN as NVIDIA does (`cudnn8` up to CUDA 12.2, `cudnn9` for 12.3, `cudnn` from 12.4), and a devel + cuDNN tag of a release not in the list is an error too. The help names the nearest tags that exist, in your flavour. A release the list lacks in another tag is W0509.
+"NVIDIA publishes `nvidia/cuda` tags as VERSION-[CUDNN-]FLAVOR-OS in lower case (`12.1.1-runtime-ubuntu22.04`, `12.8.1-cudnn-devel-ubuntu24.04`, `12.4.1-runtime-ubi9`): always with the full CUDA version, never without the patch version (`12.1-runtime-…`), a flavour (`12.1.1`) or an OS (`12.4.1-devel`). For the Ubuntu images sclc has the list of releases with images (NVIDIA publishes base, runtime and devel images, with and without cuDNN, of the same releases); a cuDNN tag must spell cuDNN as NVIDIA does for that release (`cudnn8` up to CUDA 12.2, `cudnn9` for 12.3, `cudnn` from 12.4), and a devel + cuDNN tag of a release not in the list is an error too. A reference with a digest is not judged (the digest is what is pulled). The help names the nearest tags that exist, in your flavour and OS. A release the list lacks in another tag is W0509.
 
 Example:
     base = image(\"nvidia/cuda:12.1-runtime-ubuntu22.04\")
@@ -610,12 +610,12 @@ Example:
 Fix: use one of the variants the help lists, or a release built for your CUDA.";
 
 "E0512", "torch wheel only on a find-links page",
-"A torch, torchvision or torchaudio pin in `python.packages` names a variant that PyTorch published only on its find-links page (`https://download.pytorch.org/whl/torch_stable.html`: torch 1.10 and older, such as `torch==1.9.0+cu111`), not on a package index. pip finds it only with `--find-links`, which sclc cannot pass for `python.packages`; it adds the index of newer variants (`https://download.pytorch.org/whl/cu118`) itself.
+"A torch, torchvision or torchaudio pin in `python.packages` names a variant that PyTorch published only on its find-links page (`https://download.pytorch.org/whl/torch_stable.html`: torch 1.10 and older, such as `torch==1.9.0+cu111`), not on a package index. pip finds it only with `--find-links`, which sclc does not give pip (a requirements file's `--find-links` is E0331: the IR does not carry the archives); it adds the index of newer variants (`https://download.pytorch.org/whl/cu118`) itself.
 
 Example:
     python.packages = [\"torch==1.9.0+cu111\"]
 
-Fix: pin it in a requirements file (`python.requirements`) whose first line is `--find-links https://download.pytorch.org/whl/torch_stable.html`, or use torch 1.11 or newer.";
+Fix: use torch 1.11 or newer, whose CUDA wheels are on the indexes.";
 
 "W0001", "decimal memory suffix",
 "A memory quantity uses a decimal suffix (`G` = 10^9 bytes). Kubernetes and most tools use binary sizes (`Gi` = 2^30 bytes), and `32G` is about 7% less than `32Gi`.
@@ -788,7 +788,7 @@ Example:
 Fix: on GKE, set `node_label = \"cloud.google.com/gke-accelerator\"` in the GPU record; elsewhere write the product name as GPU Feature Discovery labels it (`nvidia-smi --query-gpu=name`, spaces as `-`).";
 
 "W0509", "nvidia/cuda tag sclc does not know",
-"An `nvidia/cuda` tag on Ubuntu names a CUDA release that sclc's table of published images does not have on that Ubuntu (`12.4.7-runtime-ubuntu22.04`; the 12.4 release with images is 12.4.1). The table lists the devel + cuDNN images NVIDIA publishes, and the base and runtime images of the same releases; it cannot be complete, so this is a warning.
+"An `nvidia/cuda` tag on Ubuntu names a version that is no CUDA release sclc knows (`12.4.7-runtime-ubuntu22.04`: the 12.4 releases are 12.4.0 and 12.4.1), or a CUDA with no image on that Ubuntu in sclc's table of published images (`12.1.1-runtime-ubuntu24.04`: Ubuntu 24.04 images start with CUDA 12.5). Another patch release of a minor the table has on that Ubuntu is not judged. The table cannot be complete, so this is a warning.
 
 Example:
     base = image(\"nvidia/cuda:12.4.7-runtime-ubuntu22.04\")

@@ -719,6 +719,20 @@ pub(crate) fn image_reference(s: &str) -> Result<ImageParts, Invalid> {
         return bad(format!("{q} is not a valid image reference: {why}"), help);
     };
     let name = caps.get(1).map_or("", |m| m.as_str());
+    // The grammar lets a first component with capitals through as a
+    // domain; Docker takes it as a domain only when it holds `.` or `:` or
+    // is `localhost` (distribution/reference `splitDockerDomain`), and a
+    // path component must be lower case: `NVIDIA/cuda` is refused there
+    // ("repository name must be lowercase").
+    if let Some((first, _)) = name.split_once('/') {
+        let domain = first.contains(['.', ':']) || first == "localhost";
+        if !domain && first.chars().any(|c| c.is_ascii_uppercase()) {
+            return bad(
+                format!("{q} is not a valid image reference: the repository name must be lower case (`{first}` is not a registry host: it has no `.` or `:`)"),
+                help,
+            );
+        }
+    }
     if name.len() > NAME_TOTAL_LENGTH_MAX {
         return bad(
             format!("{q} is not a valid image reference: the name is longer than {NAME_TOTAL_LENGTH_MAX} characters"),
@@ -1310,7 +1324,16 @@ mod tests {
         for c in &cases {
             let ours = image_reference(c);
             let theirs = c.parse::<oci_spec::distribution::Reference>();
+            // One known difference: oci-spec takes `Z/a` as the Docker Hub
+            // repository `Z/a`, which Docker refuses (not a domain: no `.`
+            // or `:`; a path component must be lower case). We follow Docker.
+            let name = c.split(['@']).next().unwrap_or(c);
+            let upper_path = name.split_once('/').is_some_and(|(first, _)| {
+                !(first.contains(['.', ':']) || first == "localhost")
+                    && first.chars().any(|ch| ch.is_ascii_uppercase())
+            });
             match (&ours, &theirs) {
+                (Err(_), Ok(_)) if upper_path => {}
                 (Ok(p), Ok(r)) => {
                     assert_eq!(p.digest.as_deref(), r.digest(), "{c}");
                     if let Some(t) = &p.tag {
@@ -1338,6 +1361,7 @@ mod tests {
             "a/b/c/d",
         ];
         let bad = [
+            "NVIDIA/cuda:12.1.1-runtime-ubuntu22.04",
             "debian:$TAG",
             "x:y:z",
             "debian:`id`",

@@ -322,6 +322,18 @@ fn helps_that_name_a_replacement_clear_the_finding() {
             "nvidia/cuda:12.5.0-cudnn-devel-ubuntu22.04",
         ),
         (
+            "E0508",
+            "nvidia/cuda:12.4-runtime-ubi9",
+            "nvidia/cuda:",
+            "nvidia/cuda:12.4-runtime-ubi9",
+        ),
+        (
+            "E0508",
+            "nvidia/cuda:12.4.1-CUDNN-devel-ubuntu22.04",
+            "nvidia/cuda:",
+            "nvidia/cuda:12.4.1-CUDNN-devel-ubuntu22.04",
+        ),
+        (
             "W0509",
             "nvidia/cuda:12.4.7-runtime-ubuntu22.04",
             "nvidia/cuda:",
