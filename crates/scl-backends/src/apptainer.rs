@@ -774,10 +774,16 @@ impl Job<'_> {
                 ),
                 Step::Tool { .. } => ("python.manager".to_string(), "uv, with pip.".to_string()),
                 Step::Conda { .. } => ("conda".to_string(), "conda packages.".to_string()),
-                Step::Requirements { with_packages, .. } => (
+                Step::Requirements {
+                    with_packages,
+                    hashed,
+                    ..
+                } => (
                     "python.requirements".to_string(),
                     if *with_packages {
                         "The requirements files (copied by %files) and python.packages, in one install.".to_string()
+                    } else if *hashed {
+                        "The requirements files (copied by %files), which pin hashes: python.packages went on their own.".to_string()
                     } else {
                         "The requirements files (copied by %files).".to_string()
                     },

@@ -717,6 +717,7 @@ impl Job<'_> {
             Step::Requirements {
                 files,
                 with_packages,
+                hashed,
                 ..
             } => {
                 let mut copies = Vec::new();
@@ -726,7 +727,7 @@ impl Job<'_> {
                             .extend(self.copy_args(&r.field, &[r.path.as_str(), r.dest.as_str()]));
                     }
                 }
-                context! { kind => "requirements", copies => copies, run => run, with_packages => with_packages }
+                context! { kind => "requirements", copies => copies, run => run, with_packages => with_packages, hashed => hashed }
             }
             Step::Setup {
                 field, first, text, ..

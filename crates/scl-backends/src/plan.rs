@@ -268,6 +268,8 @@ pub enum Step {
         /// Whether `python.packages` are in this install too (not when a
         /// file pins hashes: [`Step::Packages`] comes before it then).
         with_packages: bool,
+        /// Whether a file pins hashes (pip's hash-checking mode).
+        hashed: bool,
         /// The index credentials, a build secret read by the install.
         secret: Option<BuildSecret>,
         shell: Shell,
@@ -747,6 +749,7 @@ impl Planner<'_> {
                 Step::Requirements {
                     files,
                     with_packages,
+                    hashed,
                     secret,
                     shell,
                 } => {
@@ -754,6 +757,7 @@ impl Planner<'_> {
                     stage.push(Step::Requirements {
                         files,
                         with_packages,
+                        hashed,
                         secret,
                         shell: to_wheel(&shell),
                     });
@@ -1414,7 +1418,7 @@ impl Planner<'_> {
                 .get(&r.path)
                 .is_some_and(|text| pins_hashes(text))
         });
-        let together = !hashed && !packages.is_empty();
+        let together = !hashed && !packages.is_empty() && !requirements.is_empty();
         if !together && !packages.is_empty() {
             let mut tail = vec!["      --".to_string()];
             tail.extend(packages.iter().map(|p| format!("      {p}")));
@@ -1436,6 +1440,7 @@ impl Planner<'_> {
             steps.push(Step::Requirements {
                 files: requirements.into_iter().map(|(r, _)| r).collect(),
                 with_packages: together,
+                hashed,
                 secret: secret.clone(),
                 shell,
             });
