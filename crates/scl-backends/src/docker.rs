@@ -434,7 +434,7 @@ fn docker_cpus(millicores: u64) -> String {
 /// `RAMInBytes`), else bytes (`68719476736` → `64g`).
 fn docker_bytes(bytes: u64) -> String {
     for (unit, size) in [("g", 1u64 << 30), ("m", 1 << 20), ("k", 1 << 10)] {
-        if bytes % size == 0 {
+        if bytes.is_multiple_of(size) {
             return format!("{}{unit}", bytes / size);
         }
     }

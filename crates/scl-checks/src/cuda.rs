@@ -196,10 +196,7 @@ fn variant_help(cx: &Cx, p: &crate::Pin, cuda: &str, want: &str) -> String {
         None => format!("a base image with CUDA {cuda}"),
     };
     let rel = p.torch_release();
-    if rel
-        .as_ref()
-        .is_none_or(|r| r.cudas.iter().any(|c| *c == want))
-    {
+    if rel.as_ref().is_none_or(|r| r.cudas.contains(&want)) {
         return format!(
             "use the wheel built for CUDA {want} (`+{}`), or {image}: {WHY}",
             scl_domain::torch::variant(want)
@@ -209,7 +206,7 @@ fn variant_help(cx: &Cx, p: &crate::Pin, cuda: &str, want: &str) -> String {
     let newest_for_want = scl_domain::torch::releases()
         .into_iter()
         .rev()
-        .find(|r| r.cudas.iter().any(|c| *c == want));
+        .find(|r| r.cudas.contains(&want));
     let other = match newest_for_want {
         Some(r) => format!(
             ", or torch {} (the newest release with wheels for CUDA {want}: `+{}`)",
@@ -408,7 +405,7 @@ fn tag(reference: &str, field: &str, out: &mut Vec<Finding>) {
         if near.is_empty() {
             near = scl_domain::cuda::nearest_images(cuda, None);
         }
-        let mut out: Vec<String> = same_minor.into_iter().map(|i| shaped(i)).collect();
+        let mut out: Vec<String> = same_minor.into_iter().map(&shaped).collect();
         for i in near {
             let t = shaped(i);
             if out.len() < 3 && !out.contains(&t) {

@@ -73,7 +73,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
 fn torch_for(py: &str) -> Vec<&'static str> {
     scl_domain::torch::releases()
         .into_iter()
-        .filter(|r| r.pythons.iter().any(|p| *p == py))
+        .filter(|r| r.pythons.contains(&py))
         .map(|r| r.torch)
         .collect()
 }
