@@ -144,17 +144,22 @@ fn range(v: &[&str]) -> String {
     }
 }
 
+/// `python.version` as major.minor; `None` without one or for `"3"`,
+/// which says no minor version (nothing to compare).
+fn declared(py: &scl_ir::Python) -> Option<String> {
+    py.version
+        .as_deref()
+        .filter(|v| v.split('.').count() >= 2)
+        .map(major_minor)
+}
+
 /// The Python the env runs, major.minor: with conda the declared
 /// `python.version`; else the base image's own Python, or the `python3` its
 /// package manager installs (sclc installs no other), or, for an image sclc
 /// knows nothing of, the declared one.
 pub(crate) fn runs(spec: &scl_ir::EnvSpec, ships: &scl_ir::bases::Ships) -> Option<String> {
     let py = spec.python.as_ref()?;
-    let declared = py
-        .version
-        .as_deref()
-        .filter(|v| v.split('.').count() >= 2)
-        .map(major_minor);
+    let declared = declared(py);
     if py.manager == scl_ir::PythonManager::Conda {
         return declared;
     }
@@ -166,17 +171,22 @@ pub(crate) fn runs(spec: &scl_ir::EnvSpec, ships: &scl_ir::bases::Ships) -> Opti
         .or(declared)
 }
 
+/// How a message names the Python of the base image: its own (`E0504`'s
+/// case) or the `python3` sclc installs on it (`W0506`'s).
+fn image_python(cx: &Cx, code: &str) -> String {
+    if code == "E0504" {
+        format!("the Python of {}", cx.base_ref())
+    } else {
+        format!("the python3 sclc installs on {}", cx.base_ref())
+    }
+}
+
 /// The Python the env runs ([`runs`]), with the field that decides it and
 /// how a message names its origin; `E0504` when `python.version` is not
 /// the Python the image has, `W0506` not the one it gets.
 fn interpreter(cx: &Cx, out: &mut Vec<Finding>) -> Option<(String, String, String)> {
     let py = cx.spec.python.as_ref()?;
-    // `"3"` says no minor version: nothing to compare.
-    let declared = py
-        .version
-        .as_deref()
-        .filter(|v| v.split('.').count() >= 2)
-        .map(major_minor);
+    let declared = declared(py);
     if py.manager == scl_ir::PythonManager::Conda {
         // conda installs the Python it is asked for.
         return declared.map(|v| (v, "python.version".into(), "`python.version`".into()));
@@ -224,22 +234,10 @@ fn interpreter(cx: &Cx, out: &mut Vec<Finding>) -> Option<(String, String, Strin
             };
             out.push(f.also("base", format!("Python {h} here")).help(help));
             // The image's Python is the one that runs.
-            let from = if code == "E0504" {
-                format!("the Python of {}", cx.base_ref())
-            } else {
-                format!("the python3 sclc installs on {}", cx.base_ref())
-            };
-            Some((h, "base".into(), from))
+            Some((h, "base".into(), image_python(cx, code)))
         }
         (Some(d), _) => Some((d, "python.version".into(), "`python.version`".into())),
-        (None, Some(h)) => {
-            let from = if code == "E0504" {
-                format!("the Python of {}", cx.base_ref())
-            } else {
-                format!("the python3 sclc installs on {}", cx.base_ref())
-            };
-            Some((h, "base".into(), from))
-        }
+        (None, Some(h)) => Some((h, "base".into(), image_python(cx, code))),
         (None, None) => None,
     }
 }
