@@ -389,11 +389,13 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
         let limits = s.resources.as_ref().and_then(|r| r.limits.as_ref());
         if let Some(cpu) = limits.and_then(|l| l.cpu) {
             run.push("--cpus".into());
-            run.push(docker_cpus(cpu));
+            // The docker CLI reads these as compose does (decimal CPUs,
+            // go-units `RAMInBytes`).
+            run.push(crate::compose::cpus(cpu));
         }
         if let Some(bytes) = limits.and_then(|l| l.memory) {
             run.push("--memory".into());
-            run.push(docker_bytes(bytes));
+            run.push(crate::compose::memory(bytes));
         }
         let gpus = s
             .resources
@@ -416,29 +418,6 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
         }
     }
     out
-}
-
-/// `docker run --cpus` of a CPU limit in millicores: a decimal number of
-/// CPUs (`4000` → `4`, `1500` → `1.5`, `250` → `0.25`).
-fn docker_cpus(millicores: u64) -> String {
-    let (whole, frac) = (millicores / 1000, millicores % 1000);
-    if frac == 0 {
-        whole.to_string()
-    } else {
-        format!("{whole}.{}", format!("{frac:03}").trim_end_matches('0'))
-    }
-}
-
-/// `docker run --memory` of a memory limit in bytes, in the largest of
-/// docker's binary units that divides it (`g` = 2^30, `m`, `k`; docker's
-/// `RAMInBytes`), else bytes (`68719476736` → `64g`).
-fn docker_bytes(bytes: u64) -> String {
-    for (unit, size) in [("g", 1u64 << 30), ("m", 1 << 20), ("k", 1 << 10)] {
-        if bytes.is_multiple_of(size) {
-            return format!("{}{unit}", bytes / size);
-        }
-    }
-    bytes.to_string()
 }
 
 /// One field of a CSV record as Go's `encoding/csv` reads it (docker's
@@ -1246,18 +1225,6 @@ fn mode_name(m: VolumeMode) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn run_limits_in_docker_units() {
-        assert_eq!(docker_cpus(4000), "4");
-        assert_eq!(docker_cpus(1500), "1.5");
-        assert_eq!(docker_cpus(250), "0.25");
-        assert_eq!(docker_cpus(1), "0.001");
-        assert_eq!(docker_bytes(64 << 30), "64g");
-        assert_eq!(docker_bytes(1536 << 20), "1536m");
-        assert_eq!(docker_bytes(8_000_000_000), "7812500k");
-        assert_eq!(docker_bytes(1000), "1000");
-    }
 
     #[test]
     fn manager_inference() {

@@ -253,6 +253,12 @@ impl<'a> Cx<'a> {
         self.spec.base.as_ref().map_or("", |b| b.reference.as_str())
     }
 
+    /// Whether conda installs the env's Python (`python.manager = .conda`):
+    /// it then installs the `python.version` asked for, with its headers.
+    pub fn conda(&self) -> bool {
+        self.spec.python.as_ref().map(|p| p.manager) == Some(scl_ir::PythonManager::Conda)
+    }
+
     /// The exact pin of package `name` (normalized), the first one.
     pub fn pin(&self, name: &str) -> Option<&Pin> {
         self.pins

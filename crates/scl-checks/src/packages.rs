@@ -52,8 +52,7 @@ fn system_libraries(cx: &Cx, out: &mut Vec<Finding>) {
         // Python headers too: `python:` images and conda have them; the
         // `python3` sclc installs from apt comes without (`python3-dev`).
         let compiles = needs.apt.contains(&"gcc");
-        let apt_python = cx.ships.python.is_none()
-            && cx.spec.python.as_ref().map(|p| p.manager) != Some(scl_ir::PythonManager::Conda);
+        let apt_python = cx.ships.python.is_none() && !cx.conda();
         let headers = (compiles && apt_python).then_some("python3-dev");
         let missing: Vec<String> = needs
             .apt

@@ -95,7 +95,7 @@ fn range_help(
     // `python.version` decides the Python only with conda; otherwise the
     // image does, even when `python.version` says the same (a fix there
     // would only bring W0506/E0504).
-    let conda = cx.spec.python.as_ref().map(|p| p.manager) == Some(scl_ir::PythonManager::Conda);
+    let conda = cx.conda();
     let python = if py_field == "python.version" && conda {
         format!("set `python.version` to a Python in {range}")
     } else if cx.ships.cuda.is_some() && cx.ships.python.is_none() && cx.ships.apt_python.is_some()
