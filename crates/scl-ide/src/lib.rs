@@ -533,6 +533,23 @@ impl Analysis {
         Some(scl_backends::docker::commands(&spec, &cx, folder, context))
     }
 
+    /// The IR of env `env` of `file` and the context its backends lower it
+    /// with ([`scl_backends::LowerCx`]: the image repository, the build
+    /// context's hash, the requirements files' texts), as
+    /// [`Analysis::lower_with`] makes it for the same options: so
+    /// `cx.image(&spec, None)` is the reference the lowered Kubernetes and
+    /// compose files run. `None` when the env has no IR.
+    pub fn lower_cx(
+        &self,
+        file: FileId,
+        env: &str,
+        options: &LowerOptions,
+    ) -> Option<(Arc<scl_ir::EnvSpec>, scl_backends::LowerCx)> {
+        let spec = self.ir(file, env)?;
+        let cx = lower::lower_cx(&self.db, env, &spec, options);
+        Some((spec, cx))
+    }
+
     /// [`Analysis::lower`] with options that do not come from the source
     /// (`--image-repo`).
     pub fn lower_with(

@@ -130,6 +130,33 @@ enum Command {
         #[arg(long)]
         env: Option<String>,
     },
+    /// Build and push images through the Docker Engine API (Docker, or
+    /// Podman's Docker-compatible service): see the book's "From laptop to cluster".
+    Image {
+        #[command(subcommand)]
+        command: ImageCommand,
+    },
+    /// Run the env's image in a container (built first when the engine does
+    /// not have it), with its volumes, ports, environment, GPUs and runtime
+    /// secrets; exit with the command's status.
+    Run(crate::engine::RunArgs),
+    /// An interactive shell in a new container of the env's image (as `run`,
+    /// with `sh` for the command).
+    Shell(crate::engine::ShellArgs),
+    /// Stop and remove the containers `sclc run --detach` left for the env.
+    Down(crate::engine::DownArgs),
+    /// Apply the env's lowered Job (or PyTorchJob, with `distributed`) to
+    /// the current kube context with server-side apply (field manager `sclc`).
+    Submit(crate::cluster::SubmitArgs),
+    /// The state of the env's job in the cluster: its conditions and pods.
+    Status(crate::cluster::JobArgs),
+    /// The logs of every pod (every replica) of the env's job.
+    Logs(crate::cluster::LogsArgs),
+    /// Delete the env's job (and its pods) from the cluster.
+    Delete(crate::cluster::JobArgs),
+    /// Make the env locally: `--target venv` creates `.venv` beside the
+    /// source with uv, with the env's Python and Python packages.
+    Up(crate::venv::UpArgs),
     /// Run the language server on stdin/stdout (editors start it: see the book's "Editors" page).
     Lsp {
         /// Speak over stdin/stdout (the only transport; editors' clients pass it).
@@ -154,6 +181,14 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum ImageCommand {
+    /// Build the env's image (and its services' images) from the lowered
+    /// Dockerfile, tag it `<repository>:<hash of the IR and the build
+    /// context>` and record it in `scl.lock` beside the source.
+    Build(crate::engine::BuildArgs),
 }
 
 /// Why `repo` cannot be the repository of an image reference, if it
@@ -239,6 +274,17 @@ pub fn main() -> i32 {
         Command::Explain { code, list } => explain(code, list),
         Command::Doc { out, check } => doc(&out, check, cli.stdlib.as_deref()),
         Command::Lsp { stdio: _ } => scl_lsp::run_stdio(scl_lsp::Options { stdlib: cli.stdlib }),
+        Command::Image {
+            command: ImageCommand::Build(args),
+        } => crate::engine::image_build(args, fmt, cli.stdlib),
+        Command::Run(args) => crate::engine::run(args, fmt, cli.stdlib),
+        Command::Shell(args) => crate::engine::shell(args, fmt, cli.stdlib),
+        Command::Down(args) => crate::engine::down(args, fmt, cli.stdlib),
+        Command::Submit(args) => crate::cluster::submit(args, fmt, cli.stdlib),
+        Command::Status(args) => crate::cluster::status(args, fmt, cli.stdlib),
+        Command::Logs(args) => crate::cluster::logs(args, fmt, cli.stdlib),
+        Command::Delete(args) => crate::cluster::delete(args, fmt, cli.stdlib),
+        Command::Up(args) => crate::venv::up(args, fmt, cli.stdlib),
         Command::Doctor { file, env } => {
             crate::doctor::doctor(&file, env.as_deref(), fmt, cli.stdlib)
         }
@@ -387,7 +433,7 @@ pub(crate) fn shown_path(cwd: &Path, path: &Path) -> String {
     }
 }
 
-fn print_diagnostics(a: &Analysis, diags: &[Diagnostic], fmt: MessageFormat) {
+pub(crate) fn print_diagnostics(a: &Analysis, diags: &[Diagnostic], fmt: MessageFormat) {
     if diags.is_empty() {
         return;
     }
@@ -582,17 +628,17 @@ fn check(
 }
 
 /// A checked file and the envs a command works on.
-struct Loaded {
-    host: AnalysisHost,
-    a: Analysis,
-    file: FileId,
-    diags: Vec<Diagnostic>,
-    envs: Vec<String>,
+pub(crate) struct Loaded {
+    pub(crate) host: AnalysisHost,
+    pub(crate) a: Analysis,
+    pub(crate) file: FileId,
+    pub(crate) diags: Vec<Diagnostic>,
+    pub(crate) envs: Vec<String>,
 }
 
 /// [`load`] plus the envs selected by `--env` (an unknown env is one more
 /// diagnostic).
-fn load_envs(
+pub(crate) fn load_envs(
     file: &Path,
     env: Option<&str>,
     set: &[String],

@@ -5,13 +5,17 @@
 //! Exit codes: 0 success (warnings allowed), 1 the input has errors, 2 usage
 //! error (unknown flag, missing file).
 
+mod cluster;
 mod commands;
 mod diff;
 mod doc;
 mod doctor;
+mod engine;
 mod fmt;
 mod git;
 mod output;
+mod prepare;
+mod venv;
 
 // The compiler allocates many small values; mimalloc is markedly faster at
 // that than the system allocator (see `bench/README.md`).
