@@ -640,8 +640,7 @@ impl Job<'_> {
         let gpu = spec
             .resources
             .as_ref()
-            .and_then(|r| r.limits.as_ref().or(r.requests.as_ref()))
-            .and_then(|l| l.gpu.as_ref())
+            .and_then(|r| r.gpu())
             .is_some_and(|g| g.count > 0);
         let run = if gpu {
             "apptainer run --nv"

@@ -400,8 +400,7 @@ pub fn commands(spec: &EnvSpec, cx: &crate::LowerCx, folder: &str, context: &str
         let gpus = s
             .resources
             .as_ref()
-            .and_then(|r| r.limits.as_ref().or(r.requests.as_ref()))
-            .and_then(|l| l.gpu.as_ref())
+            .and_then(|r| r.gpu())
             .map_or(0, |g| g.count);
         if gpus > 0 {
             run.push("--gpus".into());

@@ -1483,6 +1483,25 @@ fn build_secrets_and_printed_commands() {
         "{}",
         lines[1]
     );
+    // GPUs only requested, with limits that set the CPUs: the request is
+    // still the GPU count (the limits do not hide it), here and in the
+    // Apptainer definition's `apptainer run --nv`.
+    let gpu = s.resources.as_mut().unwrap().limits.as_mut().unwrap().gpu.take();
+    s.resources.as_mut().unwrap().requests = Some(ResourceList {
+        cpu: None,
+        memory: None,
+        gpu,
+    });
+    let lines =
+        scl_backends::docker::commands(&s, &scl_backends::LowerCx::new("t"), "out/t", "/w s");
+    assert!(
+        lines[1].contains(" --cpus 1.5 --memory 64g --gpus 2 "),
+        "{}",
+        lines[1]
+    );
+    let def = scl_backends::apptainer::lower(&s, &scl_backends::LowerCx::new("t"));
+    let def = &def.artifacts[0].contents;
+    assert!(def.contains("apptainer run --nv"), "{def}");
 }
 
 /// `distributed` asking torchrun for several processes on one node is a

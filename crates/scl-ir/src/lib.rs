@@ -255,6 +255,20 @@ pub struct Gpu {
     pub kind: Option<String>,
 }
 
+impl Resources {
+    /// The GPUs the env gets: `limits.gpu`, else `requests.gpu` (the
+    /// Kubernetes rule for extended resources: GPUs are given by their
+    /// limit, and a request alone is lowered as the limit). Each field is
+    /// looked up on its own: a `limits` with only `cpu` does not hide a
+    /// GPU request.
+    pub fn gpu(&self) -> Option<&Gpu> {
+        self.limits
+            .as_ref()
+            .and_then(|l| l.gpu.as_ref())
+            .or_else(|| self.requests.as_ref().and_then(|l| l.gpu.as_ref()))
+    }
+}
+
 /// A data volume mounted at run time (never baked into an image).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
