@@ -617,6 +617,16 @@ Example:
 
 Fix: use torch 1.11 or newer, whose CUDA wheels are on the indexes.";
 
+"E0601", "image not pinned by scl.lock",
+"The env's image is not pinned by `scl.lock` (`sclc check --locked`): the lock beside the file has no image for the env, or has one with another tag. The tag is a hash of the env's IR and of the files its image copies, so any change to the env, to what it imports, or to a copied file gives a new tag that no build has recorded yet. CI runs `sclc check --locked` to make sure that the images a commit names were built from that commit.
+
+Example:
+    sclc image build train.env.scl   # writes scl.lock
+    # edit requirements.txt
+    sclc check --locked train.env.scl
+
+Fix: build the image again (`sclc image build FILE --env NAME`) and commit the updated `scl.lock`.";
+
 "W0001", "decimal memory suffix",
 "A memory quantity uses a decimal suffix (`G` = 10^9 bytes). Kubernetes and most tools use binary sizes (`Gi` = 2^30 bytes), and `32G` is about 7% less than `32Gi`.
 

@@ -691,10 +691,7 @@ pub fn container_body(spec: &EnvSpec, r: &RunInputs<'_>) -> (ContainerCreateBody
     }
     let resources = spec.resources.as_ref();
     let limits = resources.and_then(|x| x.limits.as_ref());
-    let gpus = resources
-        .and_then(|x| x.limits.as_ref().or(x.requests.as_ref()))
-        .and_then(|l| l.gpu.as_ref())
-        .map_or(0, |g| g.count);
+    let gpus = resources.and_then(|x| x.gpu()).map_or(0, |g| g.count);
     let device_requests = (gpus > 0).then(|| {
         vec![DeviceRequest {
             driver: Some(String::new()),
@@ -776,6 +773,70 @@ mod tests {
         );
         assert_eq!(digest_in("Pushing layer"), None);
         assert_eq!(digest_in("x: digest: sha256:abc size: 1"), None);
+    }
+
+    /// The creation body sclc sends for an env with everything a local
+    /// container gets (and a volume it does not): GPUs as a device
+    /// request, never a `--gpus` string.
+    #[test]
+    fn container_body_has_device_requests_mounts_ports_limits_and_secrets() {
+        let spec: EnvSpec = serde_json::from_value(serde_json::json!({
+            "base": {"ref": "debian:12"},
+            "ports": [8888],
+            "resources": {
+                "requests": {"cpu": 2000, "memory": 4294967296u64, "gpu": {"count": 2}},
+                "limits": {"cpu": 1500, "memory": 8589934592u64}
+            },
+            "vars": {
+                "PLAIN": "in the image already",
+                "HF_TOKEN": {"secret": "hf", "key": "token"}
+            },
+            "volumes": [
+                {"name": "code", "source": "host:./src", "mount": "/workspace/src", "mode": "read_write"},
+                {"name": "data", "source": "host:data", "mount": "/data", "mode": "read_only"},
+                {"name": "s3", "source": "s3://bucket/x", "mount": "/s3", "mode": "read_only"}
+            ]
+        }))
+        .unwrap();
+        let (body, warnings) = container_body(
+            &spec,
+            &RunInputs {
+                image: "app:0123456789abcdef",
+                root: Path::new("/work/project"),
+                secrets: &[("HF_TOKEN".into(), "hf_value".into())],
+                labels: &[("dev.scl.env".into(), "app".into())],
+                command: &[],
+                shell: false,
+                tty: false,
+            },
+        );
+        let json = serde_json::to_value(&body).unwrap();
+        insta::assert_json_snapshot!(json);
+        assert_eq!(
+            json["HostConfig"]["DeviceRequests"],
+            serde_json::json!([{"Driver": "", "Count": 2, "Capabilities": [["gpu"]], "Options": {}}])
+        );
+        assert_eq!(
+            warnings,
+            ["`volumes[2]` (s3://bucket/x at /s3) is not mounted: a local container gets `host:` volumes only (the k8s target mounts the others)"]
+        );
+        let (shell, _) = container_body(
+            &spec,
+            &RunInputs {
+                image: "app:0123456789abcdef",
+                root: Path::new("/work/project"),
+                secrets: &[],
+                labels: &[],
+                command: &[],
+                shell: true,
+                tty: true,
+            },
+        );
+        let shell = serde_json::to_value(&shell).unwrap();
+        assert_eq!(shell["Tty"], true);
+        assert_eq!(shell["OpenStdin"], true);
+        assert_eq!(shell["Entrypoint"][0], "/bin/sh");
+        assert!(shell.get("Env").is_none(), "a missing secret is not sent empty");
     }
 
     #[test]

@@ -45,6 +45,11 @@ enum Command {
         /// `nvidia-smi` prints on the node).
         #[arg(long, value_name = "VERSION")]
         driver: Option<String>,
+        /// Also require every env's image to be pinned by `scl.lock` beside
+        /// its file (E0601): built by `sclc image build` from the env and
+        /// the files as they are now.
+        #[arg(long)]
+        locked: bool,
     },
     /// Print the canonical EnvSpec IR (JSON) of one env, or of every env keyed by name.
     Ir {
@@ -314,9 +319,12 @@ pub fn main() -> i32 {
             check,
             stdin,
         } => crate::fmt::fmt(&paths, check, stdin, fmt == MessageFormat::Json),
-        Command::Check { paths, set, driver } => {
-            check(&paths, &set, driver.as_deref(), fmt, cli.stdlib)
-        }
+        Command::Check {
+            paths,
+            set,
+            driver,
+            locked,
+        } => check(&paths, &set, driver.as_deref(), locked, fmt, cli.stdlib),
         Command::Ir {
             file,
             env,
@@ -540,6 +548,7 @@ fn check(
     paths: &[PathBuf],
     set: &[String],
     driver: Option<&str>,
+    locked: bool,
     fmt: MessageFormat,
     stdlib: Option<PathBuf>,
 ) -> i32 {
@@ -572,6 +581,9 @@ fn check(
             let mut diags = a.check(&ids);
             if let Some(d) = driver {
                 diags.extend(a.driver_diagnostics(&ids, d));
+            }
+            if locked && !diags.iter().any(Diagnostic::is_error) {
+                diags.extend(crate::engine::locked_diagnostics(&a, &ids));
             }
             errors |= diags.iter().any(Diagnostic::is_error);
             print_diagnostics(&a, &diags, fmt);
@@ -613,6 +625,9 @@ fn check(
             Ok((_host, a, id, mut diags)) => {
                 if let Some(d) = driver {
                     diags.extend(a.driver_diagnostics(&[id], d));
+                }
+                if locked && !diags.iter().any(Diagnostic::is_error) {
+                    diags.extend(crate::engine::locked_diagnostics(&a, &[id]));
                 }
                 let diags: Vec<Diagnostic> = diags
                     .into_iter()

@@ -651,3 +651,83 @@ pub(crate) fn down(args: DownArgs, _fmt: MessageFormat, _stdlib: Option<PathBuf>
         }
     })
 }
+
+/// `sclc check --locked`: E0601 at the name of every env (of `files`)
+/// whose image, or one of whose services' images, has no entry with its
+/// current tag in the `scl.lock` beside its file; at the file's start when
+/// that lock cannot be read. The tag does not depend on `--image-repo`, so
+/// an image built for any repository pins the env.
+pub(crate) fn locked_diagnostics(a: &scl_ide::Analysis, files: &[scl_ide::FileId]) -> Vec<scl_diag::Diagnostic> {
+    let mut out = Vec::new();
+    for &f in files {
+        let path = a.path(f);
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let lock_path = lock::path_in(&dir);
+        let error = |span: scl_ide::Span, message: String, help: String| {
+            let mut d = scl_diag::Diagnostic::error("E0601", span, message).with_help(help);
+            d.at.file = a.key(f);
+            d
+        };
+        let l = match lock::Lock::read(&lock_path) {
+            Ok(l) => l,
+            Err(e) => {
+                out.push(error(
+                    scl_ide::Span::default(),
+                    e.to_string(),
+                    format!("remove {} and build the images again with `sclc image build {name}`", lock::FILE_NAME),
+                ));
+                continue;
+            }
+        };
+        let symbols = a.symbols(f);
+        let Ok(envs) = a.select_envs(f, None) else {
+            continue;
+        };
+        for env in envs {
+            let Some((spec, cx)) = a.lower_cx(f, &env, &LowerOptions::default()) else {
+                continue;
+            };
+            let mut wanted: Vec<(Option<&str>, String)> = Vec::new();
+            if spec.base.is_some() {
+                wanted.push((None, cx.image(&spec, None)));
+            }
+            for (s, sub) in &spec.services {
+                if sub.base.is_some() {
+                    wanted.push((Some(s), cx.image(sub, Some(s))));
+                }
+            }
+            let span = symbols
+                .iter()
+                .find(|s| s.name == env)
+                .map_or_else(scl_ide::Span::default, |s| s.name_span);
+            for (service, reference) in wanted {
+                let tag = lock::tag_of(&reference);
+                let image = match service {
+                    Some(s) => format!("the image of service `{s}` of env `{env}`"),
+                    None => format!("the image of env `{env}`"),
+                };
+                let message = match l.find(&name, &env, service) {
+                    Some(e) if e.tag == tag => continue,
+                    Some(e) => format!(
+                        "{image} is not pinned by {}: it records tag {}, and the env and the files its image copies now give tag {tag}",
+                        lock::FILE_NAME, e.tag
+                    ),
+                    None => format!(
+                        "{image} is not pinned by {}: no image of it was built (tag {tag})",
+                        lock::FILE_NAME
+                    ),
+                };
+                out.push(error(
+                    span,
+                    message,
+                    format!("build it with `sclc image build {name} --env {env}` and commit {}", lock::FILE_NAME),
+                ));
+            }
+        }
+    }
+    out
+}

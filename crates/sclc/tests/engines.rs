@@ -1,0 +1,464 @@
+//! The engine commands for real: `sclc image build` (with `--push`), `run`,
+//! `shell`, `down` and `check --locked` on `tests/engines/app.env.scl`,
+//! through the Docker Engine API as Podman's compatible service
+//! (`podman system service`) serves it, on the local Debian 12 image that
+//! `scripts/podman-setup.sh` makes, and with a registry from Debian's
+//! `docker-registry` package on 127.0.0.1.
+//!
+//! The test starts both itself, each on its own socket or port, with the
+//! configuration this machine needs (`tests/engines/README.md`): a
+//! `containers.conf` with runtime `runc` and small `nofile`/`nproc`
+//! ulimits, a `registries.conf` that lets the registry on 127.0.0.1 be
+//! plain HTTP, and `BUILDAH_ISOLATION=chroot`.
+//!
+//! Without podman, the base image or `docker-registry` the test is skipped
+//! with the reason, unless `CI` is set (to anything but `false`, `0` or
+//! empty), `SCL_REQUIRE_PODMAN=1` or `SCL_REQUIRE_ENGINES=1`: then it fails.
+
+mod common;
+
+use common::{repo, sclc};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BASE: &str = "docker.io/library/debian:12";
+
+fn required() -> bool {
+    let ci = std::env::var("CI").unwrap_or_default();
+    !matches!(ci.as_str(), "" | "0" | "false")
+        || std::env::var("SCL_REQUIRE_PODMAN").as_deref() == Ok("1")
+        || std::env::var("SCL_REQUIRE_ENGINES").as_deref() == Ok("1")
+}
+
+/// Why the test cannot run here, if it cannot.
+fn missing() -> Option<String> {
+    let runs = |c: &str, a: &[&str]| {
+        Command::new(c)
+            .args(a)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !runs("podman", &["--version"]) {
+        return Some("podman is not installed".into());
+    }
+    if !runs("podman", &["image", "exists", BASE]) {
+        return Some(format!("podman has no {BASE} image"));
+    }
+    if !Path::new("/usr/bin/docker-registry").exists() {
+        return Some("docker-registry is not installed (Debian package docker-registry)".into());
+    }
+    None
+}
+
+/// Skips (returns true) or fails when the engines cannot run here.
+fn skip() -> bool {
+    match missing() {
+        None => false,
+        Some(why) if required() => panic!(
+            "{why}: run `bash scripts/podman-setup.sh` (CI, SCL_REQUIRE_PODMAN=1 or \
+             SCL_REQUIRE_ENGINES=1 is set, so this test does not skip)"
+        ),
+        Some(why) => {
+            eprintln!("skipped: {why} (run `bash scripts/podman-setup.sh`)");
+            true
+        }
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The Podman service and the registry of one test, stopped on drop.
+struct Engines {
+    dir: tempfile::TempDir,
+    service: Child,
+    registry: Child,
+    port: u16,
+}
+
+impl Drop for Engines {
+    fn drop(&mut self) {
+        let _ = self.service.kill();
+        let _ = self.registry.kill();
+        let _ = self.service.wait();
+        let _ = self.registry.wait();
+    }
+}
+
+impl Engines {
+    fn socket(&self) -> PathBuf {
+        self.dir.path().join("podman.sock")
+    }
+
+    fn docker_host(&self) -> String {
+        format!("unix://{}", self.socket().display())
+    }
+
+    fn start() -> Engines {
+        let dir = tempfile::tempdir().unwrap();
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let conf = dir.path().join("containers.conf");
+        std::fs::write(
+            &conf,
+            "[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=1024:1024\"]\n\n[engine]\nruntime = \"runc\"\n",
+        )
+        .unwrap();
+        let registries = dir.path().join("registries.conf");
+        std::fs::write(
+            &registries,
+            format!("unqualified-search-registries = []\n\n[[registry]]\nlocation = \"127.0.0.1:{port}\"\ninsecure = true\n"),
+        )
+        .unwrap();
+        let registry_conf = dir.path().join("registry.yml");
+        std::fs::write(
+            &registry_conf,
+            format!(
+                "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                dir.path().join("registry-data").display()
+            ),
+        )
+        .unwrap();
+        let log = |name: &str| std::fs::File::create(dir.path().join(name)).unwrap();
+        let registry = Command::new("/usr/bin/docker-registry")
+            .arg("serve")
+            .arg(&registry_conf)
+            .stdout(log("registry.log"))
+            .stderr(log("registry.err"))
+            .spawn()
+            .expect("docker-registry starts");
+        let socket = dir.path().join("podman.sock");
+        let service = Command::new("podman")
+            .args(["system", "service", "--time=0"])
+            .arg(format!("unix://{}", socket.display()))
+            .env("CONTAINERS_CONF", &conf)
+            .env("CONTAINERS_REGISTRIES_CONF", &registries)
+            .env("BUILDAH_ISOLATION", "chroot")
+            .stdout(log("service.log"))
+            .stderr(log("service.err"))
+            .spawn()
+            .expect("podman system service starts");
+        let e = Engines {
+            dir,
+            service,
+            registry,
+            port,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let ping = std::os::unix::net::UnixStream::connect(e.socket()).and_then(|mut s| {
+                s.write_all(b"GET /_ping HTTP/1.0\r\nHost: d\r\n\r\n")?;
+                let mut r = String::new();
+                s.read_to_string(&mut r)?;
+                Ok(r)
+            });
+            let registry_up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+            if ping.is_ok_and(|r| r.ends_with("OK")) && registry_up {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "podman service or registry did not start; see {}",
+                e.dir.path().display()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        e
+    }
+
+    /// Runs sclc in `cwd` against this engine, with `envs` set.
+    fn sclc(&self, cwd: &Path, args: &[&str], envs: &[(&str, &str)], stdin: Option<&str>) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_sclc"));
+        c.args(args)
+            .current_dir(cwd)
+            .env("NO_COLOR", "1")
+            .env("DOCKER_HOST", self.docker_host())
+            .env_remove("PYPI_NETRC")
+            .env_remove("APP_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            });
+        for (k, v) in envs {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().expect("sclc runs");
+        if let Some(input) = stdin {
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
+        }
+        child.wait_with_output().unwrap()
+    }
+
+    /// The manifest digest the registry has for `name:tag`
+    /// (`Docker-Content-Digest` of `HEAD /v2/<name>/manifests/<tag>`).
+    fn registry_digest(&self, name: &str, tag: &str) -> String {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            s,
+            "HEAD /v2/{name}/manifests/{tag} HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: application/vnd.docker.distribution.manifest.v2+json\r\nAccept: application/vnd.oci.image.manifest.v1+json\r\n\r\n"
+        )
+        .unwrap();
+        let mut r = String::new();
+        s.read_to_string(&mut r).unwrap();
+        r.lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("docker-content-digest")
+                    .then(|| v.trim().to_string())
+            })
+            .unwrap_or_else(|| panic!("no digest for {name}:{tag}:\n{r}"))
+    }
+}
+
+fn podman(args: &[&str]) -> Output {
+    Command::new("podman").args(args).output().expect("podman runs")
+}
+
+/// Removes the images of a run when the test ends, passed or not.
+struct RemoveImages(Vec<String>);
+
+impl Drop for RemoveImages {
+    fn drop(&mut self) {
+        for i in &self.0 {
+            let _ = podman(&["rmi", "--force", i]);
+        }
+    }
+}
+
+fn copy_fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let from = repo().join("tests/engines");
+    for f in ["app.env.scl", "app.py", "data/hello.txt"] {
+        let to = dir.path().join(f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(from.join(f), &to).unwrap();
+    }
+    dir
+}
+
+/// A value found nowhere else, so that finding it in an image means a
+/// secret leaked.
+fn token(what: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("scl-{what}-{nanos:x}-{}", std::process::id())
+}
+
+/// Whether `needle` occurs in the file at `path`.
+fn file_contains(path: &Path, needle: &[u8]) -> bool {
+    let bytes = std::fs::read(path).unwrap();
+    bytes.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn build_push_run_shell_down_through_the_docker_api() {
+    if skip() {
+        return;
+    }
+    let engines = Engines::start();
+    let work = copy_fixture();
+    let w = work.path();
+    let repo_name = format!("127.0.0.1:{}/scl/engines-app-{}", engines.port, std::process::id());
+    let secret = token("build-secret");
+    let netrc = format!("machine pypi.invalid\nlogin app\npassword {secret}\n");
+
+    // Build and push: the lock records the image ID and the registry's digest.
+    let build = engines.sclc(
+        w,
+        &["image", "build", "app.env.scl", "--image-repo", &repo_name, "--push", "--tag", "latest"],
+        &[("PYPI_NETRC", &netrc)],
+        None,
+    );
+    let stdout = String::from_utf8_lossy(&build.stdout).into_owned();
+    assert!(build.status.success(), "{}", text(&build));
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(stderr.starts_with("engine: Podman "), "{}", text(&build));
+    assert!(stderr.contains("STEP 1/"), "the build's output is shown: {}", text(&build));
+    let lock_text = std::fs::read_to_string(w.join("scl.lock")).unwrap();
+    let field = |k: &str| -> String {
+        lock_text
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{k} = \"")))
+            .and_then(|v| v.strip_suffix('"'))
+            .unwrap_or_else(|| panic!("no {k} in scl.lock:\n{lock_text}"))
+            .to_string()
+    };
+    let reference = field("reference");
+    let tag = field("tag");
+    let _cleanup = RemoveImages(vec![reference.clone(), format!("{repo_name}:latest")]);
+    assert_eq!(reference, format!("{repo_name}:{tag}"));
+    assert_eq!(tag.len(), 16);
+    let id = field("id");
+    assert!(id.starts_with("sha256:") && id.len() == 71, "{lock_text}");
+    let digest = field("digest");
+    let name = repo_name.split_once('/').unwrap().1;
+    let in_registry = engines.registry_digest(name, &tag);
+    assert_eq!(digest, format!("{repo_name}@{in_registry}"), "{lock_text}");
+    assert_eq!(
+        engines.registry_digest(name, "latest"),
+        in_registry,
+        "--tag latest is pushed too"
+    );
+    assert_eq!(
+        stdout,
+        format!(
+            "built {reference} ({}) in {}\ntagged {repo_name}:latest\npushed {digest}\nrecorded in scl.lock\n",
+            &id[7..19],
+            stdout.lines().next().unwrap().rsplit(" in ").next().unwrap()
+        )
+    );
+
+    // The tag is the one the Kubernetes target names for the same repository.
+    let k8s = sclc(w, &["build", "app.env.scl", "--target", "k8s", "--image-repo", &repo_name, "--out", "out"]);
+    assert!(k8s.status.success(), "{}", text(&k8s));
+    let manifest = std::fs::read_to_string(w.join("out/engines_app/k8s.yaml")).unwrap();
+    assert!(manifest.contains(&reference), "{manifest}");
+    std::fs::remove_dir_all(w.join("out")).unwrap();
+
+    // The build secret is in no layer or metadata of the image.
+    let archive = w.join("image.tar");
+    let s = podman(&["save", "--quiet", "--format", "docker-archive", "-o", archive.to_str().unwrap(), &reference]);
+    assert!(s.status.success(), "{}", text(&s));
+    assert!(!file_contains(&archive, secret.as_bytes()), "the build secret is in the image");
+    std::fs::remove_file(&archive).unwrap();
+
+    // `check --locked`: pinned now; not after a copied file changes.
+    let locked = sclc(w, &["check", "--locked", "app.env.scl"]);
+    assert!(locked.status.success(), "{}", text(&locked));
+
+    // Run: the command's output, as the non-root user, with the runtime
+    // secret from the environment and the host volume.
+    let run_token = token("runtime-secret");
+    let run = engines.sclc(w, &["run", "app.env.scl"], &[("APP_TOKEN", &run_token)], None);
+    assert!(run.status.success(), "{}", text(&run));
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        format!(
+            "user 1001 runner\npython /opt/venv six 1.16.0\njq jq-1.6\ncache ok\ntoken {run_token}\ndata hello from the host\nbuild-secret-mounted False\n"
+        ),
+        "{}",
+        text(&run)
+    );
+    // The secret can come from --env-file instead.
+    std::fs::write(w.join("secrets.env"), "# runtime secrets\nAPP_TOKEN=from-file\n").unwrap();
+    let from_file = engines.sclc(
+        w,
+        &["run", "app.env.scl", "--env-file", "secrets.env", "--", "sh", "-c", "echo \"$APP_TOKEN\"; exit 7"],
+        &[],
+        None,
+    );
+    assert_eq!(from_file.status.code(), Some(7), "{}", text(&from_file));
+    assert_eq!(String::from_utf8_lossy(&from_file.stdout), "from-file\n");
+    // Without it: a usage error before anything runs.
+    let no_secret = engines.sclc(w, &["run", "app.env.scl"], &[], None);
+    assert_eq!(no_secret.status.code(), Some(2), "{}", text(&no_secret));
+    assert_eq!(
+        String::from_utf8_lossy(&no_secret.stderr),
+        "error: env `engines_app` has runtime secrets: set APP_TOKEN in the environment (or give them in a file with --env-file)\n"
+    );
+
+    // Shell: commands from stdin, the shell's exit status.
+    let sh = engines.sclc(
+        w,
+        &["shell", "app.env.scl"],
+        &[("APP_TOKEN", "x")],
+        Some("id -un\necho \"$0\"\nexit 3\n"),
+    );
+    assert_eq!(sh.status.code(), Some(3), "{}", text(&sh));
+    assert_eq!(String::from_utf8_lossy(&sh.stdout), "runner\nbash\n", "{}", text(&sh));
+
+    // Detached, then down.
+    let d = engines.sclc(w, &["run", "app.env.scl", "--detach", "--", "sleep", "300"], &[("APP_TOKEN", "x")], None);
+    assert!(d.status.success(), "{}", text(&d));
+    let started = String::from_utf8_lossy(&d.stdout).into_owned();
+    let short = started
+        .strip_prefix("started ")
+        .and_then(|s| s.split(' ').next())
+        .unwrap_or_else(|| panic!("{started}"))
+        .to_string();
+    let down = engines.sclc(w, &["down", "app.env.scl"], &[], None);
+    assert!(down.status.success(), "{}", text(&down));
+    assert_eq!(String::from_utf8_lossy(&down.stdout), format!("removed {short}\n"));
+    let again = engines.sclc(w, &["down", "app.env.scl"], &[], None);
+    assert_eq!(String::from_utf8_lossy(&again.stdout), "no containers of app.env.scl to remove\n");
+
+    // A changed copied file: a new tag, which the lock does not pin.
+    std::fs::write(w.join("app.py"), "print('changed')\n").unwrap();
+    let stale = sclc(w, &["check", "--locked", "app.env.scl"]);
+    assert_eq!(stale.status.code(), Some(1), "{}", text(&stale));
+    let err = String::from_utf8_lossy(&stale.stderr);
+    assert!(
+        err.contains(&format!("[E0601] Error: the image of env `engines_app` is not pinned by scl.lock: it records tag {tag}, and the env and the files its image copies now give tag ")),
+        "{err}"
+    );
+}
+
+/// No engine: exit 3 and one line naming what was tried.
+#[test]
+fn no_engine_is_exit_3_with_one_line() {
+    let work = copy_fixture();
+    let w = work.path();
+    for args in [
+        &["image", "build", "app.env.scl"][..],
+        &["run", "app.env.scl"][..],
+        &["down", "app.env.scl"][..],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_sclc"))
+            .args(args)
+            .current_dir(w)
+            .env("DOCKER_HOST", "unix:///nonexistent/sclc-test.sock")
+            .env("PYPI_NETRC", "x")
+            .env("APP_TOKEN", "x")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(3), "{args:?}: {}", text(&o));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "error: no container engine at DOCKER_HOST=unix:///nonexistent/sclc-test.sock: /nonexistent/sclc-test.sock does not exist\n",
+            "{args:?}"
+        );
+        assert!(o.stdout.is_empty());
+    }
+    // Without DOCKER_HOST: the default sockets, listed.
+    let o = Command::new(env!("CARGO_BIN_EXE_sclc"))
+        .args(["down", "app.env.scl"])
+        .current_dir(w)
+        .env_remove("DOCKER_HOST")
+        .env("XDG_RUNTIME_DIR", w.join("no-runtime-dir"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    if Path::new("/var/run/docker.sock").exists() || Path::new("/run/podman/podman.sock").exists() {
+        eprintln!("a default socket exists here: not checking the no-socket message");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        err.starts_with("error: no container engine: none of /var/run/docker.sock, ")
+            && err.ends_with(" exists (start Docker or `podman system service`, or set DOCKER_HOST)\n")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+}
