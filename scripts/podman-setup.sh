@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Sets up real builds of generated Dockerfiles with Podman (the test
-# crates/sclc/tests/podman.rs, and later the engines' tests):
-#   1. installs podman, runc and debootstrap from Debian (apt-get, as root);
+# Sets up real builds of generated Dockerfiles with Podman (the tests
+# crates/sclc/tests/podman.rs and crates/sclc/tests/engines.rs):
+#   1. installs podman, runc, debootstrap and docker-registry (the registry
+#      `sclc image build --push` is tested against) from Debian (apt-get, as
+#      root);
 #   2. makes a local Debian 12 base image, since no image can be pulled from a
 #      registry here: debootstrap a minimal bookworm root from the machine's
 #      own apt mirror, then `podman import` it as docker.io/library/debian:12,
@@ -43,7 +45,7 @@ log() { echo "podman-setup: $*"; }
 
 # --- 1. packages -------------------------------------------------------------
 missing=()
-for tool in podman runc debootstrap; do
+for tool in podman runc debootstrap docker-registry; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -51,7 +53,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   log "installing ${missing[*]} from Debian"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    podman runc debootstrap >/dev/null
+    podman runc debootstrap docker-registry >/dev/null
 fi
 log "$(podman --version), $(runc --version | head -n1), debootstrap $(dpkg-query -W -f '${Version}' debootstrap)"
 

@@ -1486,7 +1486,15 @@ fn build_secrets_and_printed_commands() {
     // GPUs only requested, with limits that set the CPUs: the request is
     // still the GPU count (the limits do not hide it), here and in the
     // Apptainer definition's `apptainer run --nv`.
-    let gpu = s.resources.as_mut().unwrap().limits.as_mut().unwrap().gpu.take();
+    let gpu = s
+        .resources
+        .as_mut()
+        .unwrap()
+        .limits
+        .as_mut()
+        .unwrap()
+        .gpu
+        .take();
     s.resources.as_mut().unwrap().requests = Some(ResourceList {
         cpu: None,
         memory: None,

@@ -233,7 +233,13 @@ mod tests {
         ] {
             assert!(i.ignores(yes), "{yes} is ignored");
         }
-        for no in ["src/data.py", "sub/a.ckpt", "src/pkg/x.tmp", "train.py", "datasets"] {
+        for no in [
+            "src/data.py",
+            "sub/a.ckpt",
+            "src/pkg/x.tmp",
+            "train.py",
+            "datasets",
+        ] {
             assert!(!i.ignores(no), "{no} is kept");
         }
     }
@@ -255,7 +261,11 @@ mod tests {
             "python": {"manager": "pip", "requirements": [{"path": "req.txt", "sha256": "00"}]}
         }))
         .unwrap();
-        let got: Vec<String> = files(root, &spec).unwrap().into_iter().map(|f| f.rel).collect();
+        let got: Vec<String> = files(root, &spec)
+            .unwrap()
+            .into_iter()
+            .map(|f| f.rel)
+            .collect();
         assert_eq!(got, ["req.txt", "src/pkg/a.py"]);
         let bytes = archive(
             &files(root, &spec).unwrap(),

@@ -28,7 +28,9 @@
 //! configuration (`docker inspect` shows them) until it is removed.
 
 use crate::EngineError;
-use bollard::models::{ContainerCreateBody, DeviceRequest, HostConfig, Mount, MountType, PortBinding};
+use bollard::models::{
+    ContainerCreateBody, DeviceRequest, HostConfig, Mount, MountType, PortBinding,
+};
 use bollard::Docker;
 use futures::StreamExt;
 use scl_ir::{EnvSpec, VarValue, VolumeMode};
@@ -217,11 +219,7 @@ impl Engine {
     /// it arrives; returns the image ID (`sha256:…`). Errors: the build
     /// failed (the engine's message), build secrets on Docker (see the
     /// module doc), the engine went away.
-    pub async fn build(
-        &self,
-        b: Build,
-        line: &mut dyn FnMut(&str),
-    ) -> Result<String, EngineError> {
+    pub async fn build(&self, b: Build, line: &mut dyn FnMut(&str)) -> Result<String, EngineError> {
         if !b.secrets.is_empty() && self.kind == EngineKind::Docker {
             let ids: Vec<&str> = b.secrets.iter().map(|(i, _)| i.as_str()).collect();
             return Err(EngineError::new(format!(
@@ -250,19 +248,14 @@ impl Engine {
             .rm(true)
             .forcerm(true)
             .build();
-        let mut stream = docker.build_image(
-            options,
-            None,
-            Some(bollard::body_full(b.context.into())),
-        );
+        let mut stream =
+            docker.build_image(options, None, Some(bollard::body_full(b.context.into())));
         let mut id: Option<String> = None;
         let mut partial = String::new();
         while let Some(item) = stream.next().await {
             let info = match item {
                 Ok(i) => i,
-                Err(e) => {
-                    return Err(EngineError::new(format!("the build failed: {}", say(&e))))
-                }
+                Err(e) => return Err(EngineError::new(format!("the build failed: {}", say(&e)))),
             };
             if let Some(err) = info.error_detail.and_then(|d| d.message) {
                 return Err(EngineError::new(format!(
@@ -338,9 +331,8 @@ impl Engine {
         let mut stream = self.docker.push_image(repo, Some(options), None);
         let mut digest: Option<String> = None;
         while let Some(item) = stream.next().await {
-            let info = item.map_err(|e| {
-                EngineError::new(format!("cannot push {reference}: {}", say(&e)))
-            })?;
+            let info = item
+                .map_err(|e| EngineError::new(format!("cannot push {reference}: {}", say(&e))))?;
             if let Some(err) = info.error_detail.and_then(|d| d.message) {
                 return Err(EngineError::new(format!(
                     "cannot push {reference}: {}",
@@ -357,11 +349,10 @@ impl Engine {
         if let Some(d) = digest {
             return Ok(d);
         }
-        let inspect = self
-            .docker
-            .inspect_image(reference)
-            .await
-            .map_err(|e| EngineError::new(format!("cannot inspect {reference}: {}", say(&e))))?;
+        let inspect =
+            self.docker.inspect_image(reference).await.map_err(|e| {
+                EngineError::new(format!("cannot inspect {reference}: {}", say(&e)))
+            })?;
         inspect
             .repo_digests
             .iter()
@@ -391,13 +382,13 @@ impl Engine {
         let image = body.image.clone().unwrap_or_default();
         let created = self
             .docker
-            .create_container(None::<bollard::query_parameters::CreateContainerOptions>, body)
+            .create_container(
+                None::<bollard::query_parameters::CreateContainerOptions>,
+                body,
+            )
             .await
             .map_err(|e| {
-                EngineError::new(format!(
-                    "cannot create a container of {image}: {}",
-                    say(&e)
-                ))
+                EngineError::new(format!("cannot create a container of {image}: {}", say(&e)))
             })?;
         let id = created.id;
         on_created(&id);
@@ -450,12 +441,17 @@ impl Engine {
                 ),
             )
             .await
-            .map_err(|e| EngineError::new(format!("cannot attach to {}: {}", short(id), say(&e))))?;
+            .map_err(|e| {
+                EngineError::new(format!("cannot attach to {}: {}", short(id), say(&e)))
+            })?;
         self.docker
             .start_container(id, None::<bollard::query_parameters::StartContainerOptions>)
             .await
             .map_err(start)?;
-        let bollard::container::AttachContainerResults { mut output, mut input } = attach;
+        let bollard::container::AttachContainerResults {
+            mut output,
+            mut input,
+        } = attach;
         let _raw = if tty { RawTerminal::enter() } else { None };
         let feeder = if stdin {
             Some(tokio::spawn(async move {
@@ -548,7 +544,11 @@ impl Engine {
                 )
                 .await
                 .map_err(|e| {
-                    EngineError::new(format!("cannot remove container {}: {}", short(&id), say(&e)))
+                    EngineError::new(format!(
+                        "cannot remove container {}: {}",
+                        short(&id),
+                        say(&e)
+                    ))
                 })?;
             removed.push(short(&id).to_string());
         }
@@ -836,7 +836,10 @@ mod tests {
         assert_eq!(shell["Tty"], true);
         assert_eq!(shell["OpenStdin"], true);
         assert_eq!(shell["Entrypoint"][0], "/bin/sh");
-        assert!(shell.get("Env").is_none(), "a missing secret is not sent empty");
+        assert!(
+            shell.get("Env").is_none(),
+            "a missing secret is not sent empty"
+        );
     }
 
     #[test]

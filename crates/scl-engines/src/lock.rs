@@ -115,11 +115,13 @@ impl Lock {
     pub fn to_text(&self) -> String {
         let mut sorted = self.clone();
         sorted.version = VERSION;
-        sorted.images.sort_by(|a, b| {
-            (&a.file, &a.env, &a.service).cmp(&(&b.file, &b.env, &b.service))
-        });
+        sorted
+            .images
+            .sort_by(|a, b| (&a.file, &a.env, &a.service).cmp(&(&b.file, &b.env, &b.service)));
         let body = toml::to_string(&sorted).expect("the lock serializes");
-        format!("# Written by `sclc image build`; do not edit. See the book's \"scl.lock\".\n{body}")
+        format!(
+            "# Written by `sclc image build`; do not edit. See the book's \"scl.lock\".\n{body}"
+        )
     }
 
     /// The entry of (`file`, `env`, `service`), if any.
@@ -141,9 +143,8 @@ impl Lock {
     /// folder, flushed to disk, renamed over `path`.
     pub fn write(&self, path: &Path) -> Result<(), EngineError> {
         let dir = path.parent().unwrap_or(Path::new("."));
-        let fail = |e: std::io::Error| {
-            EngineError::new(format!("cannot write {}: {e}", path.display()))
-        };
+        let fail =
+            |e: std::io::Error| EngineError::new(format!("cannot write {}: {e}", path.display()));
         let mut tmp = tempfile::Builder::new()
             .prefix(".sclc-tmp-lock")
             .tempfile_in(dir)
@@ -199,7 +200,10 @@ mod tests {
             "3333333333333333"
         );
         // No temporary file is left beside it.
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, [std::ffi::OsString::from(FILE_NAME)]);
     }
 

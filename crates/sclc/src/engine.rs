@@ -174,8 +174,10 @@ impl Progress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = indicatif::ProgressBar::new_spinner();
             b.set_style(
-                indicatif::ProgressStyle::with_template("{spinner} {elapsed:>4} {prefix} {wide_msg}")
-                    .expect("the template parses"),
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} {elapsed:>4} {prefix} {wide_msg}",
+                )
+                .expect("the template parses"),
             );
             b.set_prefix(what.to_string());
             b.enable_steady_tick(std::time::Duration::from_millis(120));
@@ -218,18 +220,16 @@ impl Progress {
     }
 }
 
-/// Builds `img` (and tags it `extra` too, and pushes it when `push`), and
-/// records it in the lock of `lock_dir` under `source_name`. Prints what
-/// it did to stdout.
+/// Builds `img` with the build secrets' `(id, value)`s (and tags it
+/// `extra` too, and pushes it when `push`), and records it in the lock at
+/// `lock_path` under `source_name`. Prints what it did to stdout.
 async fn build_one(
     engine: &Engine,
     root: &Path,
     img: &Image,
     secrets: &[(String, String)],
-    extra: &[String],
-    push: bool,
-    lock_path: &Path,
-    source_name: &str,
+    (extra, push): (&[String], bool),
+    (lock_path, source_name): (&Path, &str),
 ) -> Result<String, EngineError> {
     let files = context::files(root, &img.spec)?;
     let mut extras = vec![context::Extra {
@@ -289,9 +289,7 @@ async fn build_one(
         progress.finish(pushed.is_err());
         let d = pushed?;
         for t in extra {
-            engine
-                .push(&format!("{repo}:{t}"), &mut |_| {})
-                .await?;
+            engine.push(&format!("{repo}:{t}"), &mut |_| {}).await?;
         }
         println!("pushed {repo}@{d}");
         digest = Some(format!("{repo}@{d}"));
@@ -330,20 +328,18 @@ fn read_values(
                 .filter_map(|l| l.split_once('='))
                 .map(|(k, v)| (k.trim().to_string(), v.to_string()))
                 .collect(),
-            Err(e) => {
-                return Err(usage_error(&format!(
-                    "--env-file {}: {e}",
-                    f.display()
-                )))
-            }
+            Err(e) => return Err(usage_error(&format!("--env-file {}: {e}", f.display()))),
         },
     };
     let mut out = Vec::new();
     let mut missing = Vec::new();
     for (name, var) in vars {
-        let v = std::env::var(var)
-            .ok()
-            .or_else(|| file_values.iter().find(|(k, _)| k == var).map(|(_, v)| v.clone()));
+        let v = std::env::var(var).ok().or_else(|| {
+            file_values
+                .iter()
+                .find(|(k, _)| k == var)
+                .map(|(_, v)| v.clone())
+        });
         match v {
             Some(v) => out.push((name.clone(), v)),
             None => missing.push(var.as_str()),
@@ -394,7 +390,8 @@ pub(crate) fn image_build(args: BuildArgs, fmt: MessageFormat, stdlib: Option<Pa
         let ok = !t.is_empty()
             && t.len() <= 128
             && !t.starts_with(['.', '-'])
-            && t.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
         if !ok {
             return usage_error(&format!(
                 "--tag {t:?} is not a tag (`[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}}`: `latest`, `v1`)"
@@ -440,17 +437,18 @@ pub(crate) fn image_build(args: BuildArgs, fmt: MessageFormat, stdlib: Option<Pa
                 &root,
                 img,
                 secrets,
-                &args.tag,
-                args.push,
-                &lock_path,
-                &source_name,
+                (&args.tag, args.push),
+                (&lock_path, &source_name),
             )
             .await
             {
                 return engine_failed(&e);
             }
         }
-        println!("recorded in {}", crate::commands::shown_path(&std::env::current_dir().unwrap_or_default(), &lock_path));
+        println!(
+            "recorded in {}",
+            crate::commands::shown_path(&std::env::current_dir().unwrap_or_default(), &lock_path)
+        );
         0
     })
 }
@@ -519,7 +517,15 @@ fn start(to: RunTo<'_>, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
         Ok(o) => o,
         Err(c) => return c,
     };
-    let p = match prepare(to.file, to.env, to.set, stdlib, fmt, Target::DOCKER, options) {
+    let p = match prepare(
+        to.file,
+        to.env,
+        to.set,
+        stdlib,
+        fmt,
+        Target::DOCKER,
+        options,
+    ) {
         Ok(p) => p,
         Err(c) => return c,
     };
@@ -527,7 +533,10 @@ fn start(to: RunTo<'_>, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
         Ok((name, _)) => name.clone(),
         Err(c) => return c,
     };
-    let Some(img) = images(&p).into_iter().find(|i| i.env == env && i.service.is_none()) else {
+    let Some(img) = images(&p)
+        .into_iter()
+        .find(|i| i.env == env && i.service.is_none())
+    else {
         return usage_error(&format!(
             "env `{env}` has no `base`, so there is no image to {command}: an env of services runs with `sclc build --target compose` and `docker compose up`"
         ));
@@ -581,10 +590,8 @@ fn start(to: RunTo<'_>, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
                     &root,
                     &img,
                     &build_secrets,
-                    &[],
-                    false,
-                    &lock_path,
-                    &source_name,
+                    (&[], false),
+                    (&lock_path, &source_name),
                 )
                 .await
                 {
@@ -613,7 +620,11 @@ fn start(to: RunTo<'_>, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
         let ran = engine
             .run(body, detach, &mut |id| {
                 if detach {
-                    println!("started {} from {} (stop it with `sclc down`)", docker::short(id), img.reference);
+                    println!(
+                        "started {} from {} (stop it with `sclc down`)",
+                        docker::short(id),
+                        img.reference
+                    );
                 }
             })
             .await;
@@ -657,7 +668,10 @@ pub(crate) fn down(args: DownArgs, _fmt: MessageFormat, _stdlib: Option<PathBuf>
 /// current tag in the `scl.lock` beside its file; at the file's start when
 /// that lock cannot be read. The tag does not depend on `--image-repo`, so
 /// an image built for any repository pins the env.
-pub(crate) fn locked_diagnostics(a: &scl_ide::Analysis, files: &[scl_ide::FileId]) -> Vec<scl_diag::Diagnostic> {
+pub(crate) fn locked_diagnostics(
+    a: &scl_ide::Analysis,
+    files: &[scl_ide::FileId],
+) -> Vec<scl_diag::Diagnostic> {
     let mut out = Vec::new();
     for &f in files {
         let path = a.path(f);
@@ -678,7 +692,10 @@ pub(crate) fn locked_diagnostics(a: &scl_ide::Analysis, files: &[scl_ide::FileId
                 out.push(error(
                     scl_ide::Span::default(),
                     e.to_string(),
-                    format!("remove {} and build the images again with `sclc image build {name}`", lock::FILE_NAME),
+                    format!(
+                        "remove {} and build the images again with `sclc image build {name}`",
+                        lock::FILE_NAME
+                    ),
                 ));
                 continue;
             }
@@ -724,7 +741,10 @@ pub(crate) fn locked_diagnostics(a: &scl_ide::Analysis, files: &[scl_ide::FileId
                 out.push(error(
                     span,
                     message,
-                    format!("build it with `sclc image build {name} --env {env}` and commit {}", lock::FILE_NAME),
+                    format!(
+                        "build it with `sclc image build {name} --env {env}` and commit {}",
+                        lock::FILE_NAME
+                    ),
                 ));
             }
         }

@@ -179,7 +179,13 @@ impl Engines {
     }
 
     /// Runs sclc in `cwd` against this engine, with `envs` set.
-    fn sclc(&self, cwd: &Path, args: &[&str], envs: &[(&str, &str)], stdin: Option<&str>) -> Output {
+    fn sclc(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        envs: &[(&str, &str)],
+        stdin: Option<&str>,
+    ) -> Output {
         let mut c = Command::new(env!("CARGO_BIN_EXE_sclc"));
         c.args(args)
             .current_dir(cwd)
@@ -231,7 +237,10 @@ impl Engines {
 }
 
 fn podman(args: &[&str]) -> Output {
-    Command::new("podman").args(args).output().expect("podman runs")
+    Command::new("podman")
+        .args(args)
+        .output()
+        .expect("podman runs")
 }
 
 /// Removes the images of a run when the test ends, passed or not.
@@ -280,14 +289,27 @@ fn build_push_run_shell_down_through_the_docker_api() {
     let engines = Engines::start();
     let work = copy_fixture();
     let w = work.path();
-    let repo_name = format!("127.0.0.1:{}/scl/engines-app-{}", engines.port, std::process::id());
+    let repo_name = format!(
+        "127.0.0.1:{}/scl/engines-app-{}",
+        engines.port,
+        std::process::id()
+    );
     let secret = token("build-secret");
     let netrc = format!("machine pypi.invalid\nlogin app\npassword {secret}\n");
 
     // Build and push: the lock records the image ID and the registry's digest.
     let build = engines.sclc(
         w,
-        &["image", "build", "app.env.scl", "--image-repo", &repo_name, "--push", "--tag", "latest"],
+        &[
+            "image",
+            "build",
+            "app.env.scl",
+            "--image-repo",
+            &repo_name,
+            "--push",
+            "--tag",
+            "latest",
+        ],
         &[("PYPI_NETRC", &netrc)],
         None,
     );
@@ -295,7 +317,11 @@ fn build_push_run_shell_down_through_the_docker_api() {
     assert!(build.status.success(), "{}", text(&build));
     let stderr = String::from_utf8_lossy(&build.stderr);
     assert!(stderr.starts_with("engine: Podman "), "{}", text(&build));
-    assert!(stderr.contains("STEP 1/"), "the build's output is shown: {}", text(&build));
+    assert!(
+        stderr.contains("STEP 1/"),
+        "the build's output is shown: {}",
+        text(&build)
+    );
     let lock_text = std::fs::read_to_string(w.join("scl.lock")).unwrap();
     let field = |k: &str| -> String {
         lock_text
@@ -331,7 +357,19 @@ fn build_push_run_shell_down_through_the_docker_api() {
     );
 
     // The tag is the one the Kubernetes target names for the same repository.
-    let k8s = sclc(w, &["build", "app.env.scl", "--target", "k8s", "--image-repo", &repo_name, "--out", "out"]);
+    let k8s = sclc(
+        w,
+        &[
+            "build",
+            "app.env.scl",
+            "--target",
+            "k8s",
+            "--image-repo",
+            &repo_name,
+            "--out",
+            "out",
+        ],
+    );
     assert!(k8s.status.success(), "{}", text(&k8s));
     let manifest = std::fs::read_to_string(w.join("out/engines_app/k8s.yaml")).unwrap();
     assert!(manifest.contains(&reference), "{manifest}");
@@ -339,9 +377,20 @@ fn build_push_run_shell_down_through_the_docker_api() {
 
     // The build secret is in no layer or metadata of the image.
     let archive = w.join("image.tar");
-    let s = podman(&["save", "--quiet", "--format", "docker-archive", "-o", archive.to_str().unwrap(), &reference]);
+    let s = podman(&[
+        "save",
+        "--quiet",
+        "--format",
+        "docker-archive",
+        "-o",
+        archive.to_str().unwrap(),
+        &reference,
+    ]);
     assert!(s.status.success(), "{}", text(&s));
-    assert!(!file_contains(&archive, secret.as_bytes()), "the build secret is in the image");
+    assert!(
+        !file_contains(&archive, secret.as_bytes()),
+        "the build secret is in the image"
+    );
     std::fs::remove_file(&archive).unwrap();
 
     // `check --locked`: pinned now; not after a copied file changes.
@@ -351,7 +400,12 @@ fn build_push_run_shell_down_through_the_docker_api() {
     // Run: the command's output, as the non-root user, with the runtime
     // secret from the environment and the host volume.
     let run_token = token("runtime-secret");
-    let run = engines.sclc(w, &["run", "app.env.scl"], &[("APP_TOKEN", &run_token)], None);
+    let run = engines.sclc(
+        w,
+        &["run", "app.env.scl"],
+        &[("APP_TOKEN", &run_token)],
+        None,
+    );
     assert!(run.status.success(), "{}", text(&run));
     assert_eq!(
         String::from_utf8_lossy(&run.stdout),
@@ -362,10 +416,23 @@ fn build_push_run_shell_down_through_the_docker_api() {
         text(&run)
     );
     // The secret can come from --env-file instead.
-    std::fs::write(w.join("secrets.env"), "# runtime secrets\nAPP_TOKEN=from-file\n").unwrap();
+    std::fs::write(
+        w.join("secrets.env"),
+        "# runtime secrets\nAPP_TOKEN=from-file\n",
+    )
+    .unwrap();
     let from_file = engines.sclc(
         w,
-        &["run", "app.env.scl", "--env-file", "secrets.env", "--", "sh", "-c", "echo \"$APP_TOKEN\"; exit 7"],
+        &[
+            "run",
+            "app.env.scl",
+            "--env-file",
+            "secrets.env",
+            "--",
+            "sh",
+            "-c",
+            "echo \"$APP_TOKEN\"; exit 7",
+        ],
         &[],
         None,
     );
@@ -387,10 +454,20 @@ fn build_push_run_shell_down_through_the_docker_api() {
         Some("id -un\necho \"$0\"\nexit 3\n"),
     );
     assert_eq!(sh.status.code(), Some(3), "{}", text(&sh));
-    assert_eq!(String::from_utf8_lossy(&sh.stdout), "runner\nbash\n", "{}", text(&sh));
+    assert_eq!(
+        String::from_utf8_lossy(&sh.stdout),
+        "runner\nbash\n",
+        "{}",
+        text(&sh)
+    );
 
     // Detached, then down.
-    let d = engines.sclc(w, &["run", "app.env.scl", "--detach", "--", "sleep", "300"], &[("APP_TOKEN", "x")], None);
+    let d = engines.sclc(
+        w,
+        &["run", "app.env.scl", "--detach", "--", "sleep", "300"],
+        &[("APP_TOKEN", "x")],
+        None,
+    );
     assert!(d.status.success(), "{}", text(&d));
     let started = String::from_utf8_lossy(&d.stdout).into_owned();
     let short = started
@@ -400,9 +477,15 @@ fn build_push_run_shell_down_through_the_docker_api() {
         .to_string();
     let down = engines.sclc(w, &["down", "app.env.scl"], &[], None);
     assert!(down.status.success(), "{}", text(&down));
-    assert_eq!(String::from_utf8_lossy(&down.stdout), format!("removed {short}\n"));
+    assert_eq!(
+        String::from_utf8_lossy(&down.stdout),
+        format!("removed {short}\n")
+    );
     let again = engines.sclc(w, &["down", "app.env.scl"], &[], None);
-    assert_eq!(String::from_utf8_lossy(&again.stdout), "no containers of app.env.scl to remove\n");
+    assert_eq!(
+        String::from_utf8_lossy(&again.stdout),
+        "no containers of app.env.scl to remove\n"
+    );
 
     // A changed copied file: a new tag, which the lock does not pin.
     std::fs::write(w.join("app.py"), "print('changed')\n").unwrap();
@@ -457,7 +540,9 @@ fn no_engine_is_exit_3_with_one_line() {
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(
         err.starts_with("error: no container engine: none of /var/run/docker.sock, ")
-            && err.ends_with(" exists (start Docker or `podman system service`, or set DOCKER_HOST)\n")
+            && err.ends_with(
+                " exists (start Docker or `podman system service`, or set DOCKER_HOST)\n"
+            )
             && err.lines().count() == 1,
         "{err}"
     );
