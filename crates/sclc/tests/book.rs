@@ -110,3 +110,21 @@ fn book_names_every_command() {
         }
     }
 }
+
+/// The env the chapter "From laptop to cluster" shows is the example's, as
+/// it is (the block reads `train.py`, so it is checked there, not alone).
+#[test]
+fn laptop_to_cluster_shows_the_example() {
+    let page = std::fs::read_to_string(repo().join("book/src/laptop-to-cluster.md")).unwrap();
+    let block = page
+        .split("```scl,ignore\n")
+        .nth(1)
+        .and_then(|b| b.split("```\n").next())
+        .expect("the chapter's first scl block");
+    let example =
+        std::fs::read_to_string(repo().join("examples/laptop-to-cluster/train.env.scl")).unwrap();
+    assert!(
+        example.contains(block),
+        "book/src/laptop-to-cluster.md's env differs from examples/laptop-to-cluster/train.env.scl"
+    );
+}

@@ -498,6 +498,76 @@ fn build_push_run_shell_down_through_the_docker_api() {
     );
 }
 
+/// The book's "From laptop to cluster": the example built and run, with
+/// `--set` giving a new image (built by `run` itself).
+#[test]
+fn the_book_example_builds_and_runs() {
+    if skip() {
+        return;
+    }
+    let engines = Engines::start();
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path();
+    for f in ["train.env.scl", "train.py"] {
+        std::fs::copy(repo().join("examples/laptop-to-cluster").join(f), w.join(f)).unwrap();
+    }
+    let repo_name = format!("scl-laptop-{}", std::process::id());
+    let build = engines.sclc(
+        w,
+        &[
+            "image",
+            "build",
+            "train.env.scl",
+            "--image-repo",
+            &repo_name,
+        ],
+        &[],
+        None,
+    );
+    assert!(build.status.success(), "{}", text(&build));
+    let reference = String::from_utf8_lossy(&build.stdout)
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let mut cleanup = RemoveImages(vec![reference]);
+    let run = engines.sclc(
+        w,
+        &["run", "train.env.scl", "--image-repo", &repo_name],
+        &[],
+        None,
+    );
+    assert!(run.status.success(), "{}", text(&run));
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "epochs 3, accuracy 0.99\n"
+    );
+    let five = engines.sclc(
+        w,
+        &[
+            "run",
+            "train.env.scl",
+            "--image-repo",
+            &repo_name,
+            "--set",
+            "epochs=5",
+        ],
+        &[],
+        None,
+    );
+    assert!(five.status.success(), "{}", text(&five));
+    let out = String::from_utf8_lossy(&five.stdout).into_owned();
+    let built = out.lines().next().unwrap();
+    assert!(built.starts_with(&format!("built {repo_name}:")), "{out}");
+    cleanup.0.push(built.split(' ').nth(1).unwrap().to_string());
+    assert!(out.ends_with("epochs 5, accuracy 0.99\n"), "{out}");
+    assert!(
+        String::from_utf8_lossy(&five.stderr).contains("is not built yet: building it"),
+        "{}",
+        text(&five)
+    );
+}
+
 /// No engine: exit 3 and one line naming what was tried.
 #[test]
 fn no_engine_is_exit_3_with_one_line() {

@@ -123,6 +123,32 @@ fn dry_run_of_a_job_validates() {
     }
 }
 
+/// The book's "From laptop to cluster": `submit --dry-run` prints the Job
+/// the chapter shows (it quotes this output), and it validates.
+#[test]
+fn dry_run_of_the_book_example_is_what_the_chapter_shows() {
+    let home = tempfile::tempdir().unwrap();
+    let o = sclc(
+        home.path(),
+        None,
+        &[
+            "submit",
+            "--dry-run",
+            "examples/laptop-to-cluster/train.env.scl",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let chapter = std::fs::read_to_string(repo().join("book/src/laptop-to-cluster.md")).unwrap();
+    assert!(
+        chapter.contains(&format!("```yaml\n{text}```\n")),
+        "book/src/laptop-to-cluster.md does not show this output:\n{text}"
+    );
+    if let Some(docs) = validated(&text) {
+        assert_eq!(docs[0]["kind"], "Job");
+    }
+}
+
 #[test]
 fn dry_run_of_a_pytorchjob_validates() {
     let home = tempfile::tempdir().unwrap();

@@ -221,3 +221,35 @@ fn up_makes_a_venv_with_the_packages_and_the_requirements() {
     let ran = import(&python);
     assert_eq!(String::from_utf8_lossy(&ran.stdout).trim(), "1.16.0 3.7");
 }
+
+/// The book's "From laptop to cluster": `sclc up` on the example, then its
+/// training script in the venv prints what the chapter shows.
+#[test]
+fn the_book_example_runs_in_its_venv() {
+    if !have_uv() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["train.env.scl", "train.py"] {
+        std::fs::copy(
+            repo().join("examples/laptop-to-cluster").join(f),
+            dir.path().join(f),
+        )
+        .unwrap();
+    }
+    let o = up(dir.path(), "train.env.scl", &path_with_uv());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let run = Command::new(dir.path().join(".venv/bin/python"))
+        .arg("train.py")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "epochs 3, accuracy 0.99\n",
+        "{}",
+        text(&run)
+    );
+    let chapter = std::fs::read_to_string(repo().join("book/src/laptop-to-cluster.md")).unwrap();
+    assert!(chapter.contains(".venv/bin/python train.py        # epochs 3, accuracy 0.99"));
+}
