@@ -394,17 +394,7 @@ impl Engine {
         on_created(&id);
         let result = self.run_created(&id, detach, stdin, tty).await;
         if !detach {
-            let _ = self
-                .docker
-                .remove_container(
-                    &id,
-                    Some(
-                        bollard::query_parameters::RemoveContainerOptionsBuilder::default()
-                            .force(true)
-                            .build(),
-                    ),
-                )
-                .await;
+            let _ = self.remove(&id).await;
         }
         result
     }
@@ -512,6 +502,14 @@ impl Engine {
         Ok(Some(code.unwrap_or(0)))
     }
 
+    /// Stops (kills) and removes container `id`.
+    async fn remove(&self, id: &str) -> Result<(), bollard::errors::Error> {
+        let options = bollard::query_parameters::RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .build();
+        self.docker.remove_container(id, Some(options)).await
+    }
+
     /// Stops and removes every container (running or not) whose labels
     /// include all of `labels`; returns the removed containers' short IDs.
     pub async fn remove_labelled(
@@ -533,23 +531,13 @@ impl Engine {
         let mut removed = Vec::new();
         for c in list {
             let Some(id) = c.id else { continue };
-            self.docker
-                .remove_container(
-                    &id,
-                    Some(
-                        bollard::query_parameters::RemoveContainerOptionsBuilder::default()
-                            .force(true)
-                            .build(),
-                    ),
-                )
-                .await
-                .map_err(|e| {
-                    EngineError::new(format!(
-                        "cannot remove container {}: {}",
-                        short(&id),
-                        say(&e)
-                    ))
-                })?;
+            self.remove(&id).await.map_err(|e| {
+                EngineError::new(format!(
+                    "cannot remove container {}: {}",
+                    short(&id),
+                    say(&e)
+                ))
+            })?;
             removed.push(short(&id).to_string());
         }
         Ok(removed)

@@ -779,6 +779,22 @@ pub(crate) fn merge_no_base(diags: &mut Vec<Diagnostic>) {
     }
 }
 
+/// Leaves out of `envs` (of file `f`) each env without `base` and without
+/// services, saying so: such an env is a parent of others (a mixin), with
+/// no image to build or run. (Asked for by `--env`, it is E0209 from the
+/// backend instead.)
+pub(crate) fn drop_mixins(a: &Analysis, f: FileId, envs: &mut Vec<String>) {
+    envs.retain(|name| match a.ir(f, name) {
+        Some(spec) if spec.base.is_none() && spec.services.is_empty() => {
+            eprintln!(
+                "note: env `{name}` has no `base` image, so it is not built (it can be extended by envs that set one)"
+            );
+            false
+        }
+        _ => true,
+    });
+}
+
 /// What `sclc build` writes and where: `--target`, `--image-repo`, `--out`.
 struct BuildTo<'a> {
     target: &'a str,
@@ -838,18 +854,7 @@ fn build(
         return 1;
     }
     if env.is_none() {
-        // An env without `base` and without services is a parent of others
-        // (a mixin): there is no image to build from it. Asked for by
-        // `--env`, it is E0209 from the backend.
-        envs.retain(|name| match a.ir(f, name) {
-            Some(spec) if spec.base.is_none() && spec.services.is_empty() => {
-                eprintln!(
-                    "note: env `{name}` has no `base` image, so it is not built (it can be extended by envs that set one)"
-                );
-                false
-            }
-            _ => true,
-        });
+        drop_mixins(&a, f, &mut envs);
     }
     // Every target of every env is lowered before anything is written: an
     // env's folder gets all its targets together, or nothing.

@@ -46,9 +46,9 @@ pub(crate) struct BuildArgs {
     pub(crate) set: Vec<String>,
 }
 
-/// `sclc run FILE [-- COMMAND...]`.
+/// What `run` and `shell` take to make a container.
 #[derive(Args, Debug)]
-pub(crate) struct RunArgs {
+pub(crate) struct ContainerArgs {
     pub(crate) file: PathBuf,
     #[arg(long)]
     pub(crate) env: Option<String>,
@@ -60,11 +60,18 @@ pub(crate) struct RunArgs {
     /// environment wins.
     #[arg(long, value_name = "FILE")]
     pub(crate) env_file: Option<PathBuf>,
+    #[arg(long = "set", value_name = "K=V")]
+    pub(crate) set: Vec<String>,
+}
+
+/// `sclc run FILE [-- COMMAND...]`.
+#[derive(Args, Debug)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    pub(crate) container: ContainerArgs,
     /// Start the container and return; `sclc down` stops and removes it.
     #[arg(long, short = 'd')]
     pub(crate) detach: bool,
-    #[arg(long = "set", value_name = "K=V")]
-    pub(crate) set: Vec<String>,
     /// The command to run instead of the env's `command`.
     #[arg(last = true)]
     pub(crate) command: Vec<String>,
@@ -73,15 +80,8 @@ pub(crate) struct RunArgs {
 /// `sclc shell FILE`.
 #[derive(Args, Debug)]
 pub(crate) struct ShellArgs {
-    pub(crate) file: PathBuf,
-    #[arg(long)]
-    pub(crate) env: Option<String>,
-    #[arg(long, value_name = "REPO")]
-    pub(crate) image_repo: Option<String>,
-    #[arg(long, value_name = "FILE")]
-    pub(crate) env_file: Option<PathBuf>,
-    #[arg(long = "set", value_name = "K=V")]
-    pub(crate) set: Vec<String>,
+    #[command(flatten)]
+    pub(crate) container: ContainerArgs,
 }
 
 /// `sclc down FILE`.
@@ -453,50 +453,17 @@ pub(crate) fn image_build(args: BuildArgs, fmt: MessageFormat, stdlib: Option<Pa
     })
 }
 
-/// What `run` and `shell` share.
-struct RunTo<'a> {
-    file: &'a Path,
-    env: Option<&'a str>,
-    image_repo: Option<String>,
-    env_file: Option<&'a Path>,
-    set: &'a [String],
-    command: &'a [String],
-    detach: bool,
-    shell: bool,
-}
-
 pub(crate) fn run(args: RunArgs, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
     start(
-        RunTo {
-            file: &args.file,
-            env: args.env.as_deref(),
-            image_repo: args.image_repo,
-            env_file: args.env_file.as_deref(),
-            set: &args.set,
-            command: &args.command,
-            detach: args.detach,
-            shell: false,
-        },
+        &args.container,
+        (&args.command, args.detach, false),
         fmt,
         stdlib,
     )
 }
 
 pub(crate) fn shell(args: ShellArgs, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
-    start(
-        RunTo {
-            file: &args.file,
-            env: args.env.as_deref(),
-            image_repo: args.image_repo,
-            env_file: args.env_file.as_deref(),
-            set: &args.set,
-            command: &[],
-            detach: false,
-            shell: true,
-        },
-        fmt,
-        stdlib,
-    )
+    start(&args.container, (&[], false, true), fmt, stdlib)
 }
 
 /// The labels every container sclc starts for env `env` of `source` has.
@@ -511,16 +478,23 @@ fn labels(source: &Path, env: Option<&str>) -> Vec<(String, String)> {
     v
 }
 
-fn start(to: RunTo<'_>, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
-    let command = if to.shell { "shell" } else { "run" };
-    let options = match options(to.image_repo) {
+/// `run` (`shell` false) or `shell`: the container of `c`'s env, with
+/// `command` for the env's command, detached or not.
+fn start(
+    c: &ContainerArgs,
+    (command_words, detach, shell): (&[String], bool, bool),
+    fmt: MessageFormat,
+    stdlib: Option<PathBuf>,
+) -> i32 {
+    let command = if shell { "shell" } else { "run" };
+    let options = match options(c.image_repo.clone()) {
         Ok(o) => o,
         Err(c) => return c,
     };
     let p = match prepare(
-        to.file,
-        to.env,
-        to.set,
+        &c.file,
+        c.env.as_deref(),
+        &c.set,
         stdlib,
         fmt,
         Target::DOCKER,
@@ -555,7 +529,7 @@ fn start(to: RunTo<'_>, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
         .collect();
     let secrets = match read_values(
         &secret_vars,
-        to.env_file,
+        c.env_file.as_deref(),
         true,
         &format!("env `{env}` has runtime secrets"),
     ) {
@@ -608,15 +582,14 @@ fn start(to: RunTo<'_>, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
                 root: &root,
                 secrets: &secrets,
                 labels: &labels,
-                command: to.command,
-                shell: to.shell,
+                command: command_words,
+                shell,
                 tty,
             },
         );
         for w in warnings {
             eprintln!("warning: {w}");
         }
-        let detach = to.detach;
         let ran = engine
             .run(body, detach, &mut |id| {
                 if detach {

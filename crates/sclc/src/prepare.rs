@@ -50,15 +50,7 @@ pub(crate) fn prepare(
         return Err(1);
     }
     if env.is_none() {
-        envs.retain(|name| match a.ir(f, name) {
-            Some(spec) if spec.base.is_none() && spec.services.is_empty() => {
-                eprintln!(
-                    "note: env `{name}` has no `base` image, so there is nothing to build or run from it"
-                );
-                false
-            }
-            _ => true,
-        });
+        crate::commands::drop_mixins(&a, f, &mut envs);
     }
     let lowering = a.lower_with(f, &envs, target, &options);
     if lowering.incomplete {

@@ -48,3 +48,22 @@ pub fn files_below(dir: &Path, keep: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
 pub fn scl_files(dir: &Path) -> Vec<PathBuf> {
     files_below(dir, &|p| p.to_string_lossy().ends_with(".env.scl"))
 }
+
+/// Whether a test that needs an outside program must fail rather than skip
+/// without it: `CI` is set (to anything but `false`, `0` or empty), or one
+/// of `vars` is `1`.
+pub fn must_run(vars: &[&str]) -> bool {
+    let ci = std::env::var("CI").unwrap_or_default();
+    !matches!(ci.as_str(), "" | "0" | "false")
+        || vars.iter().any(|v| std::env::var(v).as_deref() == Ok("1"))
+}
+
+/// A process's exit status, stdout and stderr, for an assertion message.
+pub fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}

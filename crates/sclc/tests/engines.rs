@@ -17,20 +17,13 @@
 
 mod common;
 
-use common::{repo, sclc};
+use common::{must_run, repo, sclc, text};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const BASE: &str = "docker.io/library/debian:12";
-
-fn required() -> bool {
-    let ci = std::env::var("CI").unwrap_or_default();
-    !matches!(ci.as_str(), "" | "0" | "false")
-        || std::env::var("SCL_REQUIRE_PODMAN").as_deref() == Ok("1")
-        || std::env::var("SCL_REQUIRE_ENGINES").as_deref() == Ok("1")
-}
 
 /// Why the test cannot run here, if it cannot.
 fn missing() -> Option<String> {
@@ -58,7 +51,7 @@ fn missing() -> Option<String> {
 fn skip() -> bool {
     match missing() {
         None => false,
-        Some(why) if required() => panic!(
+        Some(why) if must_run(&["SCL_REQUIRE_PODMAN", "SCL_REQUIRE_ENGINES"]) => panic!(
             "{why}: run `bash scripts/podman-setup.sh` (CI, SCL_REQUIRE_PODMAN=1 or \
              SCL_REQUIRE_ENGINES=1 is set, so this test does not skip)"
         ),
@@ -67,15 +60,6 @@ fn skip() -> bool {
             true
         }
     }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// The Podman service and the registry of one test, stopped on drop.

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{repo, sclc};
+use common::{must_run, repo, sclc, text};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Instant;
@@ -22,12 +22,6 @@ const BASE: &str = "docker.io/library/debian:12";
 /// Flags of `podman run` on this machine: runc, and limits under the hard
 /// limits a process here may not raise (podman's defaults are higher).
 const RUN_FLAGS: &str = "--runtime runc --ulimit nofile=1024:1024 --ulimit nproc=1024:1024";
-
-fn required() -> bool {
-    let ci = std::env::var("CI").unwrap_or_default();
-    !matches!(ci.as_str(), "" | "0" | "false")
-        || std::env::var("SCL_REQUIRE_PODMAN").as_deref() == Ok("1")
-}
 
 /// Why the test cannot run here, if it cannot.
 fn missing() -> Option<String> {
@@ -54,15 +48,6 @@ fn shell(dir: &Path, line: &str, envs: &[(&str, &str)]) -> Output {
         c.env(k, v);
     }
     c.output().expect("sh runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn podman(args: &[&str]) -> Output {
@@ -119,7 +104,7 @@ fn smoke_env_with_a_build_stage_builds_with_podman() {
 /// every printed run line and checks the secret is in no layer.
 fn build_and_run(env: &str) {
     if let Some(why) = missing() {
-        if required() {
+        if must_run(&["SCL_REQUIRE_PODMAN"]) {
             panic!(
                 "{why}: run `bash scripts/podman-setup.sh` (CI or SCL_REQUIRE_PODMAN=1 \
                  is set, so this test does not skip)"

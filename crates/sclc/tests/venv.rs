@@ -9,16 +9,10 @@
 
 mod common;
 
-use common::repo;
+use common::{must_run, repo, text};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn required() -> bool {
-    let ci = std::env::var("CI").unwrap_or_default();
-    !matches!(ci.as_str(), "" | "0" | "false")
-        || std::env::var("SCL_REQUIRE_ENGINES").as_deref() == Ok("1")
-}
 
 /// `PATH` with the test tools' `.venv/bin` first.
 fn path_with_uv() -> OsString {
@@ -45,7 +39,7 @@ fn missing_uv() -> Option<String> {
 fn have_uv() -> bool {
     match missing_uv() {
         None => true,
-        Some(why) if required() => panic!(
+        Some(why) if must_run(&["SCL_REQUIRE_ENGINES"]) => panic!(
             "{why}: run `bash scripts/install-test-tools.sh` (CI or SCL_REQUIRE_ENGINES=1 \
              is set, so this test does not skip)"
         ),
@@ -77,15 +71,6 @@ fn up(dir: &Path, file: &str, path: &OsString) -> Output {
         .env_remove("VIRTUAL_ENV")
         .output()
         .expect("sclc runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn stderr_lines(o: &Output) -> Vec<String> {
