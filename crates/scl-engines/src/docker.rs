@@ -392,7 +392,16 @@ impl Engine {
             })?;
         let id = created.id;
         on_created(&id);
-        let result = self.run_created(&id, detach, stdin, tty).await;
+        let result = if detach {
+            self.run_created(&id, detach, stdin, tty).await
+        } else {
+            // Ctrl-C stops the container (it is removed below), as `docker
+            // run` does, and the status is the shell's for SIGINT.
+            tokio::select! {
+                r = self.run_created(&id, detach, stdin, tty) => r,
+                _ = tokio::signal::ctrl_c() => Ok(Some(130)),
+            }
+        };
         if !detach {
             let _ = self.remove(&id).await;
         }
@@ -406,9 +415,7 @@ impl Engine {
         stdin: bool,
         tty: bool,
     ) -> Result<Option<i64>, EngineError> {
-        let start = |e: bollard::errors::Error| {
-            EngineError::new(format!("cannot start container {}: {}", short(id), say(&e)))
-        };
+        let start = |e: bollard::errors::Error| start_error(id, &e);
         if detach {
             self.docker
                 .start_container(id, None::<bollard::query_parameters::StartContainerOptions>)
@@ -431,9 +438,7 @@ impl Engine {
                 ),
             )
             .await
-            .map_err(|e| {
-                EngineError::new(format!("cannot attach to {}: {}", short(id), say(&e)))
-            })?;
+            .map_err(|e| start_error(id, &e))?;
         self.docker
             .start_container(id, None::<bollard::query_parameters::StartContainerOptions>)
             .await
@@ -542,6 +547,28 @@ impl Engine {
         }
         Ok(removed)
     }
+}
+
+/// A container that could not start (Podman reports it when attaching):
+/// a command that is not in the image (see [`is_missing_command`]: the CLI
+/// exits 127 for it, as `docker run` does), else a line naming the
+/// container (a port in use, a mount that fails).
+fn start_error(id: &str, e: &bollard::errors::Error) -> EngineError {
+    let why = say(e);
+    if is_missing_command(&why) {
+        return EngineError::new(format!(
+            "the container's command is not in the image: {why}"
+        ));
+    }
+    EngineError::new(format!("cannot start container {}: {why}", short(id)))
+}
+
+/// Whether an engine's start error says the command does not exist in the
+/// image (runc: `executable file not found in $PATH`, or `no such file or
+/// directory` for a path), which `docker run` reports as exit status 127.
+pub fn is_missing_command(message: &str) -> bool {
+    message.contains("executable file not found")
+        || (message.contains("exec") && message.contains("no such file or directory"))
 }
 
 /// The first 12 hex digits of a container or image ID.

@@ -132,7 +132,16 @@ impl Lock {
     }
 
     /// Adds `entry`, replacing the entry of the same file, env and service.
-    pub fn upsert(&mut self, entry: Entry) {
+    /// A rebuild of the same image (same reference and ID) without a push
+    /// keeps the digest recorded by an earlier push.
+    pub fn upsert(&mut self, mut entry: Entry) {
+        if entry.digest.is_none() {
+            if let Some(old) = self.find(&entry.file, &entry.env, entry.service.as_deref()) {
+                if old.reference == entry.reference && old.id == entry.id {
+                    entry.digest = old.digest.clone();
+                }
+            }
+        }
         self.images.retain(|e| {
             !(e.file == entry.file && e.env == entry.env && e.service == entry.service)
         });
@@ -205,6 +214,19 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, [std::ffi::OsString::from(FILE_NAME)]);
+    }
+
+    #[test]
+    fn a_rebuild_without_push_keeps_the_pushed_digest_of_the_same_image() {
+        let mut lock = Lock::default();
+        let mut pushed = entry("app", "1111111111111111");
+        pushed.digest = Some(format!("app@sha256:{}", "b".repeat(64)));
+        lock.upsert(pushed.clone());
+        lock.upsert(entry("app", "1111111111111111"));
+        assert_eq!(lock.images, [pushed.clone()]);
+        // Another image (a new tag) has no digest until it is pushed.
+        lock.upsert(entry("app", "2222222222222222"));
+        assert_eq!(lock.images[0].digest, None);
     }
 
     #[test]

@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 /// `sclc submit FILE`.
 #[derive(Args, Debug)]
 pub(crate) struct SubmitArgs {
+    /// The `.env.scl` file.
     pub(crate) file: PathBuf,
+    /// The env (needed when the file has several).
     #[arg(long)]
     pub(crate) env: Option<String>,
     /// The namespace (default: the kube context's, else `default`).
@@ -38,6 +40,7 @@ pub(crate) struct SubmitArgs {
     /// The workspace root's absolute path on the nodes, for `host:` volumes.
     #[arg(long, value_name = "DIR")]
     pub(crate) host_root: Option<String>,
+    /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
     #[arg(long = "set", value_name = "K=V")]
     pub(crate) set: Vec<String>,
 }
@@ -45,11 +48,15 @@ pub(crate) struct SubmitArgs {
 /// `sclc status|delete FILE`.
 #[derive(Args, Debug)]
 pub(crate) struct JobArgs {
+    /// The `.env.scl` file.
     pub(crate) file: PathBuf,
+    /// The env (needed when the file has several).
     #[arg(long)]
     pub(crate) env: Option<String>,
+    /// The namespace (default: the kube context's, else `default`).
     #[arg(long, short = 'n')]
     pub(crate) namespace: Option<String>,
+    /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
     #[arg(long = "set", value_name = "K=V")]
     pub(crate) set: Vec<String>,
 }
@@ -87,8 +94,32 @@ fn k8s_yaml(
     command: &str,
 ) -> Result<String, i32> {
     let target = scl_ide::Target::from_name("k8s").expect("the k8s target is registered");
+    let given_repo = options.image_repo.is_some();
     let prepared = prepare(file, env, set, stdlib, fmt, target, options)?;
     let (name, lowered) = prepared.one_env(command)?;
+    let mut lowered = lowered.clone();
+    if command == "submit" && !given_repo {
+        // The image `sclc image build --push` pushed, by scl.lock.
+        match crate::engine::pushed_repo(&prepared, name) {
+            Some(repo) => {
+                let options = scl_ide::LowerOptions {
+                    image_repo: Some(repo.clone()),
+                    ..prepared.options.clone()
+                };
+                let again = prepared
+                    .a
+                    .lower_with(prepared.file, std::slice::from_ref(name), target, &options);
+                if let Some((_, l)) = again.outputs.into_iter().next() {
+                    eprintln!("note: the pods run the image pushed to {repo} (scl.lock)");
+                    lowered = l;
+                }
+            }
+            None => eprintln!(
+                "warning: the pods run an image named without a registry, which the nodes cannot pull unless it is on them: push it (`sclc image build {} --image-repo REGISTRY/NAME --push`), then submit again",
+                file.display()
+            ),
+        }
+    }
     match lowered.artifact(scl_backends::k8s::FILE_NAME) {
         Some(a) => Ok(a.contents.clone()),
         None => {

@@ -146,7 +146,7 @@ enum Command {
     /// secrets; exit with the command's status.
     Run(crate::engine::RunArgs),
     /// An interactive shell in a new container of the env's image (as `run`,
-    /// with `sh` for the command).
+    /// with `bash`, else `sh`, for the command).
     Shell(crate::engine::ShellArgs),
     /// Stop and remove the containers `sclc run --detach` left for the env.
     Down(crate::engine::DownArgs),

@@ -26,6 +26,7 @@ use std::sync::Arc;
 /// `sclc image build FILE`.
 #[derive(Args, Debug)]
 pub(crate) struct BuildArgs {
+    /// The `.env.scl` file.
     pub(crate) file: PathBuf,
     /// Only this env (default: every env with a `base`).
     #[arg(long)]
@@ -42,6 +43,7 @@ pub(crate) struct BuildArgs {
     /// pushed digest in `scl.lock`.
     #[arg(long)]
     pub(crate) push: bool,
+    /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
     #[arg(long = "set", value_name = "K=V")]
     pub(crate) set: Vec<String>,
 }
@@ -49,7 +51,9 @@ pub(crate) struct BuildArgs {
 /// What `run` and `shell` take to make a container.
 #[derive(Args, Debug)]
 pub(crate) struct ContainerArgs {
+    /// The `.env.scl` file.
     pub(crate) file: PathBuf,
+    /// The env (needed when the file has several).
     #[arg(long)]
     pub(crate) env: Option<String>,
     /// As for `image build`: the repository of the image.
@@ -60,6 +64,7 @@ pub(crate) struct ContainerArgs {
     /// environment wins.
     #[arg(long, value_name = "FILE")]
     pub(crate) env_file: Option<PathBuf>,
+    /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
     #[arg(long = "set", value_name = "K=V")]
     pub(crate) set: Vec<String>,
 }
@@ -87,6 +92,7 @@ pub(crate) struct ShellArgs {
 /// `sclc down FILE`.
 #[derive(Args, Debug)]
 pub(crate) struct DownArgs {
+    /// The `.env.scl` file.
     pub(crate) file: PathBuf,
     /// Only this env's containers (default: every env of the file).
     #[arg(long)]
@@ -171,21 +177,18 @@ struct Progress {
 
 impl Progress {
     fn new(what: &str) -> Progress {
+        // The line first, whole; the spinner below it has the width for
+        // the current step.
+        eprintln!("{what}");
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = indicatif::ProgressBar::new_spinner();
             b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{spinner} {elapsed:>4} {prefix} {wide_msg}",
-                )
-                .expect("the template parses"),
+                indicatif::ProgressStyle::with_template("{spinner} {elapsed:>4} {wide_msg}")
+                    .expect("the template parses"),
             );
-            b.set_prefix(what.to_string());
             b.enable_steady_tick(std::time::Duration::from_millis(120));
             b
         });
-        if bar.is_none() {
-            eprintln!("{what}");
-        }
         Progress {
             bar,
             tail: std::collections::VecDeque::new(),
@@ -222,14 +225,15 @@ impl Progress {
 
 /// Builds `img` with the build secrets' `(id, value)`s (and tags it
 /// `extra` too, and pushes it when `push`), and records it in the lock at
-/// `lock_path` under `source_name`. Prints what it did to stdout.
+/// `lock_at` (the lock's path, the source's name in it) when given. Prints
+/// what it did to stdout.
 async fn build_one(
     engine: &Engine,
     root: &Path,
     img: &Image,
     secrets: &[(String, String)],
     (extra, push): (&[String], bool),
-    (lock_path, source_name): (&Path, &str),
+    lock_at: Option<(&Path, &str)>,
 ) -> Result<String, EngineError> {
     let files = context::files(root, &img.spec)?;
     let mut extras = vec![context::Extra {
@@ -251,9 +255,10 @@ async fn build_one(
     }
     let tar = context::archive(&files, &extras)?;
     let what = format!(
-        "building {} ({} files, {} KiB of context)",
+        "building {} ({} file{}, {} KiB of context)",
         img.reference,
         files.len(),
+        if files.len() == 1 { "" } else { "s" },
         tar.len().div_ceil(1024)
     );
     let mut progress = Progress::new(&what);
@@ -288,12 +293,17 @@ async fn build_one(
         let pushed = engine.push(&img.reference, &mut |l| progress.line(l)).await;
         progress.finish(pushed.is_err());
         let d = pushed?;
-        for t in extra {
-            engine.push(&format!("{repo}:{t}"), &mut |_| {}).await?;
-        }
         println!("pushed {repo}@{d}");
+        for t in extra {
+            let also = format!("{repo}:{t}");
+            let d = engine.push(&also, &mut |_| {}).await?;
+            println!("pushed {also} ({d})");
+        }
         digest = Some(format!("{repo}@{d}"));
     }
+    let Some((lock_path, source_name)) = lock_at else {
+        return Ok(id);
+    };
     let mut l = lock::Lock::read(lock_path)?;
     l.upsert(lock::Entry {
         file: source_name.to_string(),
@@ -328,7 +338,12 @@ fn read_values(
                 .filter_map(|l| l.split_once('='))
                 .map(|(k, v)| (k.trim().to_string(), v.to_string()))
                 .collect(),
-            Err(e) => return Err(usage_error(&format!("--env-file {}: {e}", f.display()))),
+            Err(e) => {
+                return Err(usage_error(&format!(
+                    "cannot read --env-file {}: {e}",
+                    f.display()
+                )))
+            }
         },
     };
     let mut out = Vec::new();
@@ -425,6 +440,7 @@ pub(crate) fn image_build(args: BuildArgs, fmt: MessageFormat, stdlib: Option<Pa
     }
     let root = p.a.root();
     let (lock_path, source_name) = lock_of(&p);
+    let overridden = !args.set.is_empty();
     runtime().block_on(async {
         let engine = match docker::connect().await {
             Ok(e) => e,
@@ -438,12 +454,19 @@ pub(crate) fn image_build(args: BuildArgs, fmt: MessageFormat, stdlib: Option<Pa
                 img,
                 secrets,
                 (&args.tag, args.push),
-                (&lock_path, &source_name),
+                (!overridden).then_some((lock_path.as_path(), source_name.as_str())),
             )
             .await
             {
                 return engine_failed(&e);
             }
+        }
+        if overridden {
+            println!(
+                "not recorded in {}: built with --set, the images are not those of the file as it is",
+                lock::FILE_NAME
+            );
+            return 0;
         }
         println!(
             "recorded in {}",
@@ -464,6 +487,47 @@ pub(crate) fn run(args: RunArgs, fmt: MessageFormat, stdlib: Option<PathBuf>) ->
 
 pub(crate) fn shell(args: ShellArgs, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
     start(&args.container, (&[], false, true), fmt, stdlib)
+}
+
+/// Makes sure every `host:` volume of `spec` has its folder under `root`
+/// before a container mounts it: a missing folder of a read-write volume is
+/// made (by this user, so it is not left to the engine to make as root); a
+/// missing one of a read-only volume is a usage error (exit 2), since
+/// nothing could be in it.
+fn host_folders(spec: &EnvSpec, root: &Path) -> Result<(), i32> {
+    for (i, v) in spec.volumes.iter().enumerate() {
+        let Some(rel) = v.source.strip_prefix("host:") else {
+            continue;
+        };
+        let rel = rel.trim_start_matches("./");
+        let path = if rel.is_empty() || rel == "." {
+            root.to_path_buf()
+        } else {
+            root.join(rel)
+        };
+        if path.exists() {
+            continue;
+        }
+        if v.mode == scl_ide::ir::VolumeMode::ReadOnly {
+            return Err(usage_error(&format!(
+                "`volumes[{i}]` mounts {} read-only at {}, and it does not exist",
+                path.display(),
+                v.mount
+            )));
+        }
+        if let Err(e) = std::fs::create_dir_all(&path) {
+            return Err(usage_error(&format!(
+                "`volumes[{i}]`: cannot make {}: {e}",
+                path.display()
+            )));
+        }
+        eprintln!(
+            "note: made {} for `volumes[{i}]` (mounted at {})",
+            path.display(),
+            v.mount
+        );
+    }
+    Ok(())
 }
 
 /// The labels every container sclc starts for env `env` of `source` has.
@@ -538,9 +602,11 @@ fn start(
     };
     let build_vars = build_secret_vars(&img.spec);
     let root = p.a.root();
+    if let Err(c) = host_folders(&img.spec, &root) {
+        return c;
+    }
     let source = p.a.path(p.file);
     let labels = labels(&source, Some(&env));
-    let (lock_path, source_name) = lock_of(&p);
     runtime().block_on(async {
         let engine = match docker::connect().await {
             Ok(e) => e,
@@ -565,7 +631,8 @@ fn start(
                     &img,
                     &build_secrets,
                     (&[], false),
-                    (&lock_path, &source_name),
+                    // Only `sclc image build` records images in scl.lock.
+                    None,
                 )
                 .await
                 {
@@ -604,6 +671,10 @@ fn start(
         match ran {
             Ok(Some(code)) => i32::try_from(code).unwrap_or(1),
             Ok(None) => 0,
+            Err(e) if docker::is_missing_command(&e.0) => {
+                eprintln!("error: {e}");
+                127
+            }
             Err(e) => engine_failed(&e),
         }
     })
@@ -723,4 +794,19 @@ pub(crate) fn locked_diagnostics(
         }
     }
     out
+}
+
+/// The repository env `env`'s image was pushed to, by the `scl.lock`
+/// beside the file: the entry of the env (not a service) whose tag is the
+/// env's tag now and that has a digest. `sclc submit` runs that image when
+/// no `--image-repo` is given, so that a pushed image is the one the pods
+/// pull.
+pub(crate) fn pushed_repo(p: &Prepared, env: &str) -> Option<String> {
+    let (spec, cx) = p.a.lower_cx(p.file, env, &LowerOptions::default())?;
+    let tag = lock::tag_of(&cx.image(&spec, None)).to_string();
+    let (lock_path, source_name) = lock_of(p);
+    let l = lock::Lock::read(&lock_path).ok()?;
+    let e = l.find(&source_name, env, None)?;
+    (e.tag == tag && e.digest.is_some())
+        .then(|| docker::split_reference(&e.reference).0.to_string())
 }

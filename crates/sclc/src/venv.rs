@@ -26,11 +26,15 @@ pub(crate) enum UpTarget {
 /// `sclc up FILE --target venv`.
 #[derive(Args, Debug)]
 pub(crate) struct UpArgs {
+    /// The `.env.scl` file.
     pub(crate) file: PathBuf,
+    /// The env (needed when the file has several).
     #[arg(long)]
     pub(crate) env: Option<String>,
-    #[arg(long, value_enum)]
+    /// What to make (`venv`: `.venv` beside the file, made with uv).
+    #[arg(long, value_enum, hide_possible_values = true)]
     pub(crate) target: UpTarget,
+    /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
     #[arg(long = "set", value_name = "K=V")]
     pub(crate) set: Vec<String>,
 }
@@ -84,13 +88,14 @@ pub(crate) fn up(args: UpArgs, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    for line in left_out(&spec) {
-        eprintln!("{line}");
-    }
+    // uv first: without it, the one line that says so is all there is.
     let uv = match Uv::find() {
         Ok(uv) => uv,
         Err(e) => return crate::prepare::engine_failed(&e),
     };
+    for line in left_out(&spec) {
+        eprintln!("{line}");
+    }
     let plan = Plan::of(&spec, &a.root(), &dir);
     let mut log = |line: &str| eprintln!("{line}");
     match make(&uv, &plan, &dir, &mut log) {

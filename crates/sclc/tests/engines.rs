@@ -334,7 +334,7 @@ fn build_push_run_shell_down_through_the_docker_api() {
     assert_eq!(
         stdout,
         format!(
-            "built {reference} ({}) in {}\ntagged {repo_name}:latest\npushed {digest}\nrecorded in scl.lock\n",
+            "built {reference} ({}) in {}\ntagged {repo_name}:latest\npushed {digest}\npushed {repo_name}:latest ({in_registry})\nrecorded in scl.lock\n",
             &id[7..19],
             stdout.lines().next().unwrap().rsplit(" in ").next().unwrap()
         )
@@ -515,6 +515,7 @@ fn the_book_example_builds_and_runs() {
         .unwrap()
         .to_string();
     let mut cleanup = RemoveImages(vec![reference]);
+    let lock = std::fs::read_to_string(w.join("scl.lock")).unwrap();
     let run = engines.sclc(
         w,
         &["run", "train.env.scl", "--image-repo", &repo_name],
@@ -549,6 +550,54 @@ fn the_book_example_builds_and_runs() {
         String::from_utf8_lossy(&five.stderr).contains("is not built yet: building it"),
         "{}",
         text(&five)
+    );
+    // Only `image build` records images, and not one built with --set.
+    assert_eq!(std::fs::read_to_string(w.join("scl.lock")).unwrap(), lock);
+    let set = engines.sclc(
+        w,
+        &[
+            "image",
+            "build",
+            "train.env.scl",
+            "--image-repo",
+            &repo_name,
+            "--set",
+            "epochs=5",
+        ],
+        &[],
+        None,
+    );
+    assert!(set.status.success(), "{}", text(&set));
+    assert!(
+        String::from_utf8_lossy(&set.stdout).ends_with(
+            "not recorded in scl.lock: built with --set, the images are not those of the file as it is\n"
+        ),
+        "{}",
+        text(&set)
+    );
+    assert_eq!(std::fs::read_to_string(w.join("scl.lock")).unwrap(), lock);
+    let check = sclc(w, &["check", "--locked", "train.env.scl"]);
+    assert!(check.status.success(), "{}", text(&check));
+    // A command the image does not have: 127, as `docker run` says.
+    let missing = engines.sclc(
+        w,
+        &[
+            "run",
+            "train.env.scl",
+            "--image-repo",
+            &repo_name,
+            "--",
+            "no-such-command",
+        ],
+        &[],
+        None,
+    );
+    assert_eq!(missing.status.code(), Some(127), "{}", text(&missing));
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        err.starts_with("error: the container's command is not in the image: ")
+            && err.lines().count() == 1,
+        "{err}"
     );
 }
 

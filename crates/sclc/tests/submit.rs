@@ -817,3 +817,77 @@ fn a_tls_failure_is_one_line_and_exit_3() {
     assert!(lines[0].starts_with(&prefix), "{lines:?}");
     insta::assert_snapshot!("tls_failure_cause", &lines[0][prefix.len()..]);
 }
+
+/// `submit` without `--image-repo` runs the image `sclc image build
+/// --push` pushed for the env as it is now (by `scl.lock`), and warns when
+/// there is none (a name without a registry, which nodes cannot pull).
+#[test]
+fn submit_runs_the_pushed_image_of_the_lock() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["train.env.scl", "train.py"] {
+        std::fs::copy(
+            repo().join("examples/laptop-to-cluster").join(f),
+            dir.path().join(f),
+        )
+        .unwrap();
+    }
+    let dry_run = || {
+        Command::new(env!("CARGO_BIN_EXE_sclc"))
+            .args(["submit", "--dry-run", "train.env.scl"])
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .env("HOME", home.path())
+            .env_remove("KUBECONFIG")
+            .output()
+            .unwrap()
+    };
+    let before = dry_run();
+    assert_eq!(before.status.code(), Some(0), "{}", stderr(&before));
+    assert!(
+        stderr(&before).starts_with("warning: the pods run an image named without a registry"),
+        "{}",
+        stderr(&before)
+    );
+    let out = stdout(&before);
+    let tag = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("image: train:"))
+        .expect("the image line")
+        .to_string();
+    let lock = |t: &str, digest: bool| {
+        let d = if digest {
+            format!(
+                "digest = \"registry.example.com/team/train@sha256:{}\"\n",
+                "c".repeat(64)
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "version = 1\n\n[[image]]\nfile = \"train.env.scl\"\nenv = \"train\"\nreference = \"registry.example.com/team/train:{t}\"\ntag = \"{t}\"\nid = \"sha256:{}\"\n{d}",
+            "a".repeat(64)
+        )
+    };
+    // Pushed, same tag: that repository.
+    std::fs::write(dir.path().join("scl.lock"), lock(&tag, true)).unwrap();
+    let after = dry_run();
+    assert_eq!(
+        stderr(&after),
+        "note: the pods run the image pushed to registry.example.com/team/train (scl.lock)\n"
+    );
+    assert_eq!(
+        stdout(&after),
+        out.replace(
+            &format!("image: train:{tag}"),
+            &format!("image: registry.example.com/team/train:{tag}")
+        )
+    );
+    // Built but not pushed, or pushed for another tag: not used.
+    for l in [lock(&tag, false), lock("0000000000000000", true)] {
+        std::fs::write(dir.path().join("scl.lock"), l).unwrap();
+        let o = dry_run();
+        assert_eq!(stdout(&o), out);
+        assert!(stderr(&o).starts_with("warning: the pods run an image named without a registry"));
+    }
+}
