@@ -26,6 +26,7 @@ pub mod apptainer;
 pub mod backend;
 pub mod compose;
 pub mod conda;
+pub mod context;
 pub mod docker;
 pub mod expresses;
 pub mod k8s;

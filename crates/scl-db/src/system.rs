@@ -57,6 +57,12 @@ pub trait System: Send + Sync + std::fmt::Debug {
     /// The current folder (for paths given relative on a command line and
     /// for display paths).
     fn current_dir(&self) -> PathBuf;
+    /// The SHA-256 (lowercase hex) of the file at `path`; `Ok(None)` and
+    /// `Err` as for [`System::read`]. The default reads the whole file;
+    /// [`OsSystem`] streams it, so a large file costs no memory.
+    fn sha256(&self, path: &Path) -> Result<Option<String>, String> {
+        Ok(self.read(path, usize::MAX)?.map(|b| scl_ir::sha256_hex(&b)))
+    }
 }
 
 /// The real file system, through `std::fs`.
@@ -110,6 +116,16 @@ impl System for OsSystem {
     }
     fn current_dir(&self) -> PathBuf {
         std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
+    }
+    fn sha256(&self, path: &Path) -> Result<Option<String>, String> {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => {}
+            _ => return Ok(None),
+        }
+        let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        scl_ir::sha256_reader(file)
+            .map(Some)
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -1,30 +1,30 @@
 //! The build context `sclc image build` sends to the engine: a tar archive
-//! of the files the image's Dockerfile copies (the requirements files and
-//! the sources of `files`, relative to the workspace root, as the
-//! Dockerfile's `COPY` lines name them), without what the env's `ignore`
-//! globs leave out, plus the Dockerfile itself and the build secrets the
-//! engine mounts (Podman only, see [`crate::docker`]).
+//! of the files the image's Dockerfile copies, by the rule of
+//! [`scl_backends::context`] (the same files the image tag hashes: the
+//! requirements files and the sources of `files`, relative to the workspace
+//! root, less what `ignore` leaves out and the names never sent), plus the
+//! Dockerfile, a `.dockerignore` that keeps sclc's own entries out of any
+//! `COPY`, and the build secrets the engine mounts (Podman only, see
+//! [`crate::docker`]).
 //!
 //! Sending only what the Dockerfile reads (rather than the whole workspace,
 //! as `docker build DIR` does) keeps a large workspace — a `.venv`, data,
-//! checkpoints — out of the upload, and makes the archive exactly the set
-//! of files the image tag hashes (`scl_backends::LowerCx::context_sha256`).
-//! Like that hash, it leaves out `.git`, sclc's own output folders (a folder
-//! holding a `.sclc-output` marker), names starting with `.sclc-`, and
-//! symbolic links inside copied folders.
-//!
-//! `ignore` globs match as `.dockerignore` lines do (moby's
-//! `patternmatcher`): a workspace-relative, `/`-separated path is left out
-//! when a glob matches it or one of the folders above it; `*`, `?` and
-//! `[...]` do not cross `/`, `**` matches any number of folders.
+//! checkpoints — out of the upload.
 
 use crate::EngineError;
+use scl_backends::context::{never_sent, Ignore};
 use scl_ir::EnvSpec;
 use std::path::{Path, PathBuf};
 
 /// Where the Dockerfile sits in the archive: a name no source can have
 /// (names starting with `.sclc-` are never part of a context).
 pub const DOCKERFILE_PATH: &str = ".sclc-build/Dockerfile";
+
+/// The `.dockerignore` at the top of the archive: the engine reads it, and
+/// it keeps sclc's own entries (the Dockerfile, the secrets Podman moves
+/// out anyway, itself) out of a `COPY` of the whole context. The env's
+/// `ignore` globs are applied when the archive is made, not here.
+pub const DOCKERIGNORE: &str = ".sclc-build\n.sclc-secret-*\n.dockerignore\n";
 
 /// A file of the context: its path in the archive (workspace-relative,
 /// `/`-separated) and on disk.
@@ -34,63 +34,12 @@ pub struct ContextFile {
     pub path: PathBuf,
 }
 
-/// A matcher of the env's `ignore` globs.
-pub struct Ignore {
-    set: globset::GlobSet,
-}
-
-impl Ignore {
-    /// Compiles `globs` (the IR's `ignore`). Errors: a glob globset cannot
-    /// read (the compiler refuses those before: E0407).
-    pub fn new(globs: &[String]) -> Result<Ignore, EngineError> {
-        let mut b = globset::GlobSetBuilder::new();
-        for g in globs {
-            let clean = clean(g);
-            let glob = globset::GlobBuilder::new(&clean)
-                .literal_separator(true)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| EngineError::new(format!("ignore glob `{g}`: {e}")))?;
-            b.add(glob);
-        }
-        let set = b
-            .build()
-            .map_err(|e| EngineError::new(format!("ignore globs: {e}")))?;
-        Ok(Ignore { set })
-    }
-
-    /// Whether `rel` (workspace-relative, `/`-separated) or a folder above
-    /// it is matched.
-    pub fn ignores(&self, rel: &str) -> bool {
-        let mut prefix = rel;
-        loop {
-            if self.set.is_match(prefix) {
-                return true;
-            }
-            match prefix.rfind('/') {
-                Some(i) => prefix = &prefix[..i],
-                None => return false,
-            }
-        }
-    }
-}
-
-/// A glob as moby's `patternmatcher` cleans it: surrounding `/` and `./`
-/// removed, `//` collapsed.
-fn clean(g: &str) -> String {
-    let parts: Vec<&str> = g
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
-    parts.join("/")
-}
-
 /// The files of the build context of `spec` (not its services': each has
 /// its own Dockerfile and context), sorted by path, each once. `root` is
 /// the workspace root. A source that does not exist is an error naming it
 /// (the engine would fail the `COPY` later, with less to go on).
 pub fn files(root: &Path, spec: &EnvSpec) -> Result<Vec<ContextFile>, EngineError> {
-    let ignore = Ignore::new(&spec.ignore)?;
+    let ignore = Ignore::new(&spec.ignore);
     let mut out = Vec::new();
     let mut sources: Vec<String> = Vec::new();
     if let Some(p) = &spec.python {
@@ -129,7 +78,7 @@ fn walk(
     ignore: &Ignore,
     out: &mut Vec<ContextFile>,
 ) -> Result<(), EngineError> {
-    if !rel.is_empty() && ignore.ignores(rel) {
+    if !rel.is_empty() && (ignore.ignores(rel) || never_sent(rel)) {
         return Ok(());
     }
     let meta = std::fs::metadata(path)
@@ -158,9 +107,6 @@ fn walk(
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let name = e.file_name().to_string_lossy().into_owned();
-        if name == ".git" || name.starts_with(".sclc-") {
-            continue;
-        }
         if e.file_type().is_ok_and(|t| t.is_symlink()) {
             continue;
         }
@@ -184,7 +130,8 @@ pub struct Extra<'a> {
     pub mode: u32,
 }
 
-/// The tar archive (uncompressed, in memory) of `files` and `extras`.
+/// The tar archive (uncompressed, in memory) of `files` and `extras`, and
+/// [`DOCKERIGNORE`] as `.dockerignore`.
 /// Files keep their mode bits; owner, group and times are zeroed, so the
 /// same files give the same bytes. Errors: a file that cannot be read.
 pub fn archive(files: &[ContextFile], extras: &[Extra<'_>]) -> Result<Vec<u8>, EngineError> {
@@ -195,7 +142,12 @@ pub fn archive(files: &[ContextFile], extras: &[Extra<'_>]) -> Result<Vec<u8>, E
         b.append_path_with_name(&f.path, &f.rel)
             .map_err(|e| EngineError::new(format!("cannot read {}: {e}", f.path.display())))?;
     }
-    for x in extras {
+    let own = Extra {
+        rel: ".dockerignore".into(),
+        bytes: DOCKERIGNORE.as_bytes(),
+        mode: 0o644,
+    };
+    for x in extras.iter().chain([&own]) {
         let mut h = tar::Header::new_gnu();
         h.set_size(x.bytes.len() as u64);
         h.set_mode(x.mode);
@@ -213,38 +165,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ignore_matches_as_dockerignore_does() {
-        let i = Ignore::new(&[
-            "data".into(),
-            "*.ckpt".into(),
-            "/logs/".into(),
-            "**/__pycache__".into(),
-            "src/*.tmp".into(),
-        ])
-        .unwrap();
-        for yes in [
-            "data",
-            "data/x.csv",
-            "a.ckpt",
-            "logs/run1/out.txt",
-            "__pycache__/m.pyc",
-            "src/pkg/__pycache__/m.pyc",
-            "src/x.tmp",
-        ] {
-            assert!(i.ignores(yes), "{yes} is ignored");
-        }
-        for no in [
-            "src/data.py",
-            "sub/a.ckpt",
-            "src/pkg/x.tmp",
-            "train.py",
-            "datasets",
-        ] {
-            assert!(!i.ignores(no), "{no} is kept");
-        }
-    }
-
-    #[test]
     fn files_are_the_copied_sources_without_ignored_ones() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
@@ -255,6 +175,7 @@ mod tests {
         std::fs::write(root.join("src/.git/HEAD"), "x").unwrap();
         std::fs::write(root.join("req.txt"), "six").unwrap();
         std::fs::write(root.join("unrelated.bin"), "x").unwrap();
+        std::fs::write(root.join("src/scl.lock"), "version = 1").unwrap();
         let spec: EnvSpec = serde_json::from_value(serde_json::json!({
             "files": [{"from": "./src", "to": "/app/src"}],
             "ignore": ["*.ckpt", "**/*.ckpt"],
@@ -282,7 +203,10 @@ mod tests {
             .map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        assert_eq!(names, [DOCKERFILE_PATH, "req.txt", "src/pkg/a.py"]);
+        assert_eq!(
+            names,
+            [".dockerignore", DOCKERFILE_PATH, "req.txt", "src/pkg/a.py"]
+        );
         let missing: EnvSpec = serde_json::from_value(serde_json::json!({
             "files": [{"from": "./nope", "to": "/app"}]
         }))

@@ -368,15 +368,27 @@ impl Engine {
     /// Creates the container of `body`, starts it and, unless `detach`,
     /// copies its output to this process's stdout and stderr (and this
     /// process's stdin to it when `body` opens stdin), waits for it and
-    /// removes it. Returns the container's exit status (`None` when
-    /// detached: the container's ID is printed by the caller instead, from
-    /// `on_created`).
-    pub async fn run(
-        &self,
-        body: ContainerCreateBody,
-        detach: bool,
-        on_created: &mut dyn FnMut(&str),
-    ) -> Result<Option<i64>, EngineError> {
+    /// removes it (also on Ctrl-C). Returns its exit status, or its ID when
+    /// detached (a container that fails to start is removed). Errors: the
+    /// engine refused or lost the container; on Podman, a bind mount whose
+    /// source or target has a comma (its compatibility layer splits mount
+    /// options on commas).
+    pub async fn run(&self, body: ContainerCreateBody, detach: bool) -> Result<Ran, EngineError> {
+        if self.kind == EngineKind::Podman {
+            let mounts = body
+                .host_config
+                .iter()
+                .flat_map(|h| h.mounts.iter().flatten());
+            for m in mounts {
+                for p in [&m.source, &m.target].into_iter().flatten() {
+                    if p.contains(',') {
+                        return Err(EngineError::new(format!(
+                            "cannot mount {p}: Podman's Docker API splits mount options at commas, so a path with one cannot be mounted (rename it)"
+                        )));
+                    }
+                }
+            }
+        }
         let stdin = body.open_stdin.unwrap_or(false);
         let tty = body.tty.unwrap_or(false);
         let image = body.image.clone().unwrap_or_default();
@@ -391,21 +403,27 @@ impl Engine {
                 EngineError::new(format!("cannot create a container of {image}: {}", say(&e)))
             })?;
         let id = created.id;
-        on_created(&id);
-        let result = if detach {
-            self.run_created(&id, detach, stdin, tty).await
-        } else {
-            // Ctrl-C stops the container (it is removed below), as `docker
-            // run` does, and the status is the shell's for SIGINT.
-            tokio::select! {
-                r = self.run_created(&id, detach, stdin, tty) => r,
-                _ = tokio::signal::ctrl_c() => Ok(Some(130)),
+        if detach {
+            let started = self.run_created(&id, true, stdin, tty).await;
+            if started.is_err() {
+                let _ = self.remove(&id).await;
             }
-        };
-        if !detach {
-            let _ = self.remove(&id).await;
+            return started.map(|_| Ran::Detached(id));
         }
-        result
+        // Ctrl-C stops the container (it is removed below), as `docker
+        // run` does, and the status is the shell's for SIGINT.
+        let result = tokio::select! {
+            r = self.run_created(&id, false, stdin, tty) => r,
+            _ = tokio::signal::ctrl_c() => Ok(Some(130)),
+        };
+        let _ = self.remove(&id).await;
+        match result? {
+            Some(code) => Ok(Ran::Exited(code)),
+            None => Err(EngineError::new(format!(
+                "container {} was removed while it ran: its exit status is unknown",
+                short(&id)
+            ))),
+        }
     }
 
     async fn run_created(
@@ -504,7 +522,7 @@ impl Engine {
                 }
             }
         }
-        Ok(Some(code.unwrap_or(0)))
+        Ok(code)
     }
 
     /// Stops (kills) and removes container `id`.
@@ -569,6 +587,15 @@ fn start_error(id: &str, e: &bollard::errors::Error) -> EngineError {
 pub fn is_missing_command(message: &str) -> bool {
     message.contains("executable file not found")
         || (message.contains("exec") && message.contains("no such file or directory"))
+}
+
+/// How a container run by [`Engine::run`] ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ran {
+    /// It exited with this status.
+    Exited(i64),
+    /// It was started and left running (`--detach`): its ID.
+    Detached(String),
 }
 
 /// The first 12 hex digits of a container or image ID.

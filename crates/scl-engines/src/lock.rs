@@ -149,8 +149,11 @@ impl Lock {
     }
 
     /// Writes the lock to `path` atomically: a temporary file in the same
-    /// folder, flushed to disk, renamed over `path`.
+    /// folder, flushed to disk, given the old file's permissions (`0644`
+    /// less the umask for a new one: a lock is shared, like the source),
+    /// renamed over `path`.
     pub fn write(&self, path: &Path) -> Result<(), EngineError> {
+        use std::os::unix::fs::PermissionsExt;
         let dir = path.parent().unwrap_or(Path::new("."));
         let fail =
             |e: std::io::Error| EngineError::new(format!("cannot write {}: {e}", path.display()));
@@ -160,10 +163,52 @@ impl Lock {
             .map_err(fail)?;
         use std::io::Write;
         tmp.write_all(self.to_text().as_bytes()).map_err(fail)?;
+        let mode = match std::fs::metadata(path) {
+            Ok(m) => m.permissions().mode() & 0o7777,
+            Err(_) => 0o644 & !umask(),
+        };
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(fail)?;
         tmp.as_file().sync_all().map_err(fail)?;
         tmp.persist(path).map_err(|e| fail(e.error))?;
         Ok(())
     }
+
+    /// Reads the lock at `path`, lets `f` change it and writes it back
+    /// ([`Lock::write`]), holding an exclusive `flock` on the lock's folder
+    /// meanwhile: builds that finish at the same time in one folder each
+    /// add their entry, none lost (the rename alone would keep the last
+    /// writer's). Errors: as for [`Lock::read`] and [`Lock::write`], or the
+    /// folder cannot be locked.
+    pub fn update(path: &Path, f: impl FnOnce(&mut Lock)) -> Result<(), EngineError> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let fail = |e: std::io::Error| {
+            EngineError::new(format!(
+                "cannot lock {} to update {}: {e}",
+                dir.display(),
+                FILE_NAME
+            ))
+        };
+        let folder = std::fs::File::open(dir).map_err(fail)?;
+        rustix::fs::flock(&folder, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| fail(e.into()))?;
+        let mut lock = Lock::read(path)?;
+        f(&mut lock);
+        let written = lock.write(path);
+        let _ = rustix::fs::flock(&folder, rustix::fs::FlockOperation::Unlock);
+        written
+    }
+}
+
+/// The process's umask (read by setting it and setting it back).
+fn umask() -> u32 {
+    let old = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o022));
+    rustix::process::umask(old);
+    old.as_raw_mode()
 }
 
 /// The tag of a reference `<repository>:<tag>` (the part after the last
@@ -227,6 +272,41 @@ mod tests {
         // Another image (a new tag) has no digest until it is pushed.
         lock.upsert(entry("app", "2222222222222222"));
         assert_eq!(lock.images[0].digest, None);
+    }
+
+    /// Updates at the same time from many threads each add their entry.
+    #[test]
+    fn concurrent_updates_lose_no_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_in(dir.path());
+        std::thread::scope(|s| {
+            for i in 0..16 {
+                let path = &path;
+                s.spawn(move || {
+                    Lock::update(path, |l| {
+                        l.upsert(entry(&format!("env{i:02}"), "1111111111111111"))
+                    })
+                    .unwrap()
+                });
+            }
+        });
+        assert_eq!(Lock::read(&path).unwrap().images.len(), 16);
+    }
+
+    #[test]
+    fn a_new_lock_is_readable_by_others_and_an_old_one_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_in(dir.path());
+        Lock::update(&path, |l| l.upsert(entry("a", "1111111111111111"))).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644 & !umask());
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o664)).unwrap();
+        Lock::update(&path, |l| l.upsert(entry("b", "1111111111111111"))).unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o664
+        );
     }
 
     #[test]

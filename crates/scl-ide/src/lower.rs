@@ -216,20 +216,22 @@ pub(crate) fn lower_cx(
 }
 
 /// The hash of what the build context of `spec` sends
-/// ([`scl_backends::context_hash`]): its requirements files (and its
-/// services'), by path and the SHA-256 the IR records, and every file the
-/// `files` copies read, by path and the SHA-256 of its bytes read now (a
-/// folder: every file below it; symbolic links are not followed; a source
-/// that is missing counts as `missing`; sclc's output folders and `.git`
-/// are left out). So a changed source file gives a
-/// new image tag. Files the env's `ignore` globs leave out of the build
-/// context are hashed too: a change to one only gives a new tag needlessly.
+/// ([`scl_backends::context_hash`]), by the rule of
+/// [`scl_backends::context`]: its requirements files (and its services'),
+/// by path and the SHA-256 the IR records, and every file the `files`
+/// copies read, by path and the SHA-256 of its bytes read now (a folder:
+/// every file below it; symbolic links are not followed; a source that is
+/// missing counts as `missing`), less what `ignore` leaves out and the
+/// names never sent (`.git`, `scl.lock`, `.sclc-*`, sclc's output
+/// folders). So a changed source file gives a new image tag, and a file
+/// the image does not get does not. Files are hashed as streams.
 fn context_sha256(db: &scl_db::Database, spec: &scl_ir::EnvSpec) -> String {
     let system = db.system();
     let root = db.root();
     let mut files = Vec::new();
     let mut todo = vec![spec];
     while let Some(s) = todo.pop() {
+        let ignore = scl_backends::context::Ignore::new(&s.ignore);
         if let Some(p) = &s.python {
             for r in &p.requirements {
                 files.push((r.path.clone(), r.sha256.clone()));
@@ -238,7 +240,7 @@ fn context_sha256(db: &scl_db::Database, spec: &scl_ir::EnvSpec) -> String {
         for c in &s.files {
             let from = c.from.trim_start_matches("./");
             let from = if from == "." { "" } else { from };
-            hash_tree(&**system, &root, from, &mut files);
+            hash_tree(&**system, &root, from, &ignore, &mut files);
         }
         todo.extend(s.services.values().map(|v| &**v));
     }
@@ -248,15 +250,18 @@ fn context_sha256(db: &scl_db::Database, spec: &scl_ir::EnvSpec) -> String {
 }
 
 /// Adds `(path, sha256)` for the file at workspace-relative `rel`, or for
-/// every file below it when it is a folder.
+/// every file below it when it is a folder, less what `ignore` matches and
+/// the names never sent ([`scl_backends::context::never_sent`]).
 fn hash_tree(
     system: &dyn scl_db::System,
     root: &std::path::Path,
     rel: &str,
+    ignore: &scl_backends::context::Ignore,
     out: &mut Vec<(String, String)>,
 ) {
-    // A source larger than this is hashed by its first bytes only.
-    const LIMIT: usize = 1 << 32;
+    if !rel.is_empty() && (ignore.ignores(rel) || scl_backends::context::never_sent(rel)) {
+        return;
+    }
     let path = if rel.is_empty() {
         root.to_path_buf()
     } else {
@@ -264,8 +269,8 @@ fn hash_tree(
     };
     match system.kind(&path) {
         scl_db::PathKind::File => {
-            let hash = match system.read(&path, LIMIT) {
-                Ok(Some(bytes)) => scl_ir::sha256_hex(&bytes),
+            let hash = match system.sha256(&path) {
+                Ok(Some(h)) => h,
                 Ok(None) => "missing".into(),
                 Err(_) => "unreadable".into(),
             };
@@ -273,9 +278,8 @@ fn hash_tree(
         }
         scl_db::PathKind::Dir => {
             let entries = system.read_dir(&path).unwrap_or_default();
-            // sclc's own outputs (an env folder holds the marker file) and
-            // git's folder are not sources: hashing them would make the tag
-            // depend on the last build.
+            // sclc's own outputs (an env folder holds the marker file):
+            // hashing them would make the tag depend on the last build.
             if entries
                 .iter()
                 .any(|e| e.name == scl_backends::OWN_FILE_NAMES[0])
@@ -283,7 +287,7 @@ fn hash_tree(
                 return;
             }
             for e in entries {
-                if e.is_link || e.name == ".git" || e.name.starts_with(".sclc-") {
+                if e.is_link {
                     continue;
                 }
                 let child = if rel.is_empty() {
@@ -291,7 +295,7 @@ fn hash_tree(
                 } else {
                     format!("{rel}/{}", e.name)
                 };
-                hash_tree(system, root, &child, out);
+                hash_tree(system, root, &child, ignore, out);
             }
         }
         scl_db::PathKind::Missing => out.push((rel.to_string(), "missing".into())),

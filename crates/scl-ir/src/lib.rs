@@ -511,6 +511,22 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// [`sha256_hex`] of everything `r` reads, in 64 KiB pieces (a large file
+/// is never held in memory). Errors: the reader's.
+pub fn sha256_reader(mut r: impl std::io::Read) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = r.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// Where one field of an env got its value: the env that wrote it last, the
 /// source position of that write, and what the write replaced.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

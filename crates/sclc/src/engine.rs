@@ -226,7 +226,7 @@ impl Progress {
 /// Builds `img` with the build secrets' `(id, value)`s (and tags it
 /// `extra` too, and pushes it when `push`), and records it in the lock at
 /// `lock_at` (the lock's path, the source's name in it) when given. Prints
-/// what it did to stdout.
+/// what it did to stdout (`to_stdout`) or stderr.
 async fn build_one(
     engine: &Engine,
     root: &Path,
@@ -234,7 +234,17 @@ async fn build_one(
     secrets: &[(String, String)],
     (extra, push): (&[String], bool),
     lock_at: Option<(&Path, &str)>,
+    to_stdout: bool,
 ) -> Result<String, EngineError> {
+    // What was built goes to stdout for `image build`; for `run`, whose
+    // stdout is the container's, to stderr.
+    let report = |line: String| {
+        if to_stdout {
+            println!("{line}");
+        } else {
+            eprintln!("{line}");
+        }
+    };
     let files = context::files(root, &img.spec)?;
     let mut extras = vec![context::Extra {
         rel: context::DOCKERFILE_PATH.to_string(),
@@ -275,17 +285,17 @@ async fn build_one(
         .await;
     progress.finish(built.is_err());
     let id = built?;
-    println!(
+    report(format!(
         "built {} ({}) in {:.1} s",
         img.reference,
         docker::short(&id),
         started.elapsed().as_secs_f64()
-    );
+    ));
     let (repo, _) = docker::split_reference(&img.reference);
     for t in extra {
         let target = format!("{repo}:{t}");
         engine.tag(&img.reference, &target).await?;
-        println!("tagged {target}");
+        report(format!("tagged {target}"));
     }
     let mut digest = None;
     if push {
@@ -293,28 +303,28 @@ async fn build_one(
         let pushed = engine.push(&img.reference, &mut |l| progress.line(l)).await;
         progress.finish(pushed.is_err());
         let d = pushed?;
-        println!("pushed {repo}@{d}");
+        report(format!("pushed {repo}@{d}"));
         for t in extra {
             let also = format!("{repo}:{t}");
             let d = engine.push(&also, &mut |_| {}).await?;
-            println!("pushed {also} ({d})");
+            report(format!("pushed {also} ({d})"));
         }
         digest = Some(format!("{repo}@{d}"));
     }
     let Some((lock_path, source_name)) = lock_at else {
         return Ok(id);
     };
-    let mut l = lock::Lock::read(lock_path)?;
-    l.upsert(lock::Entry {
-        file: source_name.to_string(),
-        env: img.env.clone(),
-        service: img.service.clone(),
-        reference: img.reference.clone(),
-        tag: lock::tag_of(&img.reference).to_string(),
-        id: id.clone(),
-        digest,
-    });
-    l.write(lock_path)?;
+    lock::Lock::update(lock_path, |l| {
+        l.upsert(lock::Entry {
+            file: source_name.to_string(),
+            env: img.env.clone(),
+            service: img.service.clone(),
+            reference: img.reference.clone(),
+            tag: lock::tag_of(&img.reference).to_string(),
+            id: id.clone(),
+            digest,
+        })
+    })?;
     Ok(id)
 }
 
@@ -429,6 +439,21 @@ pub(crate) fn image_build(args: BuildArgs, fmt: MessageFormat, stdlib: Option<Pa
     if images.is_empty() {
         return usage_error("there is no image to build: no env of the file has a `base`");
     }
+    if !args.tag.is_empty() {
+        let repos: Vec<&str> = images
+            .iter()
+            .map(|i| docker::split_reference(&i.reference).0)
+            .collect();
+        if let Some(r) = repos
+            .iter()
+            .enumerate()
+            .find_map(|(k, r)| repos[..k].contains(r).then_some(r))
+        {
+            return usage_error(&format!(
+                "--tag: several images of the file are in repository {r}, so the tag would name each in turn: build one env with `--env NAME`"
+            ));
+        }
+    }
     let mut secrets = Vec::new();
     for img in &images {
         let vars = build_secret_vars(&img.spec);
@@ -441,6 +466,11 @@ pub(crate) fn image_build(args: BuildArgs, fmt: MessageFormat, stdlib: Option<Pa
     let root = p.a.root();
     let (lock_path, source_name) = lock_of(&p);
     let overridden = !args.set.is_empty();
+    // A lock that cannot be read is said before anything is built.
+    if let Err(e) = lock::Lock::read(&lock_path) {
+        eprintln!("error: {e}");
+        return 1;
+    }
     runtime().block_on(async {
         let engine = match docker::connect().await {
             Ok(e) => e,
@@ -455,6 +485,7 @@ pub(crate) fn image_build(args: BuildArgs, fmt: MessageFormat, stdlib: Option<Pa
                 secrets,
                 (&args.tag, args.push),
                 (!overridden).then_some((lock_path.as_path(), source_name.as_str())),
+                true,
             )
             .await
             {
@@ -605,7 +636,9 @@ fn start(
     if let Err(c) = host_folders(&img.spec, &root) {
         return c;
     }
+    // The canonical path, as `sclc down` finds it (through a link too).
     let source = p.a.path(p.file);
+    let source = std::fs::canonicalize(&source).unwrap_or(source);
     let labels = labels(&source, Some(&env));
     runtime().block_on(async {
         let engine = match docker::connect().await {
@@ -618,8 +651,8 @@ fn start(
                 eprintln!("{} is not built yet: building it", img.reference);
                 let build_secrets = match read_values(
                     &build_vars,
-                    None,
-                    false,
+                    c.env_file.as_deref(),
+                    true,
                     &format!("the image of env `{env}` needs build secrets"),
                 ) {
                     Ok(v) => v,
@@ -633,6 +666,7 @@ fn start(
                     (&[], false),
                     // Only `sclc image build` records images in scl.lock.
                     None,
+                    false,
                 )
                 .await
                 {
@@ -657,20 +691,16 @@ fn start(
         for w in warnings {
             eprintln!("warning: {w}");
         }
-        let ran = engine
-            .run(body, detach, &mut |id| {
-                if detach {
-                    println!(
-                        "started {} from {} (stop it with `sclc down`)",
-                        docker::short(id),
-                        img.reference
-                    );
-                }
-            })
-            .await;
-        match ran {
-            Ok(Some(code)) => i32::try_from(code).unwrap_or(1),
-            Ok(None) => 0,
+        match engine.run(body, detach).await {
+            Ok(docker::Ran::Exited(code)) => i32::try_from(code).unwrap_or(1),
+            Ok(docker::Ran::Detached(id)) => {
+                println!(
+                    "started {} from {} (stop it with `sclc down`)",
+                    docker::short(&id),
+                    img.reference
+                );
+                0
+            }
             Err(e) if docker::is_missing_command(&e.0) => {
                 eprintln!("error: {e}");
                 127

@@ -445,10 +445,13 @@ fn build_push_run_shell_down_through_the_docker_api() {
         text(&sh)
     );
 
-    // Detached, then down.
+    // Detached (started through a link to the folder), then down (through
+    // the folder itself).
+    let links = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(w, links.path().join("ln")).unwrap();
     let d = engines.sclc(
-        w,
-        &["run", "app.env.scl", "--detach", "--", "sleep", "300"],
+        links.path(),
+        &["run", "ln/app.env.scl", "--detach", "--", "sleep", "300"],
         &[("APP_TOKEN", "x")],
         None,
     );
@@ -469,6 +472,35 @@ fn build_push_run_shell_down_through_the_docker_api() {
     assert_eq!(
         String::from_utf8_lossy(&again.stdout),
         "no containers of app.env.scl to remove\n"
+    );
+
+    // A host folder with a comma: Podman's API cannot mount it; one line.
+    std::fs::create_dir_all(w.join("odd,dir")).unwrap();
+    std::fs::write(
+        w.join("odd.env.scl"),
+        "env odd {\n  base = image(\"debian:12\")\n  volumes = [{ name = \"d\", source = \"host:./odd,dir\", mount = \"/d\", mode = .read_only }]\n  command = [\"true\"]\n}\n",
+    )
+    .unwrap();
+    let odd = engines.sclc(w, &["run", "odd.env.scl"], &[], None);
+    let odd_ref = String::from_utf8_lossy(&odd.stderr)
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("built ")?
+                .split(' ')
+                .next()
+                .map(String::from)
+        })
+        .unwrap_or_default();
+    let _odd_image = RemoveImages(vec![odd_ref]);
+    assert_eq!(odd.status.code(), Some(3), "{}", text(&odd));
+    let err = String::from_utf8_lossy(&odd.stderr);
+    assert!(
+        err.ends_with(&format!(
+            "error: cannot mount {}: Podman's Docker API splits mount options at commas, so a path with one cannot be mounted (rename it)\n",
+            w.join("odd,dir").display()
+        )),
+        "{}",
+        text(&odd)
     );
 
     // A changed copied file: a new tag, which the lock does not pin.
@@ -541,11 +573,17 @@ fn the_book_example_builds_and_runs() {
         None,
     );
     assert!(five.status.success(), "{}", text(&five));
-    let out = String::from_utf8_lossy(&five.stdout).into_owned();
-    let built = out.lines().next().unwrap();
-    assert!(built.starts_with(&format!("built {repo_name}:")), "{out}");
+    // stdout is the container's; what was built is said on stderr.
+    assert_eq!(
+        String::from_utf8_lossy(&five.stdout),
+        "epochs 5, accuracy 0.99\n"
+    );
+    let err = String::from_utf8_lossy(&five.stderr).into_owned();
+    let built = err
+        .lines()
+        .find(|l| l.starts_with(&format!("built {repo_name}:")))
+        .unwrap_or_else(|| panic!("{err}"));
     cleanup.0.push(built.split(' ').nth(1).unwrap().to_string());
-    assert!(out.ends_with("epochs 5, accuracy 0.99\n"), "{out}");
     assert!(
         String::from_utf8_lossy(&five.stderr).contains("is not built yet: building it"),
         "{}",
@@ -648,5 +686,74 @@ fn no_engine_is_exit_3_with_one_line() {
             )
             && err.lines().count() == 1,
         "{err}"
+    );
+}
+
+/// The image tag hashes exactly what the build context sends: a copied
+/// file's change gives a new tag; `scl.lock` (rewritten by every build),
+/// an ignored file and a file nothing copies do not.
+#[test]
+fn the_tag_hashes_what_the_image_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path();
+    std::fs::create_dir_all(w.join("data")).unwrap();
+    std::fs::write(w.join("app.py"), "print(1)\n").unwrap();
+    std::fs::write(w.join("data/big.ckpt"), "weights").unwrap();
+    std::fs::write(
+        w.join("root.env.scl"),
+        "env rootcopy {\n  base = image(\"debian:12\")\n  files = [{ from = \".\", to = \"/workspace/src\" }]\n  ignore = [\"data\"]\n}\n",
+    )
+    .unwrap();
+    let tag = || {
+        let o = sclc(w, &["submit", "--dry-run", "root.env.scl"]);
+        assert!(o.status.success(), "{}", text(&o));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .find_map(|l| {
+                l.trim()
+                    .trim_start_matches("- ")
+                    .strip_prefix("image: ")
+                    .map(String::from)
+            })
+            .expect("an image line")
+    };
+    let first = tag();
+    std::fs::write(w.join("scl.lock"), "version = 1\n").unwrap();
+    std::fs::write(w.join("data/big.ckpt"), "other weights").unwrap();
+    std::fs::write(w.join("data/new.ckpt"), "more").unwrap();
+    assert_eq!(tag(), first, "scl.lock and ignored files are not hashed");
+    std::fs::write(w.join("app.py"), "print(2)\n").unwrap();
+    assert_ne!(tag(), first, "a copied file is hashed");
+}
+
+/// `--tag` names one image: with several images in one repository it is
+/// a usage error before anything is built.
+#[test]
+fn a_tag_for_several_images_of_one_repository_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path();
+    std::fs::write(
+        w.join("two.env.scl"),
+        "env a {\n  base = image(\"debian:12\")\n}\n\nenv b {\n  base = image(\"debian:12\")\n  command = [\"true\"]\n}\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_sclc"))
+        .args([
+            "image",
+            "build",
+            "two.env.scl",
+            "--image-repo",
+            "reg.example.com/x",
+            "--tag",
+            "latest",
+        ])
+        .current_dir(w)
+        .env("DOCKER_HOST", "unix:///nonexistent/sclc-test.sock")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: --tag: several images of the file are in repository reg.example.com/x, so the tag would name each in turn: build one env with `--env NAME`\n"
     );
 }
