@@ -410,9 +410,31 @@ pub fn command_line(args: &[String]) -> String {
     let mut s = String::from("uv");
     for a in args {
         s.push(' ');
-        s.push_str(&scl_backends::quote::shell(a));
+        s.push_str(&scl_backends::quote::shell(&redact_password(a)));
     }
     s
+}
+
+/// `a` with the password of a URL's user information (`https://user:PASS@host/`),
+/// or the whole of it when it has no password (`https://TOKEN@host/`),
+/// shown as `****`, so that a printed command line does not show it (uv
+/// is given the URL as written).
+pub fn redact_password(a: &str) -> String {
+    let Some(scheme) = a.find("://") else {
+        return a.to_string();
+    };
+    let rest = &a[scheme + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return a.to_string();
+    };
+    let shown = match authority[..at].find(':') {
+        Some(colon) => format!("{}:****", &authority[..colon]),
+        // A user name alone is often a token (`https://TOKEN@host/`).
+        None => "****".to_string(),
+    };
+    format!("{}{shown}{}", &a[..scheme + 3], &a[scheme + 3 + at..])
 }
 
 /// What [`make`] made.
@@ -644,6 +666,15 @@ mod tests {
             .map(String::from)
             .to_vec();
         assert_eq!(command_line(&args), "uv pip install 'torch>=2' six==1.16.0");
+        let args = vec![
+            "--index-url".to_string(),
+            "https://me:s3cret@pypi.example.com/simple?x=a:b@c".to_string(),
+            "--extra-index-url=https://token@pypi.example.com/".to_string(),
+        ];
+        assert_eq!(
+            command_line(&args),
+            "uv --index-url 'https://me:****@pypi.example.com/simple?x=a:b@c' '--extra-index-url=https://****@pypi.example.com/'"
+        );
     }
 
     #[test]
