@@ -23,11 +23,8 @@ use std::path::{Path, PathBuf};
 /// `sclc submit FILE`.
 #[derive(Args, Debug)]
 pub(crate) struct SubmitArgs {
-    /// The `.env.scl` file.
-    pub(crate) file: PathBuf,
-    /// The env (needed when the file has several).
-    #[arg(long)]
-    pub(crate) env: Option<String>,
+    #[command(flatten)]
+    pub(crate) src: crate::prepare::Source,
     /// The namespace (default: the kube context's, else `default`).
     #[arg(long, short = 'n')]
     pub(crate) namespace: Option<String>,
@@ -40,25 +37,16 @@ pub(crate) struct SubmitArgs {
     /// The workspace root's absolute path on the nodes, for `host:` volumes.
     #[arg(long, value_name = "DIR")]
     pub(crate) host_root: Option<String>,
-    /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
-    #[arg(long = "set", value_name = "K=V")]
-    pub(crate) set: Vec<String>,
 }
 
 /// `sclc status|delete FILE`.
 #[derive(Args, Debug)]
 pub(crate) struct JobArgs {
-    /// The `.env.scl` file.
-    pub(crate) file: PathBuf,
-    /// The env (needed when the file has several).
-    #[arg(long)]
-    pub(crate) env: Option<String>,
+    #[command(flatten)]
+    pub(crate) src: crate::prepare::Source,
     /// The namespace (default: the kube context's, else `default`).
     #[arg(long, short = 'n')]
     pub(crate) namespace: Option<String>,
-    /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
-    #[arg(long = "set", value_name = "K=V")]
-    pub(crate) set: Vec<String>,
 }
 
 /// `sclc logs FILE`.
@@ -191,9 +179,9 @@ pub(crate) fn submit(args: SubmitArgs, fmt: MessageFormat, stdlib: Option<PathBu
         host_root: args.host_root.clone(),
     };
     let yaml = match k8s_yaml(
-        &args.file,
-        args.env.as_deref(),
-        &args.set,
+        &args.src.file,
+        args.src.env.as_deref(),
+        &args.src.set,
         stdlib,
         fmt,
         options,
@@ -226,12 +214,12 @@ pub(crate) fn submit(args: SubmitArgs, fmt: MessageFormat, stdlib: Option<PathBu
             let _ = std::io::stdout().flush();
         })
         .await?;
-        let env = args.env.as_deref();
+        let env = args.src.env.as_deref();
         let ns = args.namespace.as_deref();
         eprintln!(
             "hint: `{}` shows its state, `{}` its output",
-            command_line("status", &args.file, env, ns, ""),
-            command_line("logs", &args.file, env, ns, " --follow"),
+            command_line("status", &args.src.file, env, ns, ""),
+            command_line("logs", &args.src.file, env, ns, " --follow"),
         );
         Ok(0)
     })
@@ -263,9 +251,9 @@ fn job_args(
 ) -> Result<(String, Option<String>), i32> {
     let namespace = checked_namespace(args.namespace.as_deref())?;
     let yaml = k8s_yaml(
-        &args.file,
-        args.env.as_deref(),
-        &args.set,
+        &args.src.file,
+        args.src.env.as_deref(),
+        &args.src.set,
         stdlib,
         fmt,
         scl_ide::LowerOptions::default(),
@@ -283,8 +271,8 @@ fn no_job(job: &kube::JobRef, args: &JobArgs) -> i32 {
         job.object.namespace,
         command_line(
             "submit",
-            &args.file,
-            args.env.as_deref(),
+            &args.src.file,
+            args.src.env.as_deref(),
             args.namespace.as_deref(),
             ""
         )
@@ -344,8 +332,8 @@ pub(crate) fn logs(args: LogsArgs, fmt: MessageFormat, stdlib: Option<PathBuf>) 
                     job.object.namespace,
                     command_line(
                         "status",
-                        &args.job.file,
-                        args.job.env.as_deref(),
+                        &args.job.src.file,
+                        args.job.src.env.as_deref(),
                         args.job.namespace.as_deref(),
                         ""
                     )

@@ -26,11 +26,8 @@ use std::sync::Arc;
 /// `sclc image build FILE`.
 #[derive(Args, Debug)]
 pub(crate) struct BuildArgs {
-    /// The `.env.scl` file.
-    pub(crate) file: PathBuf,
-    /// Only this env (default: every env with a `base`).
-    #[arg(long)]
-    pub(crate) env: Option<String>,
+    #[command(flatten)]
+    pub(crate) src: crate::prepare::Source,
     /// The repository of the images (`127.0.0.1:5000/team/bert`; default:
     /// the env's name). The tag is always made by sclc from the IR and the
     /// build context.
@@ -43,19 +40,13 @@ pub(crate) struct BuildArgs {
     /// pushed digest in `scl.lock`.
     #[arg(long)]
     pub(crate) push: bool,
-    /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
-    #[arg(long = "set", value_name = "K=V")]
-    pub(crate) set: Vec<String>,
 }
 
 /// What `run` and `shell` take to make a container.
 #[derive(Args, Debug)]
 pub(crate) struct ContainerArgs {
-    /// The `.env.scl` file.
-    pub(crate) file: PathBuf,
-    /// The env (needed when the file has several).
-    #[arg(long)]
-    pub(crate) env: Option<String>,
+    #[command(flatten)]
+    pub(crate) src: crate::prepare::Source,
     /// As for `image build`: the repository of the image.
     #[arg(long, value_name = "REPO")]
     pub(crate) image_repo: Option<String>,
@@ -64,9 +55,6 @@ pub(crate) struct ContainerArgs {
     /// environment wins.
     #[arg(long, value_name = "FILE")]
     pub(crate) env_file: Option<PathBuf>,
-    /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
-    #[arg(long = "set", value_name = "K=V")]
-    pub(crate) set: Vec<String>,
 }
 
 /// `sclc run FILE [-- COMMAND...]`.
@@ -424,9 +412,9 @@ pub(crate) fn image_build(args: BuildArgs, fmt: MessageFormat, stdlib: Option<Pa
         }
     }
     let p = match prepare(
-        &args.file,
-        args.env.as_deref(),
-        &args.set,
+        &args.src.file,
+        args.src.env.as_deref(),
+        &args.src.set,
         stdlib,
         fmt,
         Target::DOCKER,
@@ -465,7 +453,7 @@ pub(crate) fn image_build(args: BuildArgs, fmt: MessageFormat, stdlib: Option<Pa
     }
     let root = p.a.root();
     let (lock_path, source_name) = lock_of(&p);
-    let overridden = !args.set.is_empty();
+    let overridden = !args.src.set.is_empty();
     // A lock that cannot be read is said before anything is built.
     if let Err(e) = lock::Lock::read(&lock_path) {
         eprintln!("error: {e}");
@@ -587,9 +575,9 @@ fn start(
         Err(c) => return c,
     };
     let p = match prepare(
-        &c.file,
-        c.env.as_deref(),
-        &c.set,
+        &c.src.file,
+        c.src.env.as_deref(),
+        &c.src.set,
         stdlib,
         fmt,
         Target::DOCKER,

@@ -9,6 +9,20 @@ use scl_diag::Diagnostic;
 use scl_ide::{Analysis, AnalysisHost, FileId, LowerOptions, Target};
 use std::path::{Path, PathBuf};
 
+/// The arguments every engine command takes to name what it works on:
+/// the file, the env and the `--set` flags.
+#[derive(clap::Args, Debug)]
+pub(crate) struct Source {
+    /// The `.env.scl` file.
+    pub(crate) file: PathBuf,
+    /// The env (needed when the file has several).
+    #[arg(long)]
+    pub(crate) env: Option<String>,
+    /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
+    #[arg(long = "set", value_name = "K=V")]
+    pub(crate) set: Vec<String>,
+}
+
 /// A checked file, the envs a command works on and what the target made
 /// of each.
 pub(crate) struct Prepared {

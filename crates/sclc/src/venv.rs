@@ -26,17 +26,11 @@ pub(crate) enum UpTarget {
 /// `sclc up FILE --target venv`.
 #[derive(Args, Debug)]
 pub(crate) struct UpArgs {
-    /// The `.env.scl` file.
-    pub(crate) file: PathBuf,
-    /// The env (needed when the file has several).
-    #[arg(long)]
-    pub(crate) env: Option<String>,
+    #[command(flatten)]
+    pub(crate) src: crate::prepare::Source,
     /// What to make (`venv`: `.venv` beside the file, made with uv).
     #[arg(long, value_enum, hide_possible_values = true)]
     pub(crate) target: UpTarget,
-    /// Override a param: `NAME=VALUE`, or `ALIAS.NAME=VALUE` for a module imported as ALIAS.
-    #[arg(long = "set", value_name = "K=V")]
-    pub(crate) set: Vec<String>,
 }
 
 pub(crate) fn up(args: UpArgs, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i32 {
@@ -47,7 +41,12 @@ pub(crate) fn up(args: UpArgs, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i
         file,
         diags,
         envs,
-    } = match load_envs(&args.file, args.env.as_deref(), &args.set, stdlib) {
+    } = match load_envs(
+        &args.src.file,
+        args.src.env.as_deref(),
+        &args.src.set,
+        stdlib,
+    ) {
         Ok(l) => l,
         Err(code) => return code,
     };
@@ -56,7 +55,7 @@ pub(crate) fn up(args: UpArgs, fmt: MessageFormat, stdlib: Option<PathBuf>) -> i
         return 1;
     }
     // Without `--env`: the one env that is not a stack of services.
-    let name = match args.env {
+    let name = match args.src.env {
         Some(_) => match envs.as_slice() {
             [one] => one.clone(),
             _ => return 1,
