@@ -702,29 +702,29 @@ pub async fn logs(
         return Ok(LogsOutcome::NoPods);
     }
     let api: Api<Pod> = Api::namespaced(cluster.client.clone(), &job.object.namespace);
-    let several = pods.len() > 1;
-    let targets: Vec<(String, String, LogParams)> = pods
-        .iter()
-        .map(|p| {
-            let name = p.metadata.name.clone().unwrap_or_default();
-            let container = p
-                .spec
-                .as_ref()
-                .and_then(|s| s.containers.first())
-                .map(|c| c.name.clone());
-            let prefix = if several {
-                format!("[{name}] ")
-            } else {
-                String::new()
-            };
-            let lp = LogParams {
-                container,
-                follow,
-                ..LogParams::default()
-            };
-            (name, prefix, lp)
-        })
-        .collect();
+    // Following, pods that start later join (a PyTorchJob's workers), so
+    // every line is prefixed when the job can have several.
+    let several = pods.len() > 1 || (follow && job.object.kind != "Job");
+    let target = |p: &Pod| {
+        let name = p.metadata.name.clone().unwrap_or_default();
+        let container = p
+            .spec
+            .as_ref()
+            .and_then(|s| s.containers.first())
+            .map(|c| c.name.clone());
+        let prefix = if several {
+            format!("[{name}] ")
+        } else {
+            String::new()
+        };
+        let lp = LogParams {
+            container,
+            follow,
+            ..LogParams::default()
+        };
+        (name, prefix, lp)
+    };
+    let targets: Vec<(String, String, LogParams)> = pods.iter().map(target).collect();
     if !follow {
         for (name, prefix, lp) in &targets {
             match api.logs(name, lp).await {
@@ -741,7 +741,7 @@ pub async fn logs(
         }
         return Ok(LogsOutcome::Printed);
     }
-    let streams = targets.into_iter().map(|(name, prefix, lp)| {
+    let stream_of = |(name, prefix, lp): (String, String, LogParams)| {
         let api = api.clone();
         let note = &note;
         let open = async move {
@@ -774,14 +774,38 @@ pub async fn logs(
             })
             .try_flatten()
             .boxed_local()
-    });
-    let mut all = futures::stream::select_all(streams);
-    while let Some(item) = all.next().await {
-        match item {
-            Ok((prefix, l)) => line(&prefix, &l),
-            Err((name, e)) => {
-                return Err(cluster.failed(&format!("reading the logs of pod {name}"), e))
+    };
+    let mut seen: std::collections::HashSet<String> =
+        targets.iter().map(|(n, _, _)| n.clone()).collect();
+    let mut all = futures::stream::select_all(targets.into_iter().map(stream_of));
+    // The job's pods are listed again every few seconds, and once more when
+    // every stream has ended: a pod seen for the first time is followed too.
+    let mut relist = tokio::time::interval(std::time::Duration::from_secs(5));
+    relist.tick().await;
+    loop {
+        let ended = tokio::select! {
+            item = all.next() => match item {
+                Some(Ok((prefix, l))) => {
+                    line(&prefix, &l);
+                    continue;
+                }
+                Some(Err((name, e))) => {
+                    return Err(cluster.failed(&format!("reading the logs of pod {name}"), e))
+                }
+                None => true,
+            },
+            _ = relist.tick() => false,
+        };
+        let mut new = 0;
+        for p in pods_of(cluster, job).await? {
+            let t = target(&p);
+            if seen.insert(t.0.clone()) {
+                all.push(stream_of(t));
+                new += 1;
             }
+        }
+        if ended && new == 0 {
+            break;
         }
     }
     Ok(LogsOutcome::Printed)

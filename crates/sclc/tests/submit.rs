@@ -363,6 +363,10 @@ const JSON: &str = "application/json";
 /// Whether the worker's log was refused once (see [`answer`]).
 static WORKER_WAITED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// How often the pods of `resnet50` in namespace `late` were listed: the
+/// worker is there from the second list on (see [`answer`]).
+static LATE_LISTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 fn status_json(code: u16, reason: &str, message: &str, name: Option<&str>) -> String {
     let mut s = serde_json::json!({
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -427,6 +431,24 @@ fn answer(r: &Req) -> (u16, &'static str, String) {
     }
     match (r.method.as_str(), r.path.as_str()) {
         ("PATCH", _) => (200, JSON, String::from_utf8(r.body.clone()).unwrap()),
+        // Namespace `late`: a PyTorchJob whose worker pod appears after
+        // the first list of its pods.
+        ("GET", "/apis/kubeflow.org/v1/namespaces/late/pytorchjobs/resnet50") => (200, JSON, serde_json::json!({
+            "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "metadata": {"name": "resnet50", "namespace": "late"}, "spec": {}, "status": {},
+        }).to_string()),
+        ("GET", "/api/v1/namespaces/late/pods") => {
+            let n = LATE_LISTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut items = vec![pod("resnet50-master-0", "pytorch", "Running", Some("gpu-a"), 0, None)];
+            if n > 0 {
+                items.push(pod("resnet50-worker-0", "pytorch", "Running", Some("gpu-b"), 0, None));
+            }
+            (200, JSON, serde_json::json!({"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": items}).to_string())
+        }
+        ("GET", p) if p.starts_with("/api/v1/namespaces/late/pods/") && last == "log" => {
+            let pod = segs[segs.len() - 2];
+            (200, "text/plain", format!("{pod}: epoch 1\n"))
+        }
         ("GET", "/apis/batch/v1/namespaces/ml/jobs/bert-train") => (200, JSON, serde_json::json!({
             "apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": "bert-train", "namespace": "ml"},
@@ -890,4 +912,23 @@ fn submit_runs_the_pushed_image_of_the_lock() {
         assert_eq!(stdout(&o), out);
         assert!(stderr(&o).starts_with("warning: the pods run an image named without a registry"));
     }
+}
+
+/// `logs --follow` follows a pod that appears after it started (a
+/// PyTorchJob's worker created later), prefixed like the first.
+#[test]
+fn logs_follow_picks_up_pods_that_start_later() {
+    let fake = Fake::start();
+    let home = tempfile::tempdir().unwrap();
+    let kc = kubeconfig(home.path(), &fake.url);
+    let o = sclc(
+        home.path(),
+        Some(&kc),
+        &["logs", "--follow", RESNET, "-n", "late"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "[resnet50-master-0] resnet50-master-0: epoch 1\n[resnet50-worker-0] resnet50-worker-0: epoch 1\n"
+    );
 }
