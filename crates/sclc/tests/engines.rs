@@ -503,6 +503,30 @@ fn build_push_run_shell_down_through_the_docker_api() {
         text(&odd)
     );
 
+    // A build that fails: exit 3, the engine's reason in one line after
+    // the build's output, and nothing recorded.
+    std::fs::write(
+        w.join("broken.env.scl"),
+        "env broken {\n  base = image(\"debian:12\")\n  setup = [\"echo about to fail; exit 7\"]\n}\n",
+    )
+    .unwrap();
+    let lock_before = std::fs::read_to_string(w.join("scl.lock")).unwrap();
+    let broken = engines.sclc(w, &["image", "build", "broken.env.scl"], &[], None);
+    assert_eq!(broken.status.code(), Some(3), "{}", text(&broken));
+    let err = String::from_utf8_lossy(&broken.stderr);
+    assert!(err.contains("  about to fail\n"), "{}", text(&broken));
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: the build failed: ") && last.contains("exit status 7"),
+        "{}",
+        text(&broken)
+    );
+    assert!(broken.stdout.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(w.join("scl.lock")).unwrap(),
+        lock_before
+    );
+
     // A changed copied file: a new tag, which the lock does not pin.
     std::fs::write(w.join("app.py"), "print('changed')\n").unwrap();
     let stale = sclc(w, &["check", "--locked", "app.env.scl"]);
