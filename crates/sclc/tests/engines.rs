@@ -386,7 +386,7 @@ fn build_push_run_shell_down_through_the_docker_api() {
     let run_token = token("runtime-secret");
     let run = engines.sclc(
         w,
-        &["run", "app.env.scl"],
+        &["run", "app.env.scl", "--image-repo", &repo_name],
         &[("APP_TOKEN", &run_token)],
         None,
     );
@@ -410,6 +410,8 @@ fn build_push_run_shell_down_through_the_docker_api() {
         &[
             "run",
             "app.env.scl",
+            "--image-repo",
+            &repo_name,
             "--env-file",
             "secrets.env",
             "--",
@@ -423,7 +425,12 @@ fn build_push_run_shell_down_through_the_docker_api() {
     assert_eq!(from_file.status.code(), Some(7), "{}", text(&from_file));
     assert_eq!(String::from_utf8_lossy(&from_file.stdout), "from-file\n");
     // Without it: a usage error before anything runs.
-    let no_secret = engines.sclc(w, &["run", "app.env.scl"], &[], None);
+    let no_secret = engines.sclc(
+        w,
+        &["run", "app.env.scl", "--image-repo", &repo_name],
+        &[],
+        None,
+    );
     assert_eq!(no_secret.status.code(), Some(2), "{}", text(&no_secret));
     assert_eq!(
         String::from_utf8_lossy(&no_secret.stderr),
@@ -433,7 +440,7 @@ fn build_push_run_shell_down_through_the_docker_api() {
     // Shell: commands from stdin, the shell's exit status.
     let sh = engines.sclc(
         w,
-        &["shell", "app.env.scl"],
+        &["shell", "app.env.scl", "--image-repo", &repo_name],
         &[("APP_TOKEN", "x")],
         Some("id -un\necho \"$0\"\nexit 3\n"),
     );
@@ -451,7 +458,16 @@ fn build_push_run_shell_down_through_the_docker_api() {
     std::os::unix::fs::symlink(w, links.path().join("ln")).unwrap();
     let d = engines.sclc(
         links.path(),
-        &["run", "ln/app.env.scl", "--detach", "--", "sleep", "300"],
+        &[
+            "run",
+            "ln/app.env.scl",
+            "--image-repo",
+            &repo_name,
+            "--detach",
+            "--",
+            "sleep",
+            "300",
+        ],
         &[("APP_TOKEN", "x")],
         None,
     );
