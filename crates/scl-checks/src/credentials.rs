@@ -78,9 +78,29 @@ static SHAPES: LazyLock<Vec<(regex::Regex, &'static str, bool)>> = LazyLock::new
     .collect()
 });
 
-/// What kind of token `value` holds, by its shape.
+/// Every pattern of [`SHAPES`] in one automaton: one pass over a value
+/// says which shapes occur in it at all.
+static SHAPE_SET: LazyLock<regex::RegexSet> = LazyLock::new(|| {
+    regex::RegexSet::new(SHAPES.iter().map(|(r, _, _)| r.as_str())).expect("valid patterns")
+});
+
+/// The shortest text any of [`SHAPES`] matches (`xoxb-` and 10 more
+/// characters): a shorter value — most values an env holds — holds no token
+/// and is not searched.
+const SHORTEST_SHAPE: usize = 15;
+
+/// What kind of token `value` holds, by its shape (the first of
+/// [`SHAPES`], in order, that it holds).
 pub(crate) fn token_shape(value: &str) -> Option<&'static str> {
-    SHAPES.iter().find_map(|(r, what, must_look_generated)| {
+    if value.len() < SHORTEST_SHAPE {
+        return None;
+    }
+    let found = SHAPE_SET.matches(value);
+    if !found.matched_any() {
+        return None;
+    }
+    found.iter().find_map(|i| {
+        let (r, what, must_look_generated) = &SHAPES[i];
         r.find_iter(value)
             .any(|m| !must_look_generated || generated(m.as_str()))
             .then_some(*what)
@@ -435,6 +455,11 @@ mod tests {
             Some("a GitHub token")
         );
         assert_eq!(token_shape("python train.py --lr 3e-4"), None);
+        // The shortest shape is matched at its shortest, and one character
+        // less is not a token (SHORTEST_SHAPE is right).
+        assert_eq!(token_shape("xoxb-a1b2c3d4e5"), Some("a Slack token"));
+        assert_eq!("xoxb-a1b2c3d4e5".len(), SHORTEST_SHAPE);
+        assert_eq!(token_shape("xoxb-a1b2c3d4e"), None);
         assert_eq!(credential_name("WANDB_API_KEY"), Some(NameKind::Token));
         assert_eq!(credential_name("db_password"), Some(NameKind::Password));
         assert_eq!(credential_name("CUDA_VISIBLE_DEVICES"), None);
