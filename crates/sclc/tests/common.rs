@@ -67,3 +67,49 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// Saves `image` with `podman save` (docker-archive: its layers are
+/// uncompressed tar, so a file any layer holds can be searched for) to
+/// `dir/image.tar` and returns that path.
+pub fn saved_image(dir: &Path, image: &str) -> PathBuf {
+    let archive = dir.join("image.tar");
+    let s = Command::new("podman")
+        .args(["save", "--quiet", "--format", "docker-archive", "-o"])
+        .arg(&archive)
+        .arg(image)
+        .output()
+        .expect("podman runs");
+    assert!(s.status.success(), "podman save: {}", text(&s));
+    archive
+}
+
+/// Whether `needle` occurs in the file at `path` (read in chunks).
+pub fn file_contains(path: &Path, needle: &[u8]) -> bool {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let n = f.read(&mut buf).unwrap();
+        if n == 0 {
+            return false;
+        }
+        carry.extend_from_slice(&buf[..n]);
+        if carry.windows(needle.len()).any(|w| w == needle) {
+            return true;
+        }
+        let keep = carry.len().min(needle.len() - 1);
+        carry.drain(..carry.len() - keep);
+    }
+}
+
+/// Removes the podman images named when the test ends, passed or not.
+pub struct RemoveImages(pub Vec<String>);
+
+impl Drop for RemoveImages {
+    fn drop(&mut self) {
+        for i in &self.0 {
+            let _ = Command::new("podman").args(["rmi", "--force", i]).output();
+        }
+    }
+}

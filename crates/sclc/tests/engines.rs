@@ -17,7 +17,7 @@
 
 mod common;
 
-use common::{must_run, repo, sclc, text};
+use common::{file_contains, must_run, repo, saved_image, sclc, text, RemoveImages};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -220,24 +220,6 @@ impl Engines {
     }
 }
 
-fn podman(args: &[&str]) -> Output {
-    Command::new("podman")
-        .args(args)
-        .output()
-        .expect("podman runs")
-}
-
-/// Removes the images of a run when the test ends, passed or not.
-struct RemoveImages(Vec<String>);
-
-impl Drop for RemoveImages {
-    fn drop(&mut self) {
-        for i in &self.0 {
-            let _ = podman(&["rmi", "--force", i]);
-        }
-    }
-}
-
 fn copy_fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let from = repo().join("tests/engines");
@@ -257,12 +239,6 @@ fn token(what: &str) -> String {
         .unwrap()
         .as_nanos();
     format!("scl-{what}-{nanos:x}-{}", std::process::id())
-}
-
-/// Whether `needle` occurs in the file at `path`.
-fn file_contains(path: &Path, needle: &[u8]) -> bool {
-    let bytes = std::fs::read(path).unwrap();
-    bytes.windows(needle.len()).any(|w| w == needle)
 }
 
 #[test]
@@ -360,17 +336,7 @@ fn build_push_run_shell_down_through_the_docker_api() {
     std::fs::remove_dir_all(w.join("out")).unwrap();
 
     // The build secret is in no layer or metadata of the image.
-    let archive = w.join("image.tar");
-    let s = podman(&[
-        "save",
-        "--quiet",
-        "--format",
-        "docker-archive",
-        "-o",
-        archive.to_str().unwrap(),
-        &reference,
-    ]);
-    assert!(s.status.success(), "{}", text(&s));
+    let archive = saved_image(w, &reference);
     assert!(
         !file_contains(&archive, secret.as_bytes()),
         "the build secret is in the image"

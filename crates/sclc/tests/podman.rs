@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{must_run, repo, sclc, text};
+use common::{file_contains, must_run, repo, saved_image, sclc, text, RemoveImages};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Instant;
@@ -48,43 +48,6 @@ fn shell(dir: &Path, line: &str, envs: &[(&str, &str)]) -> Output {
         c.env(k, v);
     }
     c.output().expect("sh runs")
-}
-
-fn podman(args: &[&str]) -> Output {
-    Command::new("podman")
-        .args(args)
-        .env("BUILDAH_ISOLATION", "chroot")
-        .output()
-        .expect("podman runs")
-}
-
-/// Removes the image when the test ends, passed or not.
-struct RemoveImage(String);
-
-impl Drop for RemoveImage {
-    fn drop(&mut self) {
-        let _ = podman(&["rmi", "--force", &self.0]);
-    }
-}
-
-/// Whether `needle` occurs in the file at `path` (read in chunks).
-fn file_contains(path: &Path, needle: &[u8]) -> bool {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path).unwrap();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut carry: Vec<u8> = Vec::new();
-    loop {
-        let n = f.read(&mut buf).unwrap();
-        if n == 0 {
-            return false;
-        }
-        carry.extend_from_slice(&buf[..n]);
-        if carry.windows(needle.len()).any(|w| w == needle) {
-            return true;
-        }
-        let keep = carry.len().min(needle.len() - 1);
-        carry.drain(..carry.len() - keep);
-    }
 }
 
 #[test]
@@ -159,7 +122,7 @@ fn build_and_run(env: &str) {
         .unwrap_or_else(|| panic!("no -t in {build_line}"))
         .to_string();
     assert!(tag.starts_with(&format!("{repo_name}:")), "{tag}");
-    let _cleanup = RemoveImage(tag.clone());
+    let _cleanup = RemoveImages(vec![tag.clone()]);
 
     // A token found nowhere else, so that finding it in the image means the
     // secret leaked.
@@ -233,17 +196,7 @@ fn build_and_run(env: &str) {
     // The secret is in no layer (a file written and deleted later would still
     // be in one) and in no metadata of the image: search the saved archive,
     // whose layers are uncompressed tar.
-    let archive = dir.path().join("image.tar");
-    let s = podman(&[
-        "save",
-        "--quiet",
-        "--format",
-        "docker-archive",
-        "-o",
-        archive.to_str().unwrap(),
-        &tag,
-    ]);
-    assert!(s.status.success(), "podman save: {}", text(&s));
+    let archive = saved_image(dir.path(), &tag);
     assert!(std::fs::metadata(&archive).unwrap().len() > 50 << 20);
     assert!(
         !file_contains(&archive, token.as_bytes()),
