@@ -40,6 +40,8 @@
 //! - `E0510` more processes per node than GPUs (or an NCCL launch with no
 //!   GPU); `W0505` GPUs that no process uses.
 
+use std::sync::Arc;
+
 use scl_ir::EnvSpec;
 
 mod credentials;
@@ -96,6 +98,18 @@ pub struct Inputs {
 }
 
 impl Finding {
+    /// This finding with `prefix` (`services.a.`) before its fields.
+    fn prefixed(&self, prefix: &str) -> Finding {
+        let mut f = self.clone();
+        if !prefix.is_empty() {
+            f.field = format!("{prefix}{}", f.field);
+            for a in &mut f.also {
+                a.field = format!("{prefix}{}", a.field);
+            }
+        }
+        f
+    }
+
     fn error(code: &'static str, field: impl Into<String>, message: impl Into<String>) -> Finding {
         Finding {
             code,
@@ -138,12 +152,41 @@ impl Finding {
 /// requirements files of its own IR; their texts are in `inputs` by path).
 /// Findings come in a fixed order (check by check, then by field).
 pub fn check(spec: &EnvSpec, inputs: &Inputs) -> Vec<Finding> {
+    check_with(spec, inputs, &mut |_, _| None)
+}
+
+/// [`check`], with the findings of some services already known:
+/// `known(name, service)` gives those of the service `name` of `spec` (what
+/// [`check`] returned for that same env, fields unprefixed), or `None`,
+/// and then the service is checked here. A service that is another env
+/// held by reference is so checked once, not again for every env that
+/// holds it. The result equals [`check`]'s.
+pub fn check_with(
+    spec: &EnvSpec,
+    inputs: &Inputs,
+    known: &mut dyn FnMut(&str, &Arc<EnvSpec>) -> Option<Arc<Vec<Finding>>>,
+) -> Vec<Finding> {
     let mut out = Vec::new();
-    check_one(spec, inputs, "", &mut out);
+    own_findings(spec, inputs, "", &mut out);
+    for (name, s) in &spec.services {
+        let prefix = format!("services.{name}.");
+        match known(name, s) {
+            Some(found) => out.extend(found.iter().map(|f| f.prefixed(&prefix))),
+            None => check_one(s, inputs, &prefix, &mut out),
+        }
+    }
     out
 }
 
 fn check_one(spec: &EnvSpec, inputs: &Inputs, prefix: &str, out: &mut Vec<Finding>) {
+    own_findings(spec, inputs, prefix, out);
+    for (name, s) in &spec.services {
+        check_one(s, inputs, &format!("{prefix}services.{name}."), out);
+    }
+}
+
+/// The findings of `spec` itself (not of its services), fields prefixed.
+fn own_findings(spec: &EnvSpec, inputs: &Inputs, prefix: &str, out: &mut Vec<Finding>) {
     let cx = Cx::new(spec, inputs);
     let mut found = Vec::new();
     cuda::check(&cx, &mut found);
@@ -151,15 +194,10 @@ fn check_one(spec: &EnvSpec, inputs: &Inputs, prefix: &str, out: &mut Vec<Findin
     packages::check(&cx, &mut found);
     gpus::check(&cx, &mut found);
     credentials::check(&cx, &mut found);
-    for mut f in found {
-        f.field = format!("{prefix}{}", f.field);
-        for a in &mut f.also {
-            a.field = format!("{prefix}{}", a.field);
-        }
-        out.push(f);
-    }
-    for (name, s) in &spec.services {
-        check_one(s, inputs, &format!("{prefix}services.{name}."), out);
+    if prefix.is_empty() {
+        out.extend(found);
+    } else {
+        out.extend(found.iter().map(|f| f.prefixed(prefix)));
     }
 }
 

@@ -1,7 +1,9 @@
 //! The Python requirements of an env, from `python.packages` and its
 //! requirements files, parsed as PEP 508 requirements.
 
+use std::collections::HashMap;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use scl_ir::EnvSpec;
 
@@ -164,32 +166,72 @@ pub fn exact_pin(text: &str) -> Option<(String, String)> {
 /// A requirement as a [`Pin`]; `None` when it does not parse or pip would
 /// skip it on Linux with `python` ([`applies`]).
 fn parse(text: &str, field: String, place: String, python: Option<&str>) -> Option<Pin> {
-    let r = pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(text).ok()?;
-    if !applies(&r, python) {
+    let r = parsed(text)?;
+    if !applies(&r.requirement, python) {
         return None;
     }
-    // The exact pin among the specifiers (`>=2.1,==2.1.2+cu118` pins too).
-    let version = match &r.version_or_url {
-        Some(pep508_rs::VersionOrUrl::VersionSpecifier(s)) => s
-            .iter()
-            .find(|s| {
-                matches!(
-                    s.operator(),
-                    pep508_rs::pep440_rs::Operator::Equal
-                        | pep508_rs::pep440_rs::Operator::ExactEqual
-                )
-            })
-            .map(|s| s.version().to_string().to_ascii_lowercase()),
-        _ => None,
-    };
     Some(Pin {
-        name: normalize(r.name.as_ref()),
-        version,
+        name: r.name.clone(),
+        version: r.version.clone(),
         text: text.trim().to_string(),
         field,
         place,
-        marker: r.marker,
+        marker: r.requirement.marker.clone(),
     })
+}
+
+/// What [`parse`] reads of a requirement's text, whatever the Python.
+struct Parsed {
+    requirement: pep508_rs::Requirement<pep508_rs::VerbatimUrl>,
+    /// PEP 503 normalized.
+    name: String,
+    /// The exact pin among the specifiers (`>=2.1,==2.1.2+cu118` pins too),
+    /// lowercase.
+    version: Option<String>,
+}
+
+/// How many requirement texts [`parsed`] remembers before it starts over.
+const PARSED_MEMO: usize = 4096;
+
+/// The requirement `text` parsed by pep508_rs (`None` when it does not
+/// parse), remembered: the same texts come back in every env that
+/// inherits them, and once more in normalization.
+fn parsed(text: &str) -> Option<Arc<Parsed>> {
+    type Memo = HashMap<Box<str>, Option<Arc<Parsed>>>;
+    static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(hit) = memo.lock().ok().and_then(|m| m.get(text).cloned()) {
+        return hit;
+    }
+    let out = pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(text)
+        .ok()
+        .map(|requirement| {
+            let version = match &requirement.version_or_url {
+                Some(pep508_rs::VersionOrUrl::VersionSpecifier(s)) => s
+                    .iter()
+                    .find(|s| {
+                        matches!(
+                            s.operator(),
+                            pep508_rs::pep440_rs::Operator::Equal
+                                | pep508_rs::pep440_rs::Operator::ExactEqual
+                        )
+                    })
+                    .map(|s| s.version().to_string().to_ascii_lowercase()),
+                _ => None,
+            };
+            Arc::new(Parsed {
+                name: normalize(requirement.name.as_ref()),
+                version,
+                requirement,
+            })
+        });
+    if let Ok(mut m) = memo.lock() {
+        if m.len() >= PARSED_MEMO {
+            m.clear();
+        }
+        m.insert(text.into(), out.clone());
+    }
+    out
 }
 
 /// Every requirement of `spec` that pip installs on Linux with `python`

@@ -863,6 +863,38 @@ pub fn place(
 pub fn domain_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
     let values = module_values(db, file);
     let mut out = Vec::new();
+    for (name, found) in module_findings(db, file).iter() {
+        let Some(fin) = values.final_env(name) else {
+            continue;
+        };
+        let Some(spec) = &fin.spec else {
+            continue;
+        };
+        for f in found.findings.iter() {
+            out.push(place(db, file, name, spec, &fin.origins, f));
+        }
+    }
+    Arc::new(out)
+}
+
+/// The findings of one env of a module, before placement.
+#[derive(Debug, PartialEq, Eq)]
+pub struct EnvFindings {
+    /// The env's IR they are about (compared by pointer when a service
+    /// holds the env by reference).
+    pub spec: Arc<EnvSpec>,
+    /// `scl_checks::check` of it, services included.
+    pub findings: Arc<Vec<scl_checks::Finding>>,
+}
+
+/// The domain findings of every env of `file` that is not a template, by
+/// env name, unplaced: a service that holds an env by reference (`c =
+/// b.worker`) takes that env's findings from here, so every env is checked
+/// once however many envs hold it as a service.
+#[salsa::tracked(returns(ref))]
+pub fn module_findings(db: &dyn Db, file: SourceFile) -> Arc<Vec<(String, EnvFindings)>> {
+    let values = module_values(db, file);
+    let mut out: Vec<(String, EnvFindings)> = Vec::new();
     for name in &values.envs {
         let Some(fin) = values.final_env(name) else {
             continue;
@@ -871,9 +903,37 @@ pub fn domain_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
             continue;
         };
         let inputs = check_inputs(db, spec);
-        for f in scl_checks::check(spec, &inputs) {
-            out.push(place(db, file, name, spec, &fin.origins, &f));
-        }
+        let services = match fin.record.get("services") {
+            Some(Value::Record(r)) => Some(r),
+            _ => None,
+        };
+        let mut known = |service: &str, s: &Arc<EnvSpec>| -> Option<Arc<Vec<scl_checks::Finding>>> {
+            let Value::EnvRef(r) = services?.get(service)? else {
+                return None;
+            };
+            let target = db.module_file(r.module);
+            // An env of this module is known once checked above it; one of
+            // another module from that module's findings.
+            let same = |list: &[(String, EnvFindings)]| {
+                list.iter()
+                    .find(|(n, _)| **n == *r.name)
+                    .filter(|(_, e)| Arc::ptr_eq(&e.spec, s))
+                    .map(|(_, e)| e.findings.clone())
+            };
+            if target == file {
+                same(&out)
+            } else {
+                same(module_findings(db, target))
+            }
+        };
+        let findings = scl_checks::check_with(spec, &inputs, &mut known);
+        out.push((
+            name.clone(),
+            EnvFindings {
+                spec: spec.clone(),
+                findings: Arc::new(findings),
+            },
+        ));
     }
     Arc::new(out)
 }
@@ -1114,6 +1174,37 @@ mod tests {
             assert!(l[0].2.starts_with("`services.t.python.packages["), "{d:#?}");
             assert_eq!(l[1], ("main.env.scl", with_base, "CUDA 12.1.1 here"));
         }
+    }
+
+    #[test]
+    fn a_service_by_reference_is_checked_once_with_the_same_findings() {
+        // `c` holds `b.worker` by reference: its findings are the worker's,
+        // taken from base.env.scl's, and equal a check of `stack` from
+        // scratch.
+        let base = format!(
+            "env worker {{\n  base = {DEVEL_121}\n  python.packages = [\"torch==2.1.2+cu118\"]\n}}\n"
+        );
+        let src = "import \"./base.env.scl\" as b\nenv stack {\n  services {\n    c = b.worker\n    d = b.worker with { workdir = \"/w\" }\n  }\n}\n";
+        let (db, main) = open(&[("main.env.scl", src), ("base.env.scl", &base)]);
+        crate::with_compiler_stack(move || {
+            let values = module_values(&db, main);
+            let spec = values.final_env("stack").unwrap().spec.clone().unwrap();
+            let base = db.open(Path::new("/w/base.env.scl"));
+            let worker = &module_findings(&db, base)[0].1;
+            // The condition of the reuse: the service is the env's own IR.
+            assert!(Arc::ptr_eq(&worker.spec, &spec.services["c"]));
+            assert!(!Arc::ptr_eq(&worker.spec, &spec.services["d"]));
+            let stack = &module_findings(&db, main)[0].1;
+            let fresh = scl_checks::check(&spec, &check_inputs(&db, &spec));
+            assert_eq!(*stack.findings, fresh);
+            let fields: Vec<&str> = fresh.iter().map(|f| f.field.as_str()).collect();
+            assert_eq!(
+                fields,
+                ["services.c.python.packages[0]", "services.d.python.packages[0]"]
+            );
+            assert_eq!(worker.findings.len(), 1);
+            assert_eq!(worker.findings[0].field, "python.packages[0]");
+        });
     }
 
     #[test]

@@ -79,32 +79,64 @@ const NOISE: &[&str] = &["nvidia", "tesla", "geforce", "quadro"];
 /// a Turing card, is not the RTX 6000 Ada).
 pub fn gpu_model(name: &str) -> Option<&'static GpuModel> {
     let lower = name.to_ascii_lowercase();
-    let mut tokens: Vec<&str> = lower
+    let mut tokens = lower
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|t| !t.is_empty())
-        .collect();
-    let skip = tokens.iter().take_while(|t| NOISE.contains(t)).count();
-    tokens.drain(..skip);
+        .skip_while(|t| NOISE.contains(t));
     // No spelling has more than a few words: the tokens after the first
     // eight cannot take part in a match (and a long input costs nothing).
-    tokens.truncate(8);
+    let mut first = [""; 8];
+    let mut n = 0;
+    for t in tokens.by_ref().take(8) {
+        first[n] = t;
+        n += 1;
+    }
+    let tokens = &first[..n];
     let mut best: Option<(usize, &'static GpuModel)> = None;
-    for model in models() {
-        for spelling in model.spellings {
-            let want: Vec<&str> = spelling.split(' ').collect();
-            let joined: String = want.concat();
-            // The first tokens written together (`a100` for `a 100`):
-            // one pass over the prefixes, each compared once.
-            let mut prefix = String::new();
-            let matches = tokens.starts_with(&want)
-                || tokens.iter().any(|t| {
-                    prefix.push_str(t);
-                    prefix == joined
-                });
-            if matches && best.is_none_or(|(len, _)| joined.len() > len) {
-                best = Some((joined.len(), model));
-            }
+    for s in spellings() {
+        // The first tokens written together (`a100` for `a 100`): the
+        // name's prefixes compared with the spelling joined, in one pass.
+        let matches = tokens.starts_with(&s.words) || written_together(tokens, &s.joined);
+        if matches && best.is_none_or(|(len, _)| s.joined.len() > len) {
+            best = Some((s.joined.len(), s.model));
         }
     }
     best.map(|(_, m)| m)
+}
+
+/// Whether the first tokens of `tokens`, concatenated, equal `joined`.
+fn written_together(tokens: &[&str], joined: &str) -> bool {
+    let mut rest = joined;
+    for t in tokens {
+        match rest.strip_prefix(t) {
+            Some("") => return true,
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// One spelling of a model, split once: its words and the words joined.
+struct Spelling {
+    words: Vec<&'static str>,
+    joined: String,
+    model: &'static GpuModel,
+}
+
+/// Every spelling of every model, in table order, split on first use.
+fn spellings() -> &'static [Spelling] {
+    static SPELLINGS: std::sync::OnceLock<Vec<Spelling>> = std::sync::OnceLock::new();
+    SPELLINGS.get_or_init(|| {
+        models()
+            .iter()
+            .flat_map(|model| {
+                model.spellings.iter().map(move |sp| Spelling {
+                    words: sp.split(' ').collect(),
+                    joined: sp.split(' ').collect(),
+                    model,
+                })
+            })
+            .collect()
+    })
 }

@@ -702,7 +702,8 @@ fn ir(
         };
         specs.insert(name, spec.versioned());
     }
-    let text = if provenance {
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    if provenance {
         // With provenance: through a JSON value (sorted keys) to add the table.
         let mut all = serde_json::Map::new();
         for name in &envs {
@@ -719,21 +720,18 @@ fn ir(
         } else {
             serde_json::Value::Object(all)
         };
-        scl_ide::ir::canonical_json(&out)
+        let _ = stdout.write_all(scl_ide::ir::canonical_json(&out).as_bytes());
     } else {
-        // The IR structs serialize with sorted keys directly (see scl-ir).
-        let mut s = match env {
-            Some(_) => serde_json::to_string_pretty(specs.values().next().expect("one env")),
-            None => serde_json::to_string_pretty(&specs),
+        // The IR structs serialize with sorted keys directly (see scl-ir),
+        // straight into the buffered output: no copy of the whole text.
+        let _ = match env {
+            Some(_) => serde_json::to_writer_pretty(&mut stdout, specs.values().next().expect("one env")),
+            None => serde_json::to_writer_pretty(&mut stdout, &specs),
         }
-        .expect("IR serializes");
-        s.push('\n');
-        s
-    };
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush());
+        .map_err(std::io::Error::from)
+        .and_then(|_| stdout.write_all(b"\n"));
+    }
+    let _ = stdout.flush();
     // The process ends here: freeing the database would only cost time.
     std::mem::forget(specs);
     std::mem::forget(a);

@@ -18,7 +18,10 @@ mod prepare;
 mod venv;
 
 // The compiler allocates many small values; mimalloc is markedly faster at
-// that than the system allocator (see `bench/README.md`).
+// that than the system allocator (see `bench/README.md`). The `sysalloc`
+// feature keeps the system allocator, so that heap profilers that replace
+// `malloc` (valgrind's DHAT and massif) see every allocation.
+#[cfg(not(feature = "sysalloc"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
