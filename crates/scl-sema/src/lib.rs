@@ -9,6 +9,7 @@
 //! memoized queries. Diagnostics are returned as values.
 
 pub mod builtins;
+pub mod record;
 mod eval;
 mod items;
 mod limits;

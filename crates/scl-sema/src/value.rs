@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-/// A record or map value: sorted keys.
-pub type Record = BTreeMap<String, Value>;
+/// A record or map value: sorted keys, compact while small
+/// ([`crate::record::Fields`]).
+pub type Record = crate::record::Fields<String, Value>;
 
 /// A hidden key marking a record already checked against a schema record
 /// type (its value is the type's name), so it is not checked twice.
