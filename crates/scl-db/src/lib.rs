@@ -68,7 +68,7 @@ pub struct SourceFile {
     #[returns(ref)]
     pub unreadable: Option<Arc<str>>,
     #[returns(ref)]
-    pub syntax: Arc<scl_syntax::Parse>,
+    pub syntax: Arc<scl_syntax::Tree>,
     /// Whether it exists (has contents): a field of its own, set only when
     /// that changes, so what depends on a file's existence (an import of
     /// it) is not re-verified when its text changes.
@@ -354,12 +354,12 @@ impl Registry {
 /// The parse of a file's bytes as the compiler reads them (lossy UTF-8, a
 /// byte order mark blanked); an empty parse for a file that cannot be read
 /// or is too large ([`parse`] adds the diagnostics).
-fn raw_parse(contents: Option<&[u8]>, unreadable: bool) -> Arc<scl_syntax::Parse> {
+fn raw_parse(contents: Option<&[u8]>, unreadable: bool) -> Arc<scl_syntax::Tree> {
     let bytes = contents.unwrap_or(b"");
     if unreadable || too_large(bytes) {
-        return Arc::new(scl_syntax::parse(""));
+        return Arc::new(scl_syntax::parse_tree(""));
     }
-    Arc::new(scl_syntax::parse(&reading_text(bytes)))
+    Arc::new(scl_syntax::parse_tree(&reading_text(bytes)))
 }
 
 /// Bytes as the compiler reads them: lossy UTF-8, a byte order mark
@@ -375,7 +375,7 @@ fn reading_text(bytes: &[u8]) -> String {
 /// The [`Semantic`] fields of `file` from its parse.
 fn semantic_of(
     anchor: &dyn Fn(&str, u32) -> u32,
-    syntax: &scl_syntax::Parse,
+    syntax: &scl_syntax::Tree,
 ) -> (Arc<scl_sema::Items>, Vec<Arc<scl_sema::AnchoredDecl>>) {
     let items = scl_sema::Items::of(&syntax.module);
     let decls = syntax
@@ -1277,10 +1277,10 @@ pub fn line_index(db: &dyn Db, file: SourceFile) -> Arc<scl_diag::LineIndex> {
 /// bytes, with the problems of the bytes themselves (unreadable, too
 /// large, not UTF-8).
 #[salsa::tracked(returns(ref), no_eq)]
-pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
+pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Tree> {
     let path = display_path(db, file);
     if let Some(why) = file.unreadable(db) {
-        let mut p = scl_syntax::parse("");
+        let mut p = scl_syntax::parse_tree("");
         p.errors.push(
             Diagnostic::error(
                 "E0107",
@@ -1294,7 +1294,7 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
     }
     let bytes = file.contents(db).as_deref().unwrap_or(b"");
     if too_large(bytes) {
-        let mut p = scl_syntax::parse("");
+        let mut p = scl_syntax::parse_tree("");
         p.errors.push(
             Diagnostic::error(
                 "E0009",
@@ -1310,14 +1310,13 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
         return Arc::new(p);
     }
     let syntax = file.syntax(db);
-    let mut p = scl_syntax::Parse {
+    let mut p = scl_syntax::Tree {
         module: syntax.module.clone(),
         errors: syntax
             .errors
             .iter()
             .map(|d| d.clone().in_file(&path))
             .collect(),
-        trivia: syntax.trivia.clone(),
     };
     if let Err(e) = std::str::from_utf8(bytes) {
         let at = e.valid_up_to();
@@ -1335,6 +1334,19 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Parse> {
         );
     }
     Arc::new(p)
+}
+
+/// The lossless table of `file`'s text (every byte in one piece; see
+/// `scl_syntax::trivia`), made when asked for: only an editor's semantic
+/// tokens read it, so a file's parse does not keep it. The text is the one
+/// [`parse`] read (empty for a file that cannot be read or is too large).
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn trivia(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Trivia> {
+    let bytes = file.contents(db).as_deref().unwrap_or(b"");
+    if file.unreadable(db).is_some() || too_large(bytes) {
+        return Arc::new(scl_syntax::trivia::of(""));
+    }
+    Arc::new(scl_syntax::trivia::of(&reading_text(bytes)))
 }
 
 /// The resolved imports of a module: for every declaration index, the
@@ -1547,7 +1559,7 @@ pub fn decl_syntax(db: &dyn Db, file: SourceFile, index: usize) -> Arc<scl_sema:
         Some(d) => d.decl(db).clone(),
         None => {
             // Asked for after the declaration disappeared: an empty `let`.
-            let empty = scl_syntax::parse("let _ = 0");
+            let empty = scl_syntax::parse_tree("let _ = 0");
             let decl = empty.module.decls[0].clone();
             Arc::new(scl_sema::AnchoredDecl { decl })
         }

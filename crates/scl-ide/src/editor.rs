@@ -147,7 +147,7 @@ impl Analysis {
         let text = self.text(file);
         let names = Walk::run(self, file, &parse.module).classes;
         let mut out: Vec<SemanticToken> = Vec::new();
-        for p in &parse.trivia.pieces {
+        for p in &self.trivia(file).pieces {
             let Some(s) = text.get(p.span.range()) else {
                 continue;
             };
@@ -710,7 +710,7 @@ impl Analysis {
         file: FileId,
         m: &Module,
         alias: Option<&str>,
-    ) -> Option<(FileId, std::sync::Arc<scl_syntax::Parse>)> {
+    ) -> Option<(FileId, std::sync::Arc<scl_syntax::Tree>)> {
         let tf = match alias {
             Some(a) => self.import_of(file, m, a)?,
             None => file,

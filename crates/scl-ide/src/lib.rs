@@ -637,8 +637,12 @@ impl Analysis {
     pub(crate) fn source_file(&self, file: FileId) -> SourceFile {
         self.sf(file)
     }
-    pub(crate) fn parse(&self, file: FileId) -> &Arc<scl_syntax::Parse> {
+    pub(crate) fn parse(&self, file: FileId) -> &Arc<scl_syntax::Tree> {
         scl_db::parse(&self.db, self.sf(file))
+    }
+    /// The lossless table of `file`'s text ([`scl_db::trivia`]).
+    pub(crate) fn trivia(&self, file: FileId) -> &Arc<scl_syntax::Trivia> {
+        scl_db::trivia(&self.db, self.sf(file))
     }
     /// The file an import declaration (by index) of `file` resolved to.
     pub(crate) fn import_target(&self, file: FileId, decl: usize) -> Option<FileId> {

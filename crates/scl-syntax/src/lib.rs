@@ -11,7 +11,7 @@ mod parser;
 pub mod trivia;
 
 pub use lexer::{is_keyword, lex, Token, TokenKind};
-pub use parser::parse;
+pub use parser::{parse, parse_tree};
 pub use trivia::{Piece, PieceKind, Trivia};
 
 /// The deepest nesting the syntax accepts: brackets (`( [ { ${`) and `if`
@@ -33,4 +33,12 @@ pub struct Parse {
     pub module: Arc<ast::Module>,
     pub errors: Vec<Diagnostic>,
     pub trivia: Arc<Trivia>,
+}
+
+/// A [`Parse`] without the trivia table ([`parser::parse_tree`]): the tree
+/// and the syntax errors, the same as [`parse`] gives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tree {
+    pub module: Arc<ast::Module>,
+    pub errors: Vec<Diagnostic>,
 }

@@ -62,7 +62,7 @@
 
 use crate::ast::*;
 use crate::lexer::{lex, Token, TokenKind};
-use crate::Parse;
+use crate::{Parse, Tree};
 use scl_diag::{Diagnostic, LineIndex, Span};
 use std::sync::Arc;
 
@@ -75,6 +75,23 @@ pub fn parse(src: &str) -> Parse {
     let trivia = Arc::new(crate::trivia::Trivia {
         pieces: crate::trivia::pieces(src, &tokens),
     });
+    let Tree { module, errors } = tree_of(src, tokens, lex_errors);
+    Parse {
+        module,
+        errors,
+        trivia,
+    }
+}
+
+/// [`parse`] without the trivia table: what a compiler that does not
+/// format or color the text needs (the table is about as large as the
+/// tree; [`crate::trivia::of`] makes it later from the same text).
+pub fn parse_tree(src: &str) -> Tree {
+    let (tokens, lex_errors) = lex(src);
+    tree_of(src, tokens, lex_errors)
+}
+
+fn tree_of(src: &str, tokens: Vec<Token>, lex_errors: Vec<Diagnostic>) -> Tree {
     let mut p = Parser::new(src, tokens);
     // The lexer's errors count towards the limit; once the lexer itself
     // stopped reading (E0011), the parser records nothing more.
@@ -103,10 +120,9 @@ pub fn parse(src: &str) -> Parse {
         // Not subject to the one-per-line rule: it says where reading stopped.
         errors.push(crate::lexer::too_many_errors(at));
     }
-    Parse {
+    Tree {
         module: Arc::new(module),
         errors,
-        trivia,
     }
 }
 

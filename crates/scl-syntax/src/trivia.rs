@@ -181,6 +181,15 @@ fn gap(src: &str, from: usize, to: usize, in_string: bool, out: &mut Vec<Piece>)
     }
 }
 
+/// The table of `src` on its own: lexes it again (as [`crate::parse`]
+/// does) and lists its pieces.
+pub fn of(src: &str) -> Trivia {
+    let (tokens, _) = crate::lexer::lex(src);
+    Trivia {
+        pieces: pieces(src, &tokens),
+    }
+}
+
 /// The lossless text table of one file (see the module docs).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Trivia {

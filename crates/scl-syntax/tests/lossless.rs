@@ -61,6 +61,15 @@ fn check(src: &str) -> Result<(), String> {
     if p.trivia.rebuild(src) != src {
         return Err("rebuilt text differs".into());
     }
+    // The two halves on their own (what the compiler's database keeps, and
+    // what it makes when an editor asks) are the halves of `parse`.
+    let tree = scl_syntax::parse_tree(src);
+    if tree.module != p.module || tree.errors != p.errors {
+        return Err("parse_tree differs from parse".into());
+    }
+    if scl_syntax::trivia::of(src) != *p.trivia {
+        return Err("trivia::of differs from parse's table".into());
+    }
     Ok(())
 }
 
