@@ -171,6 +171,27 @@ impl<K: Ord, V> Fields<K, V> {
         })
     }
 
+    /// The entries whose key is greater than `key`, in key order
+    /// (`BTreeMap::range((Excluded(key), Unbounded))`).
+    pub fn after<Q>(&self, key: &Q) -> impl Iterator<Item = (&K, &V)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        use std::ops::Bound;
+        let (small, large) = match &self.repr {
+            Repr::Small(v) => {
+                let at = v.partition_point(|(k, _)| k.borrow() <= key);
+                (Some(v[at..].iter().map(|(k, v)| (k, v))), None)
+            }
+            Repr::Large(m) => (
+                None,
+                Some(m.range::<Q, _>((Bound::Excluded(key), Bound::Unbounded))),
+            ),
+        };
+        small.into_iter().flatten().chain(large.into_iter().flatten())
+    }
+
     /// The entries in key order, values mutable.
     pub fn iter_mut(&mut self) -> IterMut<'_, K, V> {
         IterMut(match &mut self.repr {
@@ -433,6 +454,15 @@ mod tests {
             assert_eq!(f[k.as_str()], *v);
         }
         assert_eq!(f.get("absent"), None);
+        for probe in ["k1", "k40", "k5", "a", "z"] {
+            assert!(
+                f.after(probe).eq(b.range::<str, _>((
+                    std::ops::Bound::Excluded(probe),
+                    std::ops::Bound::Unbounded
+                ))),
+                "{probe}"
+            );
+        }
         f.retain(|_, v| *v % 2 == 0);
         b.retain(|_, v| *v % 2 == 0);
         assert!(f.clone().into_iter().eq(b.clone().into_iter()));

@@ -460,7 +460,7 @@ pub struct Origin {
 #[derive(Clone, Debug, Default)]
 pub struct Origins {
     /// What the layers over `base` wrote (`Some`) or forgot (`None`).
-    own: BTreeMap<FieldPath, Option<Origin>>,
+    own: crate::record::Fields<FieldPath, Option<Origin>>,
     base: Option<Arc<Origins>>,
     /// How many maps `base` stacks (0 for a flat map).
     depth: u32,
@@ -488,7 +488,7 @@ impl Origins {
             };
         }
         Origins {
-            own: BTreeMap::new(),
+            own: Default::default(),
             base: Some(base.clone()),
             depth: base.depth + 1,
             len: base.len,
@@ -549,16 +549,12 @@ impl Origins {
 
     /// The paths strictly below `key` that have an origin, in order.
     pub fn paths_below(&self, key: &FieldPath) -> Vec<FieldPath> {
-        use std::ops::Bound;
         let mut out: std::collections::BTreeSet<FieldPath> = match &self.base {
             Some(b) => b.paths_below(key).into_iter().collect(),
             None => Default::default(),
         };
         // The paths below `key` sort right after it ([`FieldPath`]'s order).
-        for (k, o) in self
-            .own
-            .range((Bound::Excluded(key), Bound::Unbounded))
-            .take_while(|(k, _)| k.starts_with(key))
+        for (k, o) in self.own.after(key).take_while(|(k, _)| k.starts_with(key))
         {
             if o.is_some() {
                 out.insert(k.clone());
