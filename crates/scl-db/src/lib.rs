@@ -29,7 +29,7 @@ mod types;
 pub use paths::{find_workspace_root, find_workspace_root_in, normalize_path};
 pub use stack::{with_compiler_stack, COMPILER_STACK_SIZE};
 pub use system::{DirEntry, MemorySystem, OsSystem, PathKind, System};
-pub use types::{known_modules, module_types, typed_module};
+pub use types::{known_modules, module_types, type_table, typed_module, StaticPass};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use salsa::Setter;

@@ -1,19 +1,45 @@
 //! The static type checker as queries: [`typed_module`] checks one module
-//! (the static pass: names and types) and [`module_types`] keeps only the
+//! (the static pass: names and types; [`type_table`] keeps hover's table)
+//! and [`module_types`] keeps only the
 //! types of its declarations, which is what the modules importing it read.
 //! `module_types` compares by value, so an edit that changes no
 //! declaration's type (a comment, a body) re-checks no importer.
 
 use crate::{display_path, parse, Db, SourceFile, STDLIB, STD_PREFIX};
-use scl_sema::typeck::{ImportTypes, ModuleTypes, Typed};
+use scl_sema::typeck::{ImportTypes, ModuleTypes, TypeTable, Typed};
 use scl_sema::{KnownModule, StaticInputs};
 use std::sync::{Arc, OnceLock};
 
-/// The static pass over one module, with its imports' declaration types:
-/// diagnostics (files set), the type of every expression, and the
-/// declarations' types.
+/// What the static pass over one module keeps: its diagnostics (files
+/// set) and the declarations' types (what importers read). The type of
+/// every expression (hover's table) is not kept here: [`type_table`] makes
+/// it again when an editor asks, so a compile holds no table.
+#[derive(Debug, PartialEq, Default)]
+pub struct StaticPass {
+    pub diagnostics: Vec<scl_diag::Diagnostic>,
+    pub signatures: Arc<ModuleTypes>,
+}
+
+/// The static pass over one module, with its imports' declaration types
+/// ([`StaticPass`]).
 #[salsa::tracked(returns(ref), cycle_result = typed_cycle)]
-pub fn typed_module(db: &dyn Db, file: SourceFile) -> Arc<Typed> {
+pub fn typed_module(db: &dyn Db, file: SourceFile) -> Arc<StaticPass> {
+    let typed = static_pass(db, file);
+    Arc::new(StaticPass {
+        diagnostics: typed.diagnostics,
+        signatures: Arc::new(typed.signatures),
+    })
+}
+
+/// The type of every expression of `file` (`TypeTable::type_at`, for
+/// hover): the static pass run again, its table kept.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn type_table(db: &dyn Db, file: SourceFile) -> Arc<TypeTable> {
+    Arc::new(static_pass(db, file).types)
+}
+
+/// The static pass over one module (names and types).
+fn static_pass(db: &dyn Db, file: SourceFile) -> Typed {
     let parsed = parse(db, file);
     let text = crate::source_text(db, file);
     let path = display_path(db, file);
@@ -30,11 +56,11 @@ pub fn typed_module(db: &dyn Db, file: SourceFile) -> Arc<Typed> {
         .map(|d| d.in_file(&path))
         .collect();
     typed.signatures.path = path.to_string();
-    Arc::new(typed)
+    typed
 }
 
-fn typed_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<Typed> {
-    Arc::new(Typed::default())
+fn typed_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<StaticPass> {
+    Arc::new(StaticPass::default())
 }
 
 /// The types of a module's declarations (what an importer sees), from its
@@ -51,7 +77,7 @@ pub fn module_types(db: &dyn Db, file: SourceFile) -> Arc<ModuleTypes> {
     // anchored declarations are typed here, so that moving text re-checks
     // no importer. (`text_changed` is an input field: salsa sees the switch.)
     if !*file.text_changed(db) {
-        return Arc::new(typed_module(db, file).signatures.clone());
+        return typed_module(db, file).signatures.clone();
     }
     let sem = db.semantic(file);
     let module = scl_syntax::ast::Module {

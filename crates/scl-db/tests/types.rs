@@ -3,7 +3,7 @@
 //! `module_types` (an edit of an imported module that changes no
 //! declaration's type re-checks no importer).
 
-use scl_db::{typed_module, with_compiler_stack, Database};
+use scl_db::{type_table, typed_module, with_compiler_stack, Database};
 use std::sync::Arc;
 
 const LIB: &str = "fn mem(n: Int) -> Memory = 4Gi * n\nlet names = [\"a\"]\n";
@@ -23,7 +23,8 @@ fn imported_declarations_are_typed_and_shown_by_offset() {
         let main = db.open(&dir.path().join("main.env.scl"));
         let t = typed_module(&db, main);
         assert!(t.diagnostics.is_empty(), "{:?}", t.diagnostics);
-        let shown = |n: &str| t.type_at(at(MAIN, n)).map(|t| t.to_string());
+        let table = type_table(&db, main);
+        let shown = |n: &str| table.type_at(at(MAIN, n)).map(|t| t.to_string());
         assert_eq!(shown("lib.mem").as_deref(), Some("module"));
         assert_eq!(shown("mem(2)").as_deref(), Some("fn(n: Int) -> Memory"));
         assert_eq!(shown("(2)").as_deref(), Some("Memory"));

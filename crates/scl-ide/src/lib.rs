@@ -614,7 +614,7 @@ impl Analysis {
     /// the book's "Typing rules"), written as users write types (`Int`,
     /// `[String]`, `{String: Int}`, `Env`…); `None` where no expression is.
     pub fn type_at(&self, file: FileId, offset: u32) -> Option<String> {
-        scl_db::typed_module(&self.db, self.sf(file))
+        scl_db::type_table(&self.db, self.sf(file))
             .type_at(offset)
             .map(|t| t.to_string())
     }
