@@ -6,7 +6,12 @@
 //! `Database::check`, the re-check after a one-line edit of the last module
 //! and the re-check after a comment-only edit of the base module; and, when
 //! `jrsonnet` is on PATH, time the peer's Jsonnet version of the workload
-//! (written by `gen_peers.py`) alternately with `sclc`, run by run.
+//! (written by `gen_peers.py`) alternately with `sclc`, run by run. At
+//! N = 1000 and at the largest N, `sclc check` joins the alternation (its
+//! cost against `sclc ir`'s). Per-module figures (µs and KiB per module,
+//! the memory slope per added module) are printed next to the totals.
+//! `--profile DIR` writes callgrind profiles of one `sclc ir` per phase
+//! (or a `perf` profile without valgrind), separate from the timed runs.
 
 use crate::workload::{self, Topology};
 use scl_db::Database;
@@ -30,11 +35,13 @@ struct Opts {
     editor_edits: usize,
     /// Lengths of the deep-chain and import-chain workloads (empty: skip).
     deep: Vec<usize>,
+    /// Where to write the per-phase profiles of one `sclc ir` per N.
+    profile: Option<PathBuf>,
 }
 
 fn parse_opts(args: &[String]) -> Result<Opts, String> {
     let mut o = Opts {
-        ns: vec![10, 100, 1000, 5000],
+        ns: vec![100, 1000, 5000, 20000],
         topo: Topology::Chain,
         runs: None,
         edits: 10,
@@ -44,6 +51,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
         inprocess: true,
         editor_edits: 200,
         deep: vec![1000, 5000, 20000],
+        profile: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -69,6 +77,7 @@ fn parse_opts(args: &[String]) -> Result<Opts, String> {
             "--edits" => o.edits = val()?.parse().map_err(|e| format!("--edits: {e}"))?,
             "--shared" => o.shared = Some(PathBuf::from(val()?)),
             "--keep" => o.keep = Some(PathBuf::from(val()?)),
+            "--profile" => o.profile = Some(PathBuf::from(val()?)),
             "--no-peer" => o.peer = false,
             "--deep" => {
                 o.deep = val()?
@@ -284,7 +293,28 @@ struct Row {
     comment_ms: Option<f64>,
     phases: Option<Phases>,
     editor: Option<crate::editor::EditorLatency>,
+    /// `sclc check top.env.scl`, timed in the same alternation as `sclc ir`
+    /// (at N = 1000 and at the largest N).
+    check_ms: Option<f64>,
+    /// The language server's memory once the workspace is open (N = 5000).
+    lsp_open: Option<crate::editor::OpenMemory>,
+    profile: Option<Profile>,
     ok: bool,
+}
+
+impl Row {
+    fn sclc_us_per_module(&self) -> f64 {
+        self.sclc_ms * 1000.0 / self.n as f64
+    }
+    fn sclc_kib_per_module(&self) -> f64 {
+        self.sclc_rss * 1024.0 / self.n as f64
+    }
+    fn jr_us_per_module(&self) -> Option<f64> {
+        self.jr_ms.map(|j| j * 1000.0 / self.n as f64)
+    }
+    fn jr_kib_per_module(&self) -> Option<f64> {
+        self.jr_rss.map(|j| j * 1024.0 / self.n as f64)
+    }
 }
 
 /// In-process phase split of one cold run (each phase forced for every
@@ -682,6 +712,8 @@ fn run(o: &Opts) -> Result<bool, String> {
         }
     }
 
+    let max_n = o.ns.iter().copied().max().unwrap_or(0);
+    let valgrind = on_path("valgrind");
     let mut rows = Vec::new();
     let mut all_ok = true;
     for &n in &o.ns {
@@ -754,10 +786,29 @@ fn run(o: &Opts) -> Result<bool, String> {
                 }
             }
         });
+        // `sclc check` against `sclc ir`, in the same alternation (at
+        // N = 1000 and at the largest N).
+        let check = Cmd {
+            prog: &sclc,
+            args: vec!["check".into(), "top.env.scl".into()],
+            dir: &dir,
+        };
+        let time_check = n == 1000 || n == max_n;
+        if time_check {
+            check.output()?;
+        }
         let mut cmds = vec![&sc];
         cmds.extend(jc.as_ref());
+        if time_check {
+            cmds.push(&check);
+        }
         let times = alternate_ms(&cmds, runs)?;
         row.sclc_ms = times[0];
+        if time_check {
+            let c = times[cmds.len() - 1];
+            row.check_ms = Some(c);
+            eprintln!("  sclc check: {c:.1} ms (sclc ir {:.1} ms)", row.sclc_ms);
+        }
         row.sclc_rss = peak_rss_mib(&tools, &sc)?;
         eprintln!("  sclc: {:.1} ms, {:.1} MiB", row.sclc_ms, row.sclc_rss);
         if let Some(jc) = &jc {
@@ -804,11 +855,39 @@ fn run(o: &Opts) -> Result<bool, String> {
                 }
             }
         }
+        if o.editor_edits > 0 && n == 5000 {
+            match crate::editor::open_memory(&sclc, &dir) {
+                Ok(m) => {
+                    eprintln!(
+                        "  editor: server {:.1} MiB after opening the workspace (peak {:.1} MiB, diagnostics after {:.0} ms)",
+                        m.rss_mib, m.peak_mib, m.open_ms
+                    );
+                    row.lsp_open = Some(m);
+                }
+                Err(e) => {
+                    println!("N={n}: language server memory FAILED: {e}");
+                    row.ok = false;
+                }
+            }
+        }
+        if let Some(pdir) = &o.profile {
+            let out = pdir.join(format!("N{n}"));
+            match profile(valgrind.as_deref(), &sclc, &dir, &out) {
+                Ok(p) => row.profile = Some(p),
+                Err(e) => println!("N={n}: profile FAILED: {e}"),
+            }
+        }
         all_ok &= row.ok;
         rows.push(row);
     }
 
-    // The table (Markdown).
+    let deep = if o.deep.is_empty() {
+        Vec::new()
+    } else {
+        deep_chains(&tools, &sclc, &work, &o.deep, o.runs)?
+    };
+
+    // The tables (Markdown).
     println!();
     println!(
         "topology: {}; sclc {}; {} CPUs",
@@ -850,6 +929,46 @@ fn run(o: &Opts) -> Result<bool, String> {
             if r.ok { "verified" } else { "WRONG" }
         );
     }
+
+    // Per module: time and peak RSS divided by N, and `sclc check` where timed.
+    println!();
+    println!("Per module (whole-process medians divided by N; `sclc check` timed in the same alternation as `sclc ir`):");
+    println!();
+    println!("| N | sclc µs/module | sclc KiB/module | jrsonnet µs/module | jrsonnet KiB/module | sclc check ms | sclc ir ms | check/ir |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &rows {
+        println!(
+            "| {} | {:.1} | {:.1} | {} | {} | {} | {:.1} | {} |",
+            r.n,
+            r.sclc_us_per_module(),
+            r.sclc_kib_per_module(),
+            fmt_opt(r.jr_us_per_module(), 1),
+            fmt_opt(r.jr_kib_per_module(), 1),
+            fmt_opt(r.check_ms, 1),
+            r.sclc_ms,
+            fmt_opt(r.check_ms.map(|c| c / r.sclc_ms), 2),
+        );
+    }
+    // Memory slope: KiB per added module between the smallest N >= 1000
+    // and the largest N.
+    let slope_range = memory_slope_range(&rows);
+    let slope = |rss: &dyn Fn(&Row) -> Option<f64>| {
+        slope_range.and_then(|(lo, hi)| Some((rss(hi)? - rss(lo)?) * 1024.0 / (hi.n - lo.n) as f64))
+    };
+    let sclc_slope = slope(&|r: &Row| Some(r.sclc_rss));
+    let jr_slope = slope(&|r: &Row| r.jr_rss);
+    println!();
+    match slope_range {
+        Some((lo, hi)) => println!(
+            "memory slope N={}→{} (peak RSS, KiB per added module): sclc {}, jrsonnet {}",
+            lo.n,
+            hi.n,
+            fmt_opt(sclc_slope, 1),
+            fmt_opt(jr_slope, 1)
+        ),
+        None => println!("memory slope: needs two N values, the smaller at least 1000"),
+    }
+
     if rows.iter().any(|r| r.phases.is_some()) {
         println!();
         println!("In-process phase split of one cold run (ms; each phase run for every module before the next):");
@@ -899,6 +1018,43 @@ fn run(o: &Opts) -> Result<bool, String> {
             );
         }
     }
+    for r in &rows {
+        if let Some(m) = &r.lsp_open {
+            println!();
+            println!(
+                "server resident memory after opening the N={} workspace: {:.1} MiB (peak {:.1} MiB; top.env.scl's diagnostics {:.0} ms after didOpen)",
+                r.n, m.rss_mib, m.peak_mib, m.open_ms
+            );
+        }
+    }
+
+    if !deep.is_empty() {
+        println!();
+        println!("Deep chains (`sclc check`, whole process; `ir --env` verified):");
+        println!();
+        println!("| workload | N | sclc check ms | µs per env | RSS MiB | output |");
+        println!("|---|---:|---:|---:|---:|---|");
+        for d in &deep {
+            println!(
+                "| {} | {} | {:.1} | {:.1} | {:.1} | {} |",
+                d.workload,
+                d.n,
+                d.ms,
+                d.us_per_env(),
+                d.rss,
+                match &d.verified {
+                    Ok(()) => "verified".to_string(),
+                    Err(e) => format!("WRONG: {e}"),
+                }
+            );
+        }
+    }
+
+    for r in &rows {
+        if let Some(p) = &r.profile {
+            print_profile(r.n, p);
+        }
+    }
 
     // Targets (bench/README.md).
     println!();
@@ -914,46 +1070,129 @@ fn run(o: &Opts) -> Result<bool, String> {
         println!("{s}  {name}");
     };
     let at = |n: usize| rows.iter().find(|r| r.n == n);
-    match at(1000) {
-        Some(r) => verdict(
+    // Speed against the peer.
+    for (n, factor) in [(1000, 3.0), (20000, 2.0)] {
+        let name = format!("N={n}: cold `sclc ir` at least {factor:.0}x faster than jrsonnet");
+        match at(n) {
+            None => verdict(format!("{name} (N={n} not run)"), None),
+            Some(r) => match r.jr_ms {
+                None => verdict(format!("{name} (no jrsonnet)"), None),
+                Some(j) => verdict(
+                    format!(
+                        "{name} ({:.2}x: {:.1} vs {:.1} ms)",
+                        j / r.sclc_ms,
+                        r.sclc_ms,
+                        j
+                    ),
+                    Some(j >= factor * r.sclc_ms),
+                ),
+            },
+        }
+    }
+    // Memory against the peer.
+    for n in [5000, 20000] {
+        let name = format!("N={n}: sclc peak RSS below jrsonnet's");
+        match at(n) {
+            None => verdict(format!("{name} (N={n} not run)"), None),
+            Some(r) => match r.jr_rss {
+                None => verdict(format!("{name} (no jrsonnet)"), None),
+                Some(j) => verdict(
+                    format!("{name} ({:.1} vs {:.1} MiB)", r.sclc_rss, j),
+                    Some(r.sclc_rss < j),
+                ),
+            },
+        }
+    }
+    match (slope_range, sclc_slope, jr_slope) {
+        (Some((lo, hi)), Some(s), Some(j)) => verdict(
             format!(
-                "N=1000: sclc cold at least 2x faster than jrsonnet ({})",
-                r.jr_ms
-                    .map(|j| format!("{:.2}x", j / r.sclc_ms))
-                    .unwrap_or("no jrsonnet".into())
+                "sclc memory slope N={}→{} below jrsonnet's ({s:.1} vs {j:.1} KiB per added module)",
+                lo.n, hi.n
             ),
-            r.jr_ms.map(|j| j >= 2.0 * r.sclc_ms),
+            Some(s < j),
         ),
-        None => verdict(
-            "N=1000: 2x faster than jrsonnet (N=1000 not run)".into(),
+        (Some((lo, hi)), _, _) => verdict(
+            format!(
+                "sclc memory slope N={}→{} below jrsonnet's (no jrsonnet)",
+                lo.n, hi.n
+            ),
+            None,
+        ),
+        (None, _, _) => verdict(
+            "sclc memory slope below jrsonnet's (needs two N values, the smaller at least 1000)"
+                .into(),
             None,
         ),
     }
-    match at(5000) {
-        Some(r) => {
-            verdict(
-                format!(
-                    "N=5000: sclc faster than jrsonnet ({})",
-                    r.jr_ms
-                        .map(|j| format!("{:.0} vs {:.0} ms", r.sclc_ms, j))
-                        .unwrap_or("no jrsonnet".into())
-                ),
-                r.jr_ms.map(|j| r.sclc_ms < j),
-            );
-            verdict(
-                format!(
-                    "N=5000: sclc peak RSS below jrsonnet's ({})",
-                    r.jr_rss
-                        .map(|j| format!("{:.1} vs {:.1} MiB", r.sclc_rss, j))
-                        .unwrap_or("no jrsonnet".into())
-                ),
-                r.jr_rss.map(|j| r.sclc_rss < j),
-            );
+    // Scaling: per-module cost at N = 20000 against N = 1000.
+    type PerModule = fn(&Row) -> f64;
+    let scaling: [(&str, &str, PerModule); 2] = [
+        ("time", "µs", Row::sclc_us_per_module),
+        ("memory", "KiB", Row::sclc_kib_per_module),
+    ];
+    for (what, unit, per) in scaling {
+        let name = format!("sclc {what} per module at N=20000 at most 1.25x its value at N=1000");
+        match (at(1000), at(20000)) {
+            (Some(a), Some(b)) => {
+                let (x, y) = (per(a), per(b));
+                verdict(
+                    format!("{name} ({:.2}x: {x:.1} → {y:.1} {unit}/module)", y / x),
+                    Some(y <= 1.25 * x),
+                )
+            }
+            _ => verdict(format!("{name} (N=1000 or N=20000 not run)"), None),
         }
-        None => verdict(
-            "N=5000: faster and smaller than jrsonnet (N=5000 not run)".into(),
-            None,
-        ),
+    }
+    // Deep chains: time per env at the largest N against the smallest N >= 1000.
+    for workload in [DEEP_EXTENDS, DEEP_IMPORTS] {
+        let name = format!("deep chains, {workload}: time per env at the largest N at most 1.25x its value at the smallest N ≥ 1000");
+        let of: Vec<&DeepRow> = deep
+            .iter()
+            .filter(|d| d.workload == workload && d.n >= 1000)
+            .collect();
+        let lo = of.iter().min_by_key(|d| d.n);
+        let hi = of.iter().max_by_key(|d| d.n);
+        match (lo, hi) {
+            (Some(lo), Some(hi)) if hi.n > lo.n => verdict(
+                format!(
+                    "{name} ({:.2}x: {:.1} µs at N={} → {:.1} µs at N={})",
+                    hi.us_per_env() / lo.us_per_env(),
+                    lo.us_per_env(),
+                    lo.n,
+                    hi.us_per_env(),
+                    hi.n
+                ),
+                Some(hi.us_per_env() <= 1.25 * lo.us_per_env()),
+            ),
+            _ => verdict(
+                format!(
+                    "{name} ({})",
+                    if o.deep.is_empty() {
+                        "--no-deep"
+                    } else {
+                        "needs two --deep values of at least 1000"
+                    }
+                ),
+                None,
+            ),
+        }
+    }
+    // `sclc check` costs at most what `sclc ir` costs.
+    let mut check_ns = vec![1000];
+    if max_n != 1000 {
+        check_ns.push(max_n);
+    }
+    for n in check_ns {
+        let name = format!(
+            "N={n}: `sclc check top.env.scl` at most the cost of `sclc ir top.env.scl` (median check ≤ median ir × 1.05: a 5 % noise allowance)"
+        );
+        match at(n).map(|r| (r.check_ms, r.sclc_ms)) {
+            Some((Some(c), i)) => verdict(
+                format!("{name} (check {c:.1} ms, ir {i:.1} ms: {:.2}x)", c / i),
+                Some(c <= i * 1.05),
+            ),
+            _ => verdict(format!("{name} (N={n} not run)"), None),
+        }
     }
     for r in &rows {
         if let (Some(c), Some(x)) = (r.cold_ms, r.recheck_ms) {
@@ -990,13 +1229,30 @@ fn run(o: &Opts) -> Result<bool, String> {
             );
         }
     }
+    if let Some(d) = deep
+        .iter()
+        .find(|d| d.workload == DEEP_EXTENDS && d.n == 5000)
+    {
+        verdict(
+            format!(
+                "N=5000 extends chain: sclc check under 2 s and 300 MiB ({:.0} ms, {:.1} MiB)",
+                d.ms, d.rss
+            ),
+            Some(d.ms < 2000.0 && d.rss < 300.0),
+        );
+    }
     for r in &rows {
         if !r.ok {
             verdict(format!("N={}: outputs verified", r.n), Some(false));
         }
     }
-    if !o.deep.is_empty() {
-        all_ok &= deep_chains(&tools, &sclc, &work, &o.deep, o.runs)?;
+    for d in &deep {
+        if d.verified.is_err() {
+            verdict(
+                format!("deep chains, {} N={}: output verified", d.workload, d.n),
+                Some(false),
+            );
+        }
     }
     if o.keep.is_some() {
         println!("\nworkloads kept in {}", work.display());
@@ -1004,25 +1260,47 @@ fn run(o: &Opts) -> Result<bool, String> {
     Ok(all_ok)
 }
 
+/// The rows between which the memory slope is taken: the smallest N of at
+/// least 1000 and the largest N (None unless the two differ).
+fn memory_slope_range(rows: &[Row]) -> Option<(&Row, &Row)> {
+    let lo = rows.iter().filter(|r| r.n >= 1000).min_by_key(|r| r.n)?;
+    let hi = rows.iter().max_by_key(|r| r.n)?;
+    (hi.n > lo.n).then_some((lo, hi))
+}
+
+const DEEP_EXTENDS: &str = "extends chain, one module";
+const DEEP_IMPORTS: &str = "import chain, N modules";
+
+/// One deep-chain measurement.
+struct DeepRow {
+    workload: &'static str,
+    n: usize,
+    /// Median wall time of `sclc check` (ms).
+    ms: f64,
+    /// Median peak RSS (MiB).
+    rss: f64,
+    verified: Result<(), String>,
+}
+
+impl DeepRow {
+    fn us_per_env(&self) -> f64 {
+        self.ms * 1000.0 / self.n as f64
+    }
+}
+
 /// The deep-chain workloads: `sclc check` of one module holding an
 /// `extends` chain of N envs (declared last to first), and of an import
 /// chain of N modules, each extending the previous one's env. The time per
-/// env should not grow with N (linear in total). Returns whether every
-/// output verified and the 5000-long chain met its bound (2 s, 300 MiB).
+/// env should not grow with N (linear in total); `ir --env` of the last env
+/// is verified.
 fn deep_chains(
     tools: &Tools,
     sclc: &Path,
     work: &Path,
     ns: &[usize],
     runs: Option<usize>,
-) -> Result<bool, String> {
-    let mut ok = true;
-    println!();
-    println!("Deep chains (`sclc check`, whole process; `ir --env` verified):");
-    println!();
-    println!("| workload | N | sclc check ms | µs per env | RSS MiB | output |");
-    println!("|---|---:|---:|---:|---:|---|");
-    let mut five_k: Option<(f64, f64)> = None;
+) -> Result<Vec<DeepRow>, String> {
+    let mut rows = Vec::new();
     for &n in ns {
         let runs = runs.unwrap_or(if n >= 5000 { 3 } else { 5 });
         // One module, an extends chain.
@@ -1051,15 +1329,14 @@ fn deep_chains(
         };
         let ms = alternate_ms(&[&check], runs)?[0];
         let rss = peak_rss_mib(tools, &check)?;
-        if n == 5000 {
-            five_k = Some((ms, rss));
-        }
-        ok &= verified.is_ok();
-        println!(
-            "| extends chain, one module | {n} | {ms:.1} | {:.1} | {rss:.1} | {} |",
-            ms * 1000.0 / n as f64,
-            verified.map_or_else(|e| format!("WRONG: {e}"), |()| "verified".into())
-        );
+        eprintln!("deep: {DEEP_EXTENDS}, N={n}: {ms:.1} ms, {rss:.1} MiB");
+        rows.push(DeepRow {
+            workload: DEEP_EXTENDS,
+            n,
+            ms,
+            rss,
+            verified,
+        });
         // N modules, an import chain.
         let dir = work.join(format!("deep/imports-N{n}"));
         let top = workload::write_import_chain(&dir, n).map_err(|e| e.to_string())?;
@@ -1090,21 +1367,412 @@ fn deep_chains(
         };
         let ms = alternate_ms(&[&check], runs)?[0];
         let rss = peak_rss_mib(tools, &check)?;
-        ok &= verified.is_ok();
-        println!(
-            "| import chain, N modules | {n} | {ms:.1} | {:.1} | {rss:.1} | {} |",
-            ms * 1000.0 / n as f64,
-            verified.map_or_else(|e| format!("WRONG: {e}"), |()| "verified".into())
-        );
+        eprintln!("deep: {DEEP_IMPORTS}, N={n}: {ms:.1} ms, {rss:.1} MiB");
+        rows.push(DeepRow {
+            workload: DEEP_IMPORTS,
+            n,
+            ms,
+            rss,
+            verified,
+        });
     }
-    if let Some((ms, rss)) = five_k {
-        let pass = ms < 2000.0 && rss < 300.0;
-        ok &= pass;
-        println!();
-        println!(
-            "{}  N=5000 extends chain: sclc check under 2 s and 300 MiB ({ms:.0} ms, {rss:.1} MiB)",
-            if pass { "PASS" } else { "FAIL" }
-        );
+    Ok(rows)
+}
+
+/// One phase of a cold `sclc ir`, profiled by callgrind with collection
+/// toggled on entry to (and off on exit from) its entry functions. Each
+/// entry lists alternative symbol names (demangled, `*` a wildcard), the
+/// first one the binary has being used.
+struct PhaseSpec {
+    name: &'static str,
+    slug: &'static str,
+    entries: &'static [&'static [&'static str]],
+}
+
+const PHASES: &[PhaseSpec] = &[
+    PhaseSpec {
+        name: "parsing",
+        slug: "parse",
+        entries: &[&["scl_db::raw_parse"]],
+    },
+    PhaseSpec {
+        name: "imports",
+        slug: "imports",
+        entries: &[&["scl_db::imports"]],
+    },
+    PhaseSpec {
+        name: "static checks",
+        slug: "static",
+        entries: &[&["scl_db::static_diagnostics"]],
+    },
+    PhaseSpec {
+        name: "evaluation",
+        slug: "evaluation",
+        entries: &[&["scl_db::module_values"], &["scl_db::decl_value"]],
+    },
+    PhaseSpec {
+        name: "domain checks",
+        slug: "domain",
+        // The salsa query's accessor is inlined in release builds; its
+        // computation is the configuration's `execute`.
+        entries: &[&[
+            "scl_db::checks::module_findings",
+            "<scl_db::checks::_::module_findings_Configuration_ as salsa::function::Configuration>::execute",
+        ]],
+    },
+    PhaseSpec {
+        name: "output (IR serialization)",
+        slug: "output",
+        // `serde_json::to_writer_pretty` is inlined into `sclc`'s `ir`
+        // command; what it calls per env is the IR's `Serialize`.
+        entries: &[&[
+            "serde_json::ser::to_writer_pretty*",
+            "scl_ir::_::<impl serde_core::ser::Serialize for scl_ir::EnvSpec>::serialize",
+            "scl_ir::_::<impl serde::ser::Serialize for scl_ir::EnvSpec>::serialize",
+        ]],
+    },
+];
+
+/// The instructions of one phase.
+struct PhaseCost {
+    name: &'static str,
+    /// The symbols toggled, and the files written.
+    entries: Vec<String>,
+    files: Vec<String>,
+    instr: Option<u64>,
+    note: Option<String>,
+}
+
+/// What [`profile`] wrote.
+enum Profile {
+    Callgrind {
+        dir: PathBuf,
+        whole: u64,
+        phases: Vec<PhaseCost>,
+    },
+    Perf {
+        dir: PathBuf,
+        /// The report's first symbols.
+        top: Vec<String>,
+    },
+}
+
+/// `*` matches any run of characters, `?` one; the rest literally.
+fn glob_match(pat: &str, s: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pat.chars().collect(), s.chars().collect());
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < t.len() {
+        if i < p.len() && (p[i] == '?' || (p[i] != '*' && p[i] == t[j])) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some((i, j));
+            i += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
     }
-    Ok(ok)
+    p[i..].iter().all(|&c| c == '*')
+}
+
+/// The demangled names of the binary's symbols (`nm -C`), if `nm` runs.
+fn symbols(bin: &Path) -> Option<Vec<String>> {
+    let out = Command::new("nm").arg("-C").arg(bin).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    Some(
+        text.lines()
+            .filter_map(|l| {
+                // `ADDRESS TYPE NAME` or (undefined) `TYPE NAME`.
+                let l = l.trim_start();
+                let (first, rest) = l.split_once(' ')?;
+                if first.len() == 1 {
+                    Some(rest.to_string())
+                } else {
+                    rest.split_once(' ').map(|(_, name)| name.to_string())
+                }
+            })
+            .collect(),
+    )
+}
+
+/// The instruction count of a callgrind output file (its `summary:` or
+/// `totals:` line).
+fn callgrind_total(file: &Path) -> Result<u64, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix("summary:")
+                .or_else(|| l.strip_prefix("totals:"))
+        })
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .ok_or(format!("{}: no summary line", file.display()))
+}
+
+/// One `sclc ir top.env.scl` in `dir` under callgrind, writing `out`;
+/// with `toggles`, collection starts off and is toggled on entry to and
+/// exit from each of them. Returns the instructions collected.
+fn callgrind(
+    valgrind: &Path,
+    sclc: &Path,
+    dir: &Path,
+    out: &Path,
+    toggles: &[&str],
+) -> Result<u64, String> {
+    let mut c = Command::new(valgrind);
+    c.arg("--tool=callgrind")
+        .arg(format!("--callgrind-out-file={}", out.display()));
+    if !toggles.is_empty() {
+        c.arg("--collect-atstart=no");
+        for t in toggles {
+            c.arg(format!("--toggle-collect={t}"));
+        }
+    }
+    let o = c
+        .arg(sclc)
+        .args(["ir", "top.env.scl"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("valgrind: {e}"))?;
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(5).collect();
+        return Err(format!(
+            "callgrind of sclc ir failed ({}): {}",
+            o.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+        ));
+    }
+    // A readable listing next to it (inclusive costs), when the script is there.
+    if let Some(annotate) = on_path("callgrind_annotate") {
+        if let Ok(f) = std::fs::File::create(out.with_extension("txt")) {
+            let _ = Command::new(annotate)
+                .arg("--inclusive=yes")
+                .arg(out)
+                .stdout(f)
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+    callgrind_total(out)
+}
+
+/// Profiles of one `sclc ir top.env.scl` of the workload in `dir`, written
+/// into `out`: with valgrind, a whole-run callgrind file and one per phase
+/// ([`PHASES`]); else, if `perf` works, one `perf record -e cpu-clock -g`
+/// and its `perf report --no-children --sort sym`. Never timed.
+fn profile(
+    valgrind: Option<&Path>,
+    sclc: &Path,
+    dir: &Path,
+    out: &Path,
+) -> Result<Profile, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let out = out.canonicalize().map_err(|e| e.to_string())?;
+    let Some(valgrind) = valgrind else {
+        return perf_profile(sclc, dir, &out);
+    };
+    eprintln!("  profile: callgrind, whole run");
+    let whole = callgrind(valgrind, sclc, dir, &out.join("whole.out"), &[])?;
+    let syms = symbols(sclc);
+    let resolve = |alts: &[&str]| -> Option<String> {
+        match &syms {
+            None => alts.first().map(|s| s.to_string()),
+            Some(syms) => alts
+                .iter()
+                .find(|a| syms.iter().any(|s| glob_match(a, s)))
+                .map(|s| s.to_string()),
+        }
+    };
+    let short = |sym: &str| -> String {
+        let base = sym.rsplit("::").next().unwrap_or(sym);
+        base.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect()
+    };
+    let mut phases = Vec::new();
+    for ph in PHASES {
+        eprintln!("  profile: callgrind, {}", ph.name);
+        let (found, missing): (Vec<_>, Vec<_>) = ph
+            .entries
+            .iter()
+            .map(|alts| (alts, resolve(alts)))
+            .partition(|(_, r)| r.is_some());
+        let entries: Vec<String> = found.into_iter().filter_map(|(_, r)| r).collect();
+        let note = (!missing.is_empty()).then(|| {
+            format!(
+                "not in the binary: {}",
+                missing
+                    .iter()
+                    .map(|(a, _)| a.join(" | "))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        });
+        let mut cost = PhaseCost {
+            name: ph.name,
+            entries: entries.clone(),
+            files: Vec::new(),
+            instr: None,
+            note,
+        };
+        match entries.as_slice() {
+            [] => {}
+            [one] => {
+                let f = format!("{}.out", ph.slug);
+                cost.instr = Some(callgrind(valgrind, sclc, dir, &out.join(&f), &[one])?);
+                cost.files.push(f);
+            }
+            [a, b] => {
+                // Callgrind's toggles flip one collection state: with both
+                // functions toggled, what runs under both (evaluation inside
+                // `module_values` calling `decl_value`) is not collected. So
+                // one run each, and one with both (collected: under exactly
+                // one); under either = (A + B + A xor B) / 2.
+                let fa = format!("{}-{}.out", ph.slug, short(a));
+                let fb = format!("{}-{}.out", ph.slug, short(b));
+                let fx = format!("{}-xor.out", ph.slug);
+                let ia = callgrind(valgrind, sclc, dir, &out.join(&fa), &[a])?;
+                let ib = callgrind(valgrind, sclc, dir, &out.join(&fb), &[b])?;
+                let ix = callgrind(valgrind, sclc, dir, &out.join(&fx), &[a, b])?;
+                cost.instr = Some((ia + ib + ix) / 2);
+                cost.files.extend([fa, fb, fx]);
+            }
+            _ => return Err(format!("{}: at most two entry functions", ph.name)),
+        }
+        phases.push(cost);
+    }
+    Ok(Profile::Callgrind {
+        dir: out,
+        whole,
+        phases,
+    })
+}
+
+/// Without valgrind: `perf record -e cpu-clock -g` of one `sclc ir`, and
+/// its report by symbol (`perf-report.txt`).
+fn perf_profile(sclc: &Path, dir: &Path, out: &Path) -> Result<Profile, String> {
+    let perf = on_path("perf").ok_or("neither valgrind nor perf is installed")?;
+    eprintln!("  profile: perf record");
+    let data = out.join("perf.data");
+    let o = Command::new(&perf)
+        .args(["record", "-e", "cpu-clock", "-g", "-o"])
+        .arg(&data)
+        .arg("--")
+        .arg(sclc)
+        .args(["ir", "top.env.scl"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("perf: {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "perf record failed ({}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        ));
+    }
+    let rep = Command::new(&perf)
+        .args(["report", "--no-children", "--sort", "sym", "--stdio", "-i"])
+        .arg(&data)
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("perf report: {e}"))?;
+    if !rep.status.success() {
+        return Err(format!("perf report failed ({})", rep.status));
+    }
+    std::fs::write(out.join("perf-report.txt"), &rep.stdout).map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&rep.stdout);
+    let top = text
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            !t.starts_with('#')
+                && t.split('%')
+                    .next()
+                    .is_some_and(|p| p.parse::<f64>().is_ok())
+        })
+        .take(15)
+        .map(|l| l.trim().to_string())
+        .collect();
+    Ok(Profile::Perf {
+        dir: out.to_path_buf(),
+        top,
+    })
+}
+
+fn print_profile(n: usize, p: &Profile) {
+    println!();
+    match p {
+        Profile::Callgrind { dir, whole, phases } => {
+            println!(
+                "Profile of one `sclc ir top.env.scl` at N={n} (callgrind instructions; files in {}):",
+                dir.display()
+            );
+            println!();
+            println!("| phase | entry functions (--toggle-collect) | instructions | share of the whole run | file |");
+            println!("|---|---|---:|---:|---|");
+            println!(
+                "| whole run | – | {:.1} M | 100.0 % | whole.out |",
+                *whole as f64 / 1e6
+            );
+            for ph in phases {
+                let entries = if ph.entries.is_empty() {
+                    "–".to_string()
+                } else {
+                    ph.entries
+                        .iter()
+                        .map(|e| format!("`{e}`"))
+                        .collect::<Vec<_>>()
+                        .join(" + ")
+                };
+                let entries = match &ph.note {
+                    Some(note) => format!("{entries} ({note})"),
+                    None => entries,
+                };
+                println!(
+                    "| {} | {} | {} | {} | {} |",
+                    ph.name,
+                    entries,
+                    ph.instr
+                        .map(|i| format!("{:.1} M", i as f64 / 1e6))
+                        .unwrap_or("–".into()),
+                    ph.instr
+                        .map(|i| format!("{:.1} %", i as f64 * 100.0 / *whole as f64))
+                        .unwrap_or("–".into()),
+                    if ph.files.is_empty() {
+                        "–".to_string()
+                    } else {
+                        ph.files.join(", ")
+                    }
+                );
+            }
+            let sum: u64 = phases.iter().filter_map(|p| p.instr).sum();
+            println!();
+            println!(
+                "A phase counts everything that runs inside its entry functions, other phases' work they force included; the phases sum to {:.1} % of the whole run (what runs outside every entry function, such as start-up, reading the files, the workspace walk, salsa's bookkeeping and lowering the IR, is in none). Evaluation: under either function, (A + B + A xor B) / 2 of its three files.",
+                sum as f64 * 100.0 / *whole as f64
+            );
+        }
+        Profile::Perf { dir, top } => {
+            println!(
+                "Profile of one `sclc ir top.env.scl` at N={n} (perf record -e cpu-clock -g; {}/perf.data, report in perf-report.txt), first symbols:",
+                dir.display()
+            );
+            println!();
+            for l in top {
+                println!("    {l}");
+            }
+        }
+    }
 }

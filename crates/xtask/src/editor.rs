@@ -5,7 +5,8 @@
 //! loaded), the last module (a leaf) and `base.env.scl`; each measured edit
 //! waits for its diagnostics before the next is sent. Three runs of edits:
 //! the leaf (the base open but not edited), the base (a comment), the leaf
-//! again (both having been edited).
+//! again (both having been edited). [`open_memory`] only opens
+//! `top.env.scl` and reads the server's resident memory.
 
 use crate::workload::{self, Topology};
 use scl_lsp::client::{uri, Client};
@@ -38,10 +39,55 @@ fn quantile(xs: &mut [f64], q: f64) -> f64 {
 
 /// `VmRSS` of a process in MiB (Linux `/proc/PID/status`).
 fn rss_mib(pid: u32) -> Option<f64> {
+    status_mib(pid, "VmRSS:")
+}
+
+/// A `/proc/PID/status` field given in kB (`VmRSS:`, `VmHWM:`), in MiB.
+fn status_mib(pid: u32, field: &str) -> Option<f64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
+}
+
+/// What [`open_memory`] measured.
+pub struct OpenMemory {
+    /// Resident memory once `top.env.scl`'s diagnostics are published (MiB).
+    pub rss_mib: f64,
+    /// The server's peak resident memory until then (`VmHWM`, MiB).
+    pub peak_mib: f64,
+    /// From `didOpen` to the diagnostics (ms).
+    pub open_ms: f64,
+}
+
+/// Starts `sclc lsp` on the workload in `dir`, opens `top.env.scl` (the
+/// whole workspace loads), waits for its diagnostics (which must be
+/// empty) and a quiet 200 ms, and reads the server's resident memory. No
+/// edits: lighter than [`latency`], for the larger workloads.
+pub fn open_memory(sclc: &Path, dir: &Path) -> Result<OpenMemory, String> {
+    let (mut c, _) = Client::start(sclc, &["lsp"], dir, false);
+    let top = dir.join("top.env.scl");
+    let text = std::fs::read_to_string(&top).map_err(|e| format!("{}: {e}", top.display()))?;
+    let top_u = uri(&top);
+    let t = Instant::now();
+    open(&mut c, &top_u, &text);
+    let (at, d) = c.diagnostics(&top_u, |_| true);
+    let open_ms = at.duration_since(t).as_secs_f64() * 1e3;
+    if d["diagnostics"] != json!([]) {
+        return Err(format!("top.env.scl: {}", d["diagnostics"]));
+    }
+    let _ = c.settle(std::time::Duration::from_millis(200));
+    let pid = c.pid();
+    let rss = rss_mib(pid).ok_or("no VmRSS in /proc/PID/status")?;
+    let peak = status_mib(pid, "VmHWM:").unwrap_or(f64::NAN);
+    if !c.shutdown().success() {
+        return Err("sclc lsp exited with an error".into());
+    }
+    Ok(OpenMemory {
+        rss_mib: rss,
+        peak_mib: peak,
+        open_ms,
+    })
 }
 
 fn open(c: &mut Client, uri: &str, text: &str) {

@@ -1,4 +1,4 @@
-//! Project automation. `cargo run --release -p xtask -- bench [--n 10,100,1000,5000]
+//! Project automation. `cargo run --release -p xtask -- bench [--n 100,1000,5000,20000]
 //! [--topology chain|fanin]` runs the benchmark of `bench/README.md`
 //! (see `bench/README.md`).
 
@@ -28,8 +28,8 @@ fn main() {
         Some("gen-domain") => gen_domain::main(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo run --release -p xtask -- bench [--n 10,100,1000,5000] [--topology chain|fanin] \
-                 [--runs R] [--edits E] [--shared DIR] [--keep DIR] [--no-peer] [--no-inprocess] [--no-editor | --editor-edits E] [--deep LIST | --no-deep]\n       \
+                "usage: cargo run --release -p xtask -- bench [--n 100,1000,5000,20000] [--topology chain|fanin] \
+                 [--runs R] [--edits E] [--shared DIR] [--keep DIR] [--no-peer] [--no-inprocess] [--no-editor | --editor-edits E] [--deep LIST | --no-deep] [--profile DIR]\n       \
                  cargo run --release -p xtask -- gen OUTDIR N [--topology chain|fanin]\n       \
                  cargo run --release -p xtask -- parse-time [--baseline COMMIT] [--n N] [--rounds R] [--runs K]\n       \
                  cargo run -p xtask -- gen-domain [--check]"
