@@ -155,6 +155,10 @@ pub fn check(spec: &EnvSpec, inputs: &Inputs) -> Vec<Finding> {
     check_with(spec, inputs, &mut |_, _| None)
 }
 
+/// What [`check_with`] asks for a service: `(name, its IR)` → the findings
+/// its own env already has.
+pub type Known<'a> = dyn FnMut(&str, &Arc<EnvSpec>) -> Option<Arc<Vec<Finding>>> + 'a;
+
 /// [`check`], with the findings of some services already known:
 /// `known(name, service)` gives those of the service `name` of `spec` (what
 /// [`check`] returned for that same env, fields unprefixed), or `None`,
@@ -164,7 +168,7 @@ pub fn check(spec: &EnvSpec, inputs: &Inputs) -> Vec<Finding> {
 pub fn check_with(
     spec: &EnvSpec,
     inputs: &Inputs,
-    known: &mut dyn FnMut(&str, &Arc<EnvSpec>) -> Option<Arc<Vec<Finding>>>,
+    known: &mut Known<'_>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     own_findings(spec, inputs, "", &mut out);

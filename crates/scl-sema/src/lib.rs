@@ -32,7 +32,6 @@ pub use resolve::{check_module, check_module_with, KnownModule, StaticInputs};
 pub use value::{EnvValue, FinalEnv, Origin, Origins, Value};
 
 use scl_diag::{Diagnostic, Span};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Identifies a module (a file, or a stdlib module) for the [`Host`].
@@ -146,7 +145,8 @@ pub trait Host {
 /// module's diagnostics.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct ModuleValues {
-    pub values: BTreeMap<String, Value>,
+    /// By name (compact: most modules declare a few names).
+    pub values: record::Fields<String, Value>,
     /// Names whose evaluation failed (their errors are in `diagnostics`).
     pub failed: Vec<String>,
     /// Envs that are built or checked (not templates), in declaration order.

@@ -983,6 +983,7 @@ impl<'s> Parser<'s> {
                 break;
             }
         }
+        decls.shrink_to_fit();
         Module { decls, recovered }
     }
 
@@ -1478,6 +1479,9 @@ impl<'s> Parser<'s> {
                 }
             }
         }
+        // The tree is kept for the life of a compile or an editor session:
+        // no spare capacity (here and in the other growing lists below).
+        items.shrink_to_fit();
         Ok(Block {
             items: Arc::new(items),
             span: self.span_from(start),
@@ -1541,6 +1545,7 @@ impl<'s> Parser<'s> {
             self.bump();
             segments.push(self.segment()?);
         }
+        segments.shrink_to_fit();
         let path = FieldPath {
             segments,
             span: self.span_from(start),
@@ -2101,6 +2106,7 @@ impl<'s> Parser<'s> {
                 }
             }
         }
+        items.shrink_to_fit();
         Ok(Expr {
             kind: ExprKind::List(items),
             span: self.span_from(open),
@@ -2280,7 +2286,8 @@ fn group_binary(
 /// `base` followed by `ops` as one flat [`ExprKind::Postfix`], merged into
 /// `base` when it already is one (the `with` blocks after a postfix chain,
 /// or a parenthesized chain); `base` itself when there is no operation.
-fn postfix_chain(base: Expr, ops: Vec<PostOp>) -> Expr {
+fn postfix_chain(base: Expr, mut ops: Vec<PostOp>) -> Expr {
+    ops.shrink_to_fit();
     let Some(last) = ops.last() else {
         return base;
     };
