@@ -402,8 +402,7 @@ fn stat(
     if overlays.contains_key(path) {
         return (PathKind::File, false, None);
     }
-    let kind = system.kind(path);
-    let is_link = system.is_link(path);
+    let (kind, is_link) = system.kind_and_link(path);
     let canonical = if kind == PathKind::Dir || is_link {
         system.canonicalize(path)
     } else {

@@ -49,6 +49,11 @@ pub trait System: Send + Sync + std::fmt::Debug {
     fn kind(&self, path: &Path) -> PathKind;
     /// Whether `path` itself is a symbolic link.
     fn is_link(&self, path: &Path) -> bool;
+    /// [`System::kind`] and [`System::is_link`] together (for
+    /// [`OsSystem`]: one `lstat`, and a `stat` only for a link).
+    fn kind_and_link(&self, path: &Path) -> (PathKind, bool) {
+        (self.kind(path), self.is_link(path))
+    }
     /// The entries of a folder whose names are UTF-8, sorted by name; `None`
     /// when it is not a folder.
     fn read_dir(&self, path: &Path) -> Option<Vec<DirEntry>>;
@@ -72,11 +77,16 @@ pub struct OsSystem;
 impl System for OsSystem {
     fn read(&self, path: &Path, limit: usize) -> Result<Option<Vec<u8>>, String> {
         use std::io::Read;
-        match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => {}
+        // Only regular files are opened (a FIFO would block the open).
+        let len = match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => m.len(),
             _ => return Ok(None),
-        }
-        let mut out = Vec::new();
+        };
+        // Room for the whole file and the read that finds its end: two
+        // reads for a file that did not grow meanwhile, instead of a
+        // doubling series from 32 bytes.
+        let room = usize::try_from(len).unwrap_or(usize::MAX).min(limit);
+        let mut out = Vec::with_capacity(room.saturating_add(1).min(1 << 20));
         std::fs::File::open(path)
             .and_then(|f| f.take(limit as u64).read_to_end(&mut out))
             .map_err(|e| e.to_string())?;
@@ -92,6 +102,14 @@ impl System for OsSystem {
     fn is_link(&self, path: &Path) -> bool {
         path.symlink_metadata()
             .is_ok_and(|m| m.file_type().is_symlink())
+    }
+    fn kind_and_link(&self, path: &Path) -> (PathKind, bool) {
+        match path.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => (self.kind(path), true),
+            Ok(m) if m.is_file() => (PathKind::File, false),
+            Ok(m) if m.is_dir() => (PathKind::Dir, false),
+            _ => (PathKind::Missing, false),
+        }
     }
     fn read_dir(&self, path: &Path) -> Option<Vec<DirEntry>> {
         let rd = std::fs::read_dir(path).ok()?;
