@@ -868,8 +868,51 @@ impl Database {
         if self.reg().checked.insert(file) {
             self.preload(file);
             let _ = walk(self, file, &|todo: &[SourceFile]| self.prefetch(todo));
+            self.check_on_two_cores(file);
         }
         check_diagnostics(self, file).as_ref().clone()
+    }
+
+    /// The first check of `root`, shared between two threads (when the
+    /// machine has two cores and `root` reaches many modules): evaluation
+    /// is a chain (a module's values need those of the modules it
+    /// imports), so this thread evaluates the modules in post-order while
+    /// another runs what evaluation does not need — each module's static
+    /// pass — and then the domain checks of the modules already evaluated,
+    /// in the same order; this thread then takes the modules' diagnostics
+    /// from the other end. Everything is memoized: [`check_diagnostics`]
+    /// finds it made. The answers are the same as on one thread.
+    fn check_on_two_cores(&self, root: SourceFile) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let order = module_graph(self, root).post_order.clone();
+        if threads < 2 || order.len() < PREFETCH_MIN {
+            return;
+        }
+        std::thread::scope(|s| {
+            let db = self.clone();
+            let order = &order;
+            let helper = std::thread::Builder::new()
+                .stack_size(COMPILER_STACK_SIZE)
+                .spawn_scoped(s, move || {
+                    for f in order {
+                        let _ = static_diagnostics(&db, *f);
+                    }
+                    for f in order {
+                        let _ = checks::domain_diagnostics(&db, *f);
+                    }
+                });
+            for f in order {
+                let _ = module_values(self, *f);
+            }
+            for f in order.iter().rev() {
+                let _ = module_diagnostics(self, *f);
+            }
+            // A helper that could not start or panicked leaves its queries
+            // to `check_diagnostics`, on this thread.
+            if let Ok(h) = helper {
+                let _ = h.join();
+            }
+        });
     }
 }
 
