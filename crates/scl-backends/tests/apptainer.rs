@@ -124,7 +124,8 @@ fn check_def(what: &str, spec: &EnvSpec, text: &str) -> Result<Def, String> {
         }
     }
     // Labels: the IR's, the description, the hash.
-    let mut want = spec.labels.clone();
+    let mut want: std::collections::BTreeMap<String, String> =
+        spec.labels.clone().into_iter().collect();
     if let Some(d) = &spec.description {
         want.entry("org.opencontainers.image.description".into())
             .or_insert_with(|| d.clone());

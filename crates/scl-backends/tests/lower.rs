@@ -5,7 +5,6 @@
 use scl_backends::docker::{lower, MAX_VALUE_BYTES};
 use scl_backends::{ErrorKind, FieldError};
 use scl_ir::*;
-use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -699,7 +698,7 @@ fn setup_steps() {
         "--network=host --security=insecure echo".into(),
         "echo it's".into(),
     ];
-    s.vars = BTreeMap::from([("AFTER".to_string(), VarValue::Plain("1".into()))]);
+    s.vars = Fields::from([("AFTER".to_string(), VarValue::Plain("1".into()))]);
     let text = dockerfile(&s);
     assert!(
         !text.contains("# syntax="),
@@ -740,7 +739,7 @@ fn setup_steps() {
 #[test]
 fn vars_and_labels() {
     let mut s = built("debian:12.5");
-    s.vars = BTreeMap::from([
+    s.vars = Fields::from([
         ("B".to_string(), VarValue::Plain("x $y \"z\"".into())),
         ("A".to_string(), VarValue::Plain("1".into())),
         ("C".to_string(), VarValue::Plain("C:\\dir\\".into())),
@@ -753,7 +752,7 @@ fn vars_and_labels() {
             }),
         ),
     ]);
-    s.labels = BTreeMap::from([("a.b".to_string(), "c".to_string())]);
+    s.labels = Fields::from([("a.b".to_string(), "c".to_string())]);
     s.description = Some("one line, \"quoted\"\\".into());
     let text = dockerfile(&s);
     assert!(
@@ -772,12 +771,12 @@ fn vars_and_labels() {
 #[test]
 fn unwritable_vars_and_labels_are_errors() {
     let mut s = built("debian:12.5");
-    s.vars = BTreeMap::from([
+    s.vars = Fields::from([
         ("NL".to_string(), VarValue::Plain("a\nb".into())),
         ("bad key".to_string(), VarValue::Plain("v".into())),
         ("K=V".to_string(), VarValue::Plain("v".into())),
     ]);
-    s.labels = BTreeMap::from([
+    s.labels = Fields::from([
         ("dev.scl.ir.sha256".to_string(), "forged".to_string()),
         ("a=b".to_string(), "c".to_string()),
         ("nl".to_string(), "x\ny".to_string()),
@@ -806,7 +805,7 @@ fn unwritable_vars_and_labels_are_errors() {
     // With the description label set explicitly, the description is not used.
     let mut s = built("debian:12.5");
     s.description = Some("two\nlines".into());
-    s.labels = BTreeMap::from([(
+    s.labels = Fields::from([(
         "org.opencontainers.image.description".to_string(),
         "one".to_string(),
     )]);
@@ -1333,7 +1332,7 @@ fn user_names_of_digits_are_uids() {
 fn values_fit_on_a_line() {
     let long = "x".repeat(MAX_VALUE_BYTES + 1);
     let mut s = built("debian:12.5");
-    s.vars = BTreeMap::from([("V".to_string(), VarValue::Plain(long.clone()))]);
+    s.vars = Fields::from([("V".to_string(), VarValue::Plain(long.clone()))]);
     s.setup = vec![format!("echo {long}\necho ok")];
     s.entrypoint = vec!["a".repeat(MAX_VALUE_BYTES); 4];
     assert_eq!(
@@ -1381,8 +1380,8 @@ fn invisible_characters_are_refused_or_shown_escaped() {
     ] {
         let mut s = built("debian:12.5");
         s.setup = vec![format!("echo safe{hidden}rm -rf /data")];
-        s.vars = BTreeMap::from([("V".to_string(), VarValue::Plain(format!("a{hidden}b")))]);
-        s.labels = BTreeMap::from([("l".to_string(), format!("a{hidden}b"))]);
+        s.vars = Fields::from([("V".to_string(), VarValue::Plain(format!("a{hidden}b")))]);
+        s.labels = Fields::from([("l".to_string(), format!("a{hidden}b"))]);
         s.system = Some(System {
             manager: SystemManager::Apt,
             packages: vec![format!("git{hidden}")],
@@ -1397,7 +1396,7 @@ fn invisible_characters_are_refused_or_shown_escaped() {
         let mut s = built("debian:12.5");
         s.entrypoint = vec![format!("x{hidden}y")];
         s.description = Some(format!("d{hidden}"));
-        s.labels = BTreeMap::from([(
+        s.labels = Fields::from([(
             "org.opencontainers.image.description".to_string(),
             "one line".to_string(),
         )]);

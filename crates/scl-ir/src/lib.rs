@@ -10,7 +10,9 @@
 
 pub mod bases;
 pub mod conda;
+pub mod fields;
 pub mod path;
+pub use fields::Fields;
 pub use path::FieldPath;
 
 use serde::{Deserialize, Serialize};
@@ -70,8 +72,8 @@ pub struct EnvSpec {
     /// Globs kept out of the build context (`.dockerignore`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignore: Vec<String>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub labels: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Fields::is_empty")]
+    pub labels: Fields<String, String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,8 +95,8 @@ pub struct EnvSpec {
     /// Defaults to `{ name = "app", uid = 1000 }` for a built env.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<User>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub vars: BTreeMap<String, VarValue>,
+    #[serde(default, skip_serializing_if = "Fields::is_empty")]
+    pub vars: Fields<String, VarValue>,
     /// Ordered; kept exactly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<Volume>,
