@@ -417,11 +417,11 @@ pub(crate) fn call(
             match ev.host.read_file(m, &p) {
                 Ok(f) => {
                     validate::copy_source(&f.path).map_err(|e| invalid(ev, m, "E0327", sp, e))?;
-                    Ok(Value::File {
+                    Ok(Value::File(Arc::new(crate::value::FileValue {
                         path: f.path.into(),
                         sha256: f.sha256.into(),
                         text: f.text,
-                    })
+                    })))
                 }
                 Err(e) => Err(file_error(ev, m, e, sp, &p)),
             }
@@ -1129,10 +1129,10 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             )
             .with_help("CPU is a number of cores (`4`, `0.5`) or millicores (`500m`)"),
         )),
-        (Ty::File, v @ Value::File { .. }) => Ok(v),
-        (Ty::RequirementsFile, Value::File { path, sha256, text }) => {
-            check_requirements_file(ev, m, &path, &text, span)?;
-            Ok(Value::File { path, sha256, text })
+        (Ty::File, v @ Value::File(_)) => Ok(v),
+        (Ty::RequirementsFile, Value::File(f)) => {
+            check_requirements_file(ev, m, &f.path, &f.text, span)?;
+            Ok(Value::File(f))
         }
         (Ty::File | Ty::RequirementsFile, v @ Value::Str(_)) => Err(ev.report(
             m,

@@ -35,7 +35,7 @@ fn dedup_key(v: &Value) -> DedupKey<'_> {
     match v {
         Value::Str(s) => DedupKey::Str(s),
         Value::Int(i) => DedupKey::Int(*i),
-        Value::File { path, sha256, .. } => DedupKey::File(path, sha256),
+        Value::File(f) => DedupKey::File(&f.path, &f.sha256),
         other => DedupKey::Other(format!("{other:?}")),
     }
 }
@@ -72,7 +72,7 @@ fn ir_bytes(v: &Value, limit: u64) -> u64 {
         total += match v {
             Value::Str(s) => s.len() as u64,
             Value::Enum { variant, .. } => variant.len() as u64,
-            Value::File { path, sha256, .. } => (path.len() + sha256.len()) as u64,
+            Value::File(f) => (f.path.len() + f.sha256.len()) as u64,
             Value::Image { reference, digest } => {
                 (reference.len() + digest.as_ref().map_or(0, |d| d.len())) as u64
             }
@@ -137,9 +137,10 @@ fn carried(r: &Record) -> Carried {
     // The extra index URLs pip holds so far: the env's own first.
     let mut extras = strs(get(r, &["python", "extra_index_urls"]));
     for f in files.iter() {
-        let Value::File { path, text, .. } = f else {
+        let Value::File(file) = f else {
             continue;
         };
+        let (path, text) = (&file.path, &file.text);
         // A file pip cannot be made to read like sclc was reported when
         // it was checked.
         let Ok(lines) = validate::requirements(text) else {
@@ -179,8 +180,8 @@ fn torch_indexes(r: &Record) -> Vec<String> {
     let mut reqs = strs(get(r, &["python", "packages"]));
     if let Some(Value::List(files)) = get(r, &["python", "requirements"]) {
         for f in files.iter() {
-            if let Value::File { text, .. } = f {
-                if let Ok(lines) = validate::requirements(text) {
+            if let Value::File(file) = f {
+                if let Ok(lines) = validate::requirements(&file.text) {
                     for l in lines {
                         if let validate::ReqLine::Requirement { text, .. } = l {
                             reqs.push(text);
@@ -627,9 +628,9 @@ pub(crate) fn normalize(
             Some(Value::List(l)) => l
                 .iter()
                 .filter_map(|f| match f {
-                    Value::File { path, sha256, .. } => Some(FileRef {
-                        path: path.to_string(),
-                        sha256: sha256.to_string(),
+                    Value::File(f) => Some(FileRef {
+                        path: f.path.to_string(),
+                        sha256: f.sha256.to_string(),
                     }),
                     _ => None,
                 })

@@ -38,13 +38,9 @@ pub enum Value {
         reference: Arc<str>,
         digest: Option<Arc<str>>,
     },
-    /// A file read at compile time: workspace-relative path, SHA-256, and
-    /// its text (lossy UTF-8; requirements files are validated from it).
-    File {
-        path: Arc<str>,
-        sha256: Arc<str>,
-        text: Arc<str>,
-    },
+    /// A file read at compile time ([`FileValue`]; behind an `Arc`, so that
+    /// the rare file does not make every value larger).
+    File(Arc<FileValue>),
     Secret {
         name: Arc<str>,
         key: Arc<str>,
@@ -76,6 +72,15 @@ pub enum Value {
     Pending,
 }
 
+/// A file read at compile time: workspace-relative path, SHA-256, and its
+/// text (lossy UTF-8; requirements files are validated from it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileValue {
+    pub path: Arc<str>,
+    pub sha256: Arc<str>,
+    pub text: Arc<str>,
+}
+
 impl Value {
     /// A string value.
     pub fn str(s: impl Into<Arc<str>>) -> Value {
@@ -95,7 +100,7 @@ impl Value {
             Value::List(_) => "list".into(),
             Value::Record(_) => "record".into(),
             Value::Image { .. } => "Image".into(),
-            Value::File { .. } => "File".into(),
+            Value::File(_) => "File".into(),
             Value::Secret { .. } => "Secret".into(),
             Value::Env(_) | Value::EnvRef(_) => "Env".into(),
             Value::Func { .. } | Value::Builtin(_) => "function".into(),
@@ -220,7 +225,7 @@ impl fmt::Display for Whole<'_> {
                 write!(f, " }}")
             }
             Value::Image { reference, .. } => write!(f, "image({reference:?})"),
-            Value::File { path, .. } => write!(f, "file({path:?})"),
+            Value::File(file) => write!(f, "file({:?})", file.path),
             Value::Secret { name, key } => write!(f, "secret({name:?}, key = {key:?})"),
             Value::Env(e) => write!(f, "env {}", e.name),
             Value::EnvRef(r) => write!(f, "env {}", r.name),

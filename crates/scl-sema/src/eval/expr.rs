@@ -432,7 +432,7 @@ impl Evaluator<'_> {
             Value::Memory(b) => format_memory(*b),
             Value::Cpu(c) => format_cpu(*c),
             Value::Image { reference, .. } => reference.to_string(),
-            Value::File { path, .. } => path.to_string(),
+            Value::File(f) => f.path.to_string(),
             Value::Secret { .. } => {
                 return Err(self.report(
                     m,
