@@ -165,11 +165,7 @@ pub type Known<'a> = dyn FnMut(&str, &Arc<EnvSpec>) -> Option<Arc<Vec<Finding>>>
 /// and then the service is checked here. A service that is another env
 /// held by reference is so checked once, not again for every env that
 /// holds it. The result equals [`check`]'s.
-pub fn check_with(
-    spec: &EnvSpec,
-    inputs: &Inputs,
-    known: &mut Known<'_>,
-) -> Vec<Finding> {
+pub fn check_with(spec: &EnvSpec, inputs: &Inputs, known: &mut Known<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     own_findings(spec, inputs, "", &mut out);
     for (name, s) in &spec.services {

@@ -907,25 +907,26 @@ pub fn module_findings(db: &dyn Db, file: SourceFile) -> Arc<Vec<(String, EnvFin
             Some(Value::Record(r)) => Some(r),
             _ => None,
         };
-        let mut known = |service: &str, s: &Arc<EnvSpec>| -> Option<Arc<Vec<scl_checks::Finding>>> {
-            let Value::EnvRef(r) = services?.get(service)? else {
-                return None;
+        let mut known =
+            |service: &str, s: &Arc<EnvSpec>| -> Option<Arc<Vec<scl_checks::Finding>>> {
+                let Value::EnvRef(r) = services?.get(service)? else {
+                    return None;
+                };
+                let target = db.module_file(r.module);
+                // An env of this module is known once checked above it; one of
+                // another module from that module's findings.
+                let same = |list: &[(String, EnvFindings)]| {
+                    list.iter()
+                        .find(|(n, _)| **n == *r.name)
+                        .filter(|(_, e)| Arc::ptr_eq(&e.spec, s))
+                        .map(|(_, e)| e.findings.clone())
+                };
+                if target == file {
+                    same(&out)
+                } else {
+                    same(module_findings(db, target))
+                }
             };
-            let target = db.module_file(r.module);
-            // An env of this module is known once checked above it; one of
-            // another module from that module's findings.
-            let same = |list: &[(String, EnvFindings)]| {
-                list.iter()
-                    .find(|(n, _)| **n == *r.name)
-                    .filter(|(_, e)| Arc::ptr_eq(&e.spec, s))
-                    .map(|(_, e)| e.findings.clone())
-            };
-            if target == file {
-                same(&out)
-            } else {
-                same(module_findings(db, target))
-            }
-        };
         let findings = scl_checks::check_with(spec, &inputs, &mut known);
         out.push((
             name.clone(),
@@ -1200,7 +1201,10 @@ mod tests {
             let fields: Vec<&str> = fresh.iter().map(|f| f.field.as_str()).collect();
             assert_eq!(
                 fields,
-                ["services.c.python.packages[0]", "services.d.python.packages[0]"]
+                [
+                    "services.c.python.packages[0]",
+                    "services.d.python.packages[0]"
+                ]
             );
             assert_eq!(worker.findings.len(), 1);
             assert_eq!(worker.findings[0].field, "python.packages[0]");

@@ -195,7 +195,10 @@ impl<K: Ord, V> Fields<K, V> {
                 Some(m.range::<Q, _>((Bound::Excluded(key), Bound::Unbounded))),
             ),
         };
-        small.into_iter().flatten().chain(large.into_iter().flatten())
+        small
+            .into_iter()
+            .flatten()
+            .chain(large.into_iter().flatten())
     }
 
     /// The entries in key order, values mutable.

@@ -9,12 +9,12 @@
 //! memoized queries. Diagnostics are returned as values.
 
 pub mod builtins;
-pub mod record;
 mod eval;
 mod items;
 mod limits;
 mod normalize;
 mod outcome;
+pub mod record;
 mod resolve;
 pub mod schema;
 pub mod ty;

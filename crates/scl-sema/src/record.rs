@@ -2,4 +2,4 @@
 //! `labels` and `vars` use it too), `BTreeMap`'s interface over a sorted
 //! vector while small.
 
-pub use scl_ir::fields::{Fields, Iter, IterMut, IntoIter, SMALL};
+pub use scl_ir::fields::{Fields, IntoIter, Iter, IterMut, SMALL};

@@ -559,8 +559,7 @@ impl Origins {
             None => Default::default(),
         };
         // The paths below `key` sort right after it ([`FieldPath`]'s order).
-        for (k, o) in self.own.after(key).take_while(|(k, _)| k.starts_with(key))
-        {
+        for (k, o) in self.own.after(key).take_while(|(k, _)| k.starts_with(key)) {
             if o.is_some() {
                 out.insert(k.clone());
             } else {

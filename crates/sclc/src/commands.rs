@@ -725,7 +725,9 @@ fn ir(
         // The IR structs serialize with sorted keys directly (see scl-ir),
         // straight into the buffered output: no copy of the whole text.
         let _ = match env {
-            Some(_) => serde_json::to_writer_pretty(&mut stdout, specs.values().next().expect("one env")),
+            Some(_) => {
+                serde_json::to_writer_pretty(&mut stdout, specs.values().next().expect("one env"))
+            }
             None => serde_json::to_writer_pretty(&mut stdout, &specs),
         }
         .map_err(std::io::Error::from)
