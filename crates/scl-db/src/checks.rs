@@ -17,6 +17,7 @@
 //! service: its own provenance when it is a named env, else its layers'
 //! items.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use scl_diag::{Diagnostic, Span};
@@ -863,7 +864,7 @@ pub fn place(
 pub fn domain_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
     let values = module_values(db, file);
     let mut out = Vec::new();
-    for (name, found) in module_findings(db, file).iter() {
+    for (name, found) in module_findings(db, file).envs.iter() {
         let Some(fin) = values.final_env(name) else {
             continue;
         };
@@ -887,14 +888,31 @@ pub struct EnvFindings {
     pub findings: Arc<Vec<scl_checks::Finding>>,
 }
 
+/// The findings of the envs of one module ([`module_findings`]).
+#[derive(Debug, PartialEq, Eq, Default)]
+pub struct ModuleFindings {
+    /// `(env name, its findings)`, in the module's order of envs.
+    pub envs: Vec<(String, EnvFindings)>,
+    /// The position in `envs` of each name: a module holding 10,000
+    /// services of another module's envs looks each up in O(1).
+    by_name: HashMap<String, usize>,
+}
+
+impl ModuleFindings {
+    /// The findings of env `name`.
+    pub fn get(&self, name: &str) -> Option<&EnvFindings> {
+        self.by_name.get(name).map(|&i| &self.envs[i].1)
+    }
+}
+
 /// The domain findings of every env of `file` that is not a template, by
 /// env name, unplaced: a service that holds an env by reference (`c =
 /// b.worker`) takes that env's findings from here, so every env is checked
 /// once however many envs hold it as a service.
 #[salsa::tracked(returns(ref))]
-pub fn module_findings(db: &dyn Db, file: SourceFile) -> Arc<Vec<(String, EnvFindings)>> {
+pub fn module_findings(db: &dyn Db, file: SourceFile) -> Arc<ModuleFindings> {
     let values = module_values(db, file);
-    let mut out: Vec<(String, EnvFindings)> = Vec::new();
+    let mut out = ModuleFindings::default();
     for name in &values.envs {
         let Some(fin) = values.final_env(name) else {
             continue;
@@ -915,11 +933,10 @@ pub fn module_findings(db: &dyn Db, file: SourceFile) -> Arc<Vec<(String, EnvFin
                 let target = db.module_file(r.module);
                 // An env of this module is known once checked above it; one of
                 // another module from that module's findings.
-                let same = |list: &[(String, EnvFindings)]| {
-                    list.iter()
-                        .find(|(n, _)| **n == *r.name)
-                        .filter(|(_, e)| Arc::ptr_eq(&e.spec, s))
-                        .map(|(_, e)| e.findings.clone())
+                let same = |list: &ModuleFindings| {
+                    list.get(&r.name)
+                        .filter(|e| Arc::ptr_eq(&e.spec, s))
+                        .map(|e| e.findings.clone())
                 };
                 if target == file {
                     same(&out)
@@ -928,7 +945,8 @@ pub fn module_findings(db: &dyn Db, file: SourceFile) -> Arc<Vec<(String, EnvFin
                 }
             };
         let findings = scl_checks::check_with(spec, &inputs, &mut known);
-        out.push((
+        out.by_name.insert(name.clone(), out.envs.len());
+        out.envs.push((
             name.clone(),
             EnvFindings {
                 spec: spec.clone(),
@@ -1191,11 +1209,11 @@ mod tests {
             let values = module_values(&db, main);
             let spec = values.final_env("stack").unwrap().spec.clone().unwrap();
             let base = db.open(Path::new("/w/base.env.scl"));
-            let worker = &module_findings(&db, base)[0].1;
+            let worker = module_findings(&db, base).get("worker").unwrap();
             // The condition of the reuse: the service is the env's own IR.
             assert!(Arc::ptr_eq(&worker.spec, &spec.services["c"]));
             assert!(!Arc::ptr_eq(&worker.spec, &spec.services["d"]));
-            let stack = &module_findings(&db, main)[0].1;
+            let stack = module_findings(&db, main).get("stack").unwrap();
             let fresh = scl_checks::check(&spec, &check_inputs(&db, &spec));
             assert_eq!(*stack.findings, fresh);
             let fields: Vec<&str> = fresh.iter().map(|f| f.field.as_str()).collect();

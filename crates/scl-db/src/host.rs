@@ -18,8 +18,10 @@ pub(crate) struct DbHost<'a> {
     /// registry's lock; the salsa dependency is recorded by the first).
     files: RefCell<HashMap<ModuleId, SourceFile>>,
     outlines: RefCell<HashMap<ModuleId, Arc<Items>>>,
-    /// The import targets of each module, as module ids.
-    targets: RefCell<HashMap<ModuleId, Arc<Vec<Option<ModuleId>>>>>,
+    /// The target of each import asked for, by module and declaration:
+    /// one entry per import read (a host lives for one query, and a module
+    /// may declare 10,000 names, so nothing per declaration is built).
+    targets: RefCell<HashMap<(ModuleId, usize), Option<ModuleId>>>,
 }
 
 /// Where a declaration's value comes from: its module's imports, its own
@@ -54,21 +56,19 @@ impl<'a> DbHost<'a> {
 
     /// The module import `decl` of `m` names, if it resolved.
     fn target(&self, m: ModuleId, decl: usize) -> Option<ModuleId> {
-        if let Some(t) = self.targets.borrow().get(&m) {
-            return t.get(decl).copied().flatten();
+        if let Some(t) = self.targets.borrow().get(&(m, decl)) {
+            return *t;
         }
         // An import of a module on an import cycle with `m` is unresolved
         // here (see `import_cycle`): no member's value waits on another's.
-        let cycle = crate::import_cycle(self.db, self.file(m));
-        let ids: Vec<Option<ModuleId>> = import_targets(self.db, self.file(m))
-            .iter()
-            .map(|t| {
-                t.filter(|f| !cycle.contains(f))
-                    .map(|f| self.db.module_id(f))
-            })
-            .collect();
-        let t = ids.get(decl).copied().flatten();
-        self.targets.borrow_mut().insert(m, Arc::new(ids));
+        let file = self.file(m);
+        let t = import_targets(self.db, file)
+            .get(decl)
+            .copied()
+            .flatten()
+            .filter(|f| !crate::import_cycle(self.db, file).contains(f))
+            .map(|f| self.db.module_id(f));
+        self.targets.borrow_mut().insert((m, decl), t);
         t
     }
 
