@@ -54,7 +54,15 @@ pub fn collect_files(system: &dyn System, paths: &[PathBuf]) -> Result<Vec<PathB
             }
             PathKind::Dir => {
                 let list = |d: &Path| system.read_dir(&abs(d)).map(Arc::from);
-                walk(&list, p, &mut out);
+                let mut found = Vec::new();
+                walk(&list, p, &mut found);
+                // Only regular files: a FIFO, socket or device named
+                // `*.env.scl` is not read (opening a FIFO would block).
+                out.extend(
+                    found
+                        .into_iter()
+                        .filter(|f| system.kind(&abs(f)) == PathKind::File),
+                );
             }
             PathKind::Missing => return Err(CollectError::Missing(p.clone())),
         }

@@ -404,3 +404,46 @@ fn a_read_only_file_is_not_written() {
     let out = sclc(d.path(), &["fmt", "--check"]);
     assert_eq!(stdout(&out), "ro.env.scl\n");
 }
+
+/// `sclc fmt --check` and `sclc check` of a folder holding a FIFO named
+/// `*.env.scl` take only the regular files (opening a FIFO would block
+/// until something writes to it: the command hung).
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_a_folder_is_not_read() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "a.env.scl", "env a {\n  description = \"a\"\n}\n");
+    let made = std::process::Command::new("mkfifo")
+        .arg(d.path().join("x.env.scl"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for args in [&["fmt", "--check", "."][..], &["check", "."][..]] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sclc"))
+            .args(args)
+            .current_dir(d.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > Duration::from_secs(30) {
+                let _ = child.kill();
+                panic!("sclc {args:?} did not finish: it opened the FIFO");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert!(
+            !stdout(&o).contains("x.env.scl"),
+            "{args:?}: {}",
+            stdout(&o)
+        );
+    }
+    // Only the FIFO: no file to check, a usage error (exit 2).
+    std::fs::remove_file(d.path().join("a.env.scl")).unwrap();
+    let o = sclc(d.path(), &["check", "."]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
