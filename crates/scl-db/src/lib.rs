@@ -351,15 +351,22 @@ impl Registry {
     }
 }
 
-/// The parse of a file's bytes as the compiler reads them (lossy UTF-8, a
-/// byte order mark blanked); an empty parse for a file that cannot be read
-/// or is too large ([`parse`] adds the diagnostics).
+/// The parse of a file's text as the compiler reads it ([`compiled_text`];
+/// [`parse`] adds the diagnostics of a file that cannot be read or is too
+/// large).
 fn raw_parse(contents: Option<&[u8]>, unreadable: bool) -> Arc<scl_syntax::Tree> {
+    Arc::new(scl_syntax::parse_tree(&compiled_text(contents, unreadable)))
+}
+
+/// The text the compiler parses from a file's bytes: as [`reading_text`]
+/// reads them, or empty for a file that cannot be read or is too large.
+fn compiled_text(contents: Option<&[u8]>, unreadable: bool) -> String {
     let bytes = contents.unwrap_or(b"");
     if unreadable || too_large(bytes) {
-        return Arc::new(scl_syntax::parse_tree(""));
+        String::new()
+    } else {
+        reading_text(bytes)
     }
-    Arc::new(scl_syntax::parse_tree(&reading_text(bytes)))
 }
 
 /// Bytes as the compiler reads them: lossy UTF-8, a byte order mark
@@ -1384,11 +1391,8 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Tree> {
 /// [`parse`] read (empty for a file that cannot be read or is too large).
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn trivia(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Trivia> {
-    let bytes = file.contents(db).as_deref().unwrap_or(b"");
-    if file.unreadable(db).is_some() || too_large(bytes) {
-        return Arc::new(scl_syntax::trivia::of(""));
-    }
-    Arc::new(scl_syntax::trivia::of(&reading_text(bytes)))
+    let text = compiled_text(file.contents(db).as_deref(), file.unreadable(db).is_some());
+    Arc::new(scl_syntax::trivia::of(&text))
 }
 
 /// The resolved imports of a module: for every declaration index, the
