@@ -1516,6 +1516,34 @@ fn callgrind_total(file: &Path) -> Result<u64, String> {
         .ok_or(format!("{}: no summary line", file.display()))
 }
 
+/// Runs `profiler` (its arguments given) on `sclc ir top.env.scl` in `dir`;
+/// on failure, the error names `what` with the last lines it printed.
+fn under_profiler(
+    mut profiler: Command,
+    sclc: &Path,
+    dir: &Path,
+    what: &str,
+) -> Result<(), String> {
+    let o = profiler
+        .arg(sclc)
+        .args(["ir", "top.env.scl"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("{what}: {e}"))?;
+    if o.status.success() {
+        return Ok(());
+    }
+    let err = String::from_utf8_lossy(&o.stderr);
+    let tail: Vec<&str> = err.lines().rev().take(5).collect();
+    Err(format!(
+        "{what} of sclc ir failed ({}): {}",
+        o.status,
+        tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+    ))
+}
+
 /// One `sclc ir top.env.scl` in `dir` under callgrind, writing `out`;
 /// with `toggles`, collection starts off and is toggled on entry to and
 /// exit from each of them. Returns the instructions collected.
@@ -1535,23 +1563,7 @@ fn callgrind(
             c.arg(format!("--toggle-collect={t}"));
         }
     }
-    let o = c
-        .arg(sclc)
-        .args(["ir", "top.env.scl"])
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| format!("valgrind: {e}"))?;
-    if !o.status.success() {
-        let err = String::from_utf8_lossy(&o.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(5).collect();
-        return Err(format!(
-            "callgrind of sclc ir failed ({}): {}",
-            o.status,
-            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
-        ));
-    }
+    under_profiler(c, sclc, dir, "callgrind")?;
     // A readable listing next to it (inclusive costs), when the script is there.
     if let Some(annotate) = on_path("callgrind_annotate") {
         if let Ok(f) = std::fs::File::create(out.with_extension("txt")) {
@@ -1664,24 +1676,11 @@ fn perf_profile(sclc: &Path, dir: &Path, out: &Path) -> Result<Profile, String> 
     let perf = on_path("perf").ok_or("neither valgrind nor perf is installed")?;
     eprintln!("  profile: perf record");
     let data = out.join("perf.data");
-    let o = Command::new(&perf)
-        .args(["record", "-e", "cpu-clock", "-g", "-o"])
+    let mut c = Command::new(&perf);
+    c.args(["record", "-e", "cpu-clock", "-g", "-o"])
         .arg(&data)
-        .arg("--")
-        .arg(sclc)
-        .args(["ir", "top.env.scl"])
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| format!("perf: {e}"))?;
-    if !o.status.success() {
-        return Err(format!(
-            "perf record failed ({}): {}",
-            o.status,
-            String::from_utf8_lossy(&o.stderr).trim()
-        ));
-    }
+        .arg("--");
+    under_profiler(c, sclc, dir, "perf record")?;
     let rep = Command::new(&perf)
         .args(["report", "--no-children", "--sort", "sym", "--stdio", "-i"])
         .arg(&data)
