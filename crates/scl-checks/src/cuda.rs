@@ -595,9 +595,14 @@ pub(crate) fn driver(cx: &Cx, driver: &str, out: &mut Vec<Finding>) {
         let Some(need) = scl_domain::cuda::driver_need(&cuda) else {
             continue;
         };
-        let why = if need.minor_compat {
+        let why = if need.floor() != need.family_min {
+            format!(
+                "the minimum of CUDA {}'s own release, which came before the {} compatibility floor {}",
+                need.cuda, need.family, need.family_min
+            )
+        } else if need.minor_compat {
             let exact = match need.release_min {
-                Some(m) if m != need.family_min => {
+                Some(m) if m != need.floor() => {
                     format!("; {m} for every feature of CUDA {}", major_minor(&cuda))
                 }
                 _ => String::new(),
@@ -615,12 +620,12 @@ pub(crate) fn driver(cx: &Cx, driver: &str, out: &mut Vec<Finding>) {
                 field,
                 format!(
                     "CUDA {cuda} ({from}) needs an NVIDIA driver ≥ {} ({why}), and the driver is {driver}",
-                    need.family_min
+                    need.floor()
                 ),
             )
             .help(format!(
                 "update the node's driver to ≥ {}, or use an image and wheels for an older CUDA",
-                need.family_min
+                need.floor()
             )),
         );
     }

@@ -116,6 +116,21 @@ pub struct DriverNeed {
     pub minor_compat: bool,
 }
 
+impl DriverNeed {
+    /// The lowest driver that runs this runtime: the family floor
+    /// ([`DriverNeed::family_min`]), or the release's own minimum when that
+    /// is lower. CUDA 11.0 shipped before the 11.x floor (450.80.02): 11.0.3
+    /// runs on its own 450.51.06 (NVIDIA CUDA Toolkit release notes, Table 3).
+    pub fn floor(&self) -> &'static str {
+        match self.release_min {
+            Some(r) if matches!((Dotted::parse(r), Dotted::parse(self.family_min)), (Some(a), Some(b)) if a < b) => {
+                r
+            }
+            _ => self.family_min,
+        }
+    }
+}
+
 /// What driver CUDA `cuda` (`"12.1"`, `"12.1.1"`) needs. `None` for junk and
 /// for a CUDA before 11 that the release table does not list.
 pub fn driver_need(cuda: &str) -> Option<DriverNeed> {
@@ -165,14 +180,14 @@ pub fn driver_need(cuda: &str) -> Option<DriverNeed> {
 }
 
 /// Whether a host with Linux driver `driver` (`"535.104.05"`) runs a CUDA
-/// `cuda` runtime (`"12.2"`) by minor-version compatibility: driver ≥
-/// [`DriverNeed::family_min`]. A newer family's driver runs an older runtime
+/// `cuda` runtime (`"12.2"`): driver ≥ [`DriverNeed::floor`] (the
+/// minor-version compatibility floor, or the release's own lower minimum). A newer family's driver runs an older runtime
 /// (backward compatibility: a 12.x runtime on a 580 driver is fine). `None`
 /// when either version is junk or `cuda` has no family ([`driver_need`]).
 pub fn driver_ok(driver: &str, cuda: &str) -> Option<bool> {
     let need = driver_need(cuda)?;
     let driver = Dotted::parse(driver)?;
-    Some(driver >= Dotted::parse(need.family_min)?)
+    Some(driver >= Dotted::parse(need.floor())?)
 }
 
 /// The versions published of the conda packages that pin a CUDA version

@@ -142,12 +142,8 @@ fn conda_cuda_versions_rows() {
 /// gives each toolkit release the driver it shipped with. The 11.0
 /// releases shipped with drivers older than the 11.x minor-version floor
 /// (450.80.02; the CSV's note: "CUDA 11.0 shipped with earlier drivers"),
-/// but `driver_ok` compares with the family floor only, so a 450.51.06
-/// driver is refused for CUDA 11.0.3 (and `sclc check --driver 450.51.06`
-/// reports E0506 on an `nvidia/cuda:11.0.3-…` image). Ignored until the
-/// lookup takes the lower of the two.
+/// so the floor of 11.0.3 is its own 450.51.06 (`DriverNeed::floor`).
 #[test]
-#[ignore = "product bug: driver_ok ignores a release's own minimum below the family floor (CUDA 11.0.x)"]
 fn a_driver_at_a_releases_own_minimum_runs_it() {
     for row in cuda::driver_rows() {
         assert_eq!(

@@ -515,7 +515,7 @@ fn compare_one(t: &Target, machine: &Machine, driver_failures: &mut Vec<String>)
         match (scl_domain::cuda::driver_ok(driver, cuda), need) {
             (Some(true), Some(need)) => line(
                 Status::Ok,
-                format!("driver: CUDA {cuda} ({from}) runs on driver {driver} (it needs ≥ {})", need.family_min),
+                format!("driver: CUDA {cuda} ({from}) runs on driver {driver} (it needs ≥ {})", need.floor()),
             ),
             (Some(false), Some(need)) => {
                 driver_failures.extend(sources.iter().map(|(c, f)| format!("CUDA {c} ({f}")));
@@ -523,7 +523,7 @@ fn compare_one(t: &Target, machine: &Machine, driver_failures: &mut Vec<String>)
                     Status::Fail,
                     format!(
                         "driver: CUDA {cuda} ({from}) needs an NVIDIA driver ≥ {}, this machine has {driver}",
-                        need.family_min
+                        need.floor()
                     ),
                 )
             }
