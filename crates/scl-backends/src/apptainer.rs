@@ -752,6 +752,8 @@ impl Job<'_> {
                             scl_ir::SystemManager::Apt => "apt",
                             scl_ir::SystemManager::Apk => "apk",
                             scl_ir::SystemManager::Dnf => "dnf",
+                            scl_ir::SystemManager::Yum => "yum",
+                            scl_ir::SystemManager::Microdnf => "microdnf",
                         }
                     ),
                 ),

@@ -1235,6 +1235,13 @@ mod tests {
             SystemManager::Dnf
         );
         assert_eq!(infer_manager("rockylinux:9"), SystemManager::Dnf);
+        assert_eq!(infer_manager("centos:7"), SystemManager::Yum);
+        assert_eq!(infer_manager("amazonlinux:2"), SystemManager::Yum);
+        assert_eq!(infer_manager("amazonlinux:2023"), SystemManager::Dnf);
+        assert_eq!(
+            infer_manager("registry.access.redhat.com/ubi9/ubi-minimal:9.4"),
+            SystemManager::Microdnf
+        );
         assert_eq!(
             infer_manager("nvcr.io/nvidia/pytorch:23.10-py3"),
             SystemManager::Apt

@@ -5,8 +5,9 @@
 //!
 //! [`build`] validates the values the steps share and turns them into
 //! [`Step`]s. The command lines of the package managers and tools (`apt-get`,
-//! `apk`, `dnf`, `useradd`/`adduser`, pip and uv, conda, the Hugging Face
-//! download, a URL download, `mkdir`/`chown`) are written here, in Rust, as
+//! `apk`, `dnf`, `yum`, `microdnf`, `useradd`/`adduser`, pip and uv, conda,
+//! the Hugging Face download, a URL download, `mkdir`/`chown`) are written
+//! here, in Rust, as
 //! [`Shell`]s: lists of [`Command`]s whose lines are already quoted by
 //! [`quote::shell`]. A renderer only joins them (a Dockerfile `RUN a \` +
 //! ` && b`, a `%post` script one command after the other) and adds what is
@@ -17,7 +18,8 @@
 //!
 //! 1. [`Step::System`]: the system packages with the base image's manager,
 //!    plus what the Python set-up needs (`python3`, `python3-venv`);
-//! 2. [`Step::User`]: the runtime user, created with the image's own tools;
+//! 2. [`Step::User`]: the runtime user, created with the image's own tools
+//!    (on a microdnf image, `useradd` from shadow-utils, installed first);
 //! 3. [`Step::Venv`]: a virtual environment at [`VENV`] on an image whose
 //!    Python is not meant to be installed into (PEP 668, or unknown);
 //! 4. [`Step::Url`], [`Step::Huggingface`]: the assets, before the Python
@@ -918,11 +920,19 @@ impl Planner<'_> {
                     Ok(_) => {}
                 }
             }
-            if manager == SystemManager::Dnf && p.starts_with('-') {
+            let rpm = match manager {
+                SystemManager::Dnf => {
+                    Some("dnf would read it as an option (dnf 5 has no `--` to end the options)")
+                }
+                SystemManager::Yum => Some("yum would read it as an option"),
+                SystemManager::Microdnf => Some("microdnf would read it as an option"),
+                SystemManager::Apt | SystemManager::Apk => None,
+            };
+            if let Some(why) = rpm.filter(|_| p.starts_with('-')) {
                 self.refuse(
                     &field,
                     ErrorKind::Misread,
-                    format!("{:?} starts with `-`, so dnf would read it as an option (dnf 5 has no `--` to end the options)", quote::comment(p)),
+                    format!("{:?} starts with `-`, so {why}", quote::comment(p)),
                     Some("write the package's name, without a leading `-`"),
                 );
                 continue;
@@ -961,6 +971,14 @@ impl Planner<'_> {
             SystemManager::Dnf => vec![
                 args("dnf install -y", &packages),
                 Command::one("dnf clean all"),
+            ],
+            SystemManager::Yum => vec![
+                args("yum install -y", &packages),
+                Command::one("yum clean all"),
+            ],
+            SystemManager::Microdnf => vec![
+                args("microdnf install -y", &packages),
+                Command::one("microdnf clean all"),
             ],
         };
         Some(Step::System {
@@ -1052,14 +1070,20 @@ impl Planner<'_> {
         } else {
             format!("      useradd --create-home --no-log-init --non-unique --uid {uid} -- {name};")
         };
-        let mut commands = vec![Command::lines(vec![
+        let mut commands = Vec::new();
+        if manager == SystemManager::Microdnf {
+            // The minimal images have no `useradd`: shadow-utils has it.
+            commands.push(Command::one("microdnf install -y shadow-utils"));
+            commands.push(Command::one("microdnf clean all"));
+        }
+        commands.push(Command::lines(vec![
             format!("if ! id -u -- {name} >/dev/null 2>&1; then"),
             create,
             format!("    elif uid=$(id -u -- {name}) && [ \"$uid\" != {uid} ]; then"),
             format!("      printf '%s\\n' {message} >&2;"),
             "      exit 1;".into(),
             "    fi".into(),
-        ])];
+        ]));
         let notes_workdir = match (&spec.workdir, has_workdir) {
             (Some(w), true) => {
                 commands.push(Command::one(format!(

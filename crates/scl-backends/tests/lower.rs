@@ -297,7 +297,7 @@ fn alpine_and_inferred_manager() {
 /// `system.packages = ["-o", "APT::Get::AllowUnauthenticated=true"]` reached
 /// apt-get as an option. Now apt and apk get `--` first (apt-get and apk
 /// read everything after it as package names), and dnf, whose version 5 has
-/// no `--`, refuses a leading `-`.
+/// no `--`, refuses a leading `-` (as do yum and microdnf, given no `--`).
 #[test]
 fn packages_cannot_become_options() {
     let mut s = built("debian:12.5");
@@ -324,6 +324,90 @@ fn packages_cannot_become_options() {
             "\"-o\" starts with `-`, so dnf would read it as an option (dnf 5 has no `--` to end the options)"
         )]
     );
+    // yum and microdnf are given no `--` either: refused the same way.
+    for (manager, tool) in [
+        (SystemManager::Yum, "yum"),
+        (SystemManager::Microdnf, "microdnf"),
+    ] {
+        s.system.as_mut().unwrap().manager = manager;
+        assert_eq!(
+            errors(&s),
+            [err(
+                "system.packages[0]",
+                ErrorKind::Misread,
+                &format!("\"-o\" starts with `-`, so {tool} would read it as an option")
+            )]
+        );
+    }
+}
+
+/// CentOS 7 and Amazon Linux 2 have yum and no dnf, and no `python3`; the
+/// manager is inferred from the base and Python comes from yum.
+#[test]
+fn yum_images_install_with_yum() {
+    for base in ["centos:7", "amazonlinux:2"] {
+        let mut s = built(base);
+        s.python = Some(Python {
+            index_credentials: None,
+            version: None,
+            manager: PythonManager::Pip,
+            packages: vec!["rich".into()],
+            requirements: vec![],
+            index_url: None,
+            extra_index_urls: vec![],
+        });
+        let text = dockerfile(&s);
+        assert!(
+            text.contains("\nRUN yum install -y \\\n      python3 \\\n && yum clean all\n"),
+            "{base}: {text}"
+        );
+        assert!(!text.contains("dnf"), "{base}: {text}");
+        assert!(text.contains("RUN python3 -m venv /opt/venv\n"), "{base}");
+    }
+}
+
+/// The minimal Red Hat images have only microdnf and no `useradd`: the user
+/// step installs shadow-utils (with microdnf) before it creates the user,
+/// and Python comes from microdnf.
+#[test]
+fn microdnf_images_get_shadow_utils_before_useradd() {
+    for base in [
+        "registry.access.redhat.com/ubi9/ubi-minimal:9.4",
+        "ubi8-minimal",
+        "rockylinux:9-minimal",
+    ] {
+        let mut s = built(base);
+        s.python = Some(Python {
+            index_credentials: None,
+            version: None,
+            manager: PythonManager::Pip,
+            packages: vec!["rich".into()],
+            requirements: vec![],
+            index_url: None,
+            extra_index_urls: vec![],
+        });
+        let text = dockerfile(&s);
+        assert!(
+            text.contains(
+                "\nRUN microdnf install -y \\\n      python3 \\\n && microdnf clean all\n"
+            ),
+            "{base}: {text}"
+        );
+        assert!(
+            text.contains("\nRUN microdnf install -y shadow-utils \\\n && microdnf clean all \\\n && if ! id -u -- app >/dev/null 2>&1; then \\\n      useradd "),
+            "{base}: {text}"
+        );
+        assert!(!text.contains(" dnf "), "{base}: {text}");
+    }
+    // Other managers install nothing for the user.
+    assert!(!dockerfile(&built("ubi9")).contains("shadow-utils"));
+    // Root is not created, so nothing is installed for it.
+    let mut s = built("ubi9-minimal");
+    s.user = Some(User {
+        name: "root".into(),
+        uid: 0,
+    });
+    assert!(!dockerfile(&s).contains("shadow-utils"));
 }
 
 /// apt-get on this machine reads what follows `--` as package names: an

@@ -98,7 +98,7 @@ fn python_after_system_and_requirements_before_files() {
     for (what, spec, ins, _) in all() {
         let system = position(&ins, |i| {
             i.keyword == "RUN"
-                && ["apt-get install", "apk add", "dnf install"]
+                && ["apt-get install", "apk add", "dnf install", "yum install"]
                     .iter()
                     .any(|m| i.args.contains(m))
         });

@@ -16,7 +16,8 @@
 //!   not externally managed; installing into that Python is the image's
 //!   convention.
 //! - `nvidia/cuda:*`: the OS of the tag's suffix (`-ubuntu22.04`,
-//!   `-ubuntu24.04`, `-ubi9`, `-rockylinux9`), no Python.
+//!   `-ubuntu24.04`, `-ubi8`, `-ubi9`, `-rockylinux8`, `-rockylinux9`: dnf;
+//!   `-centos7`: yum), no Python.
 //! - `pytorch/pytorch:*`: a conda installation in `/opt/conda` holding
 //!   torch; its Python is the image's environment (not externally managed).
 //! - NGC `nvcr.io/nvidia/pytorch:*`: Ubuntu with torch in the system
@@ -31,10 +32,27 @@
 //!   environment: it counts as without conda and without Python.
 //! - Alpine: apk, no Python; `python3` from apk is externally managed
 //!   from 3.19.
-//! - Fedora, UBI, Rocky, Alma, CentOS: dnf; `python3` is in the image (dnf
-//!   itself was written in Python up to dnf 5) but not pip; not externally
-//!   managed (these distributions ship no `EXTERNALLY-MANAGED` marker).
-//!   Fedora 41 and later (dnf 5) have no Python in the image.
+//! - Fedora, UBI, Rocky, Alma, CentOS, Amazon Linux: never pip in the
+//!   image, never externally managed (these distributions ship no
+//!   `EXTERNALLY-MANAGED` marker). The package manager and the Python go by
+//!   release (the images' own package lists):
+//!   - Fedora: dnf; `python3` is in the image (dnf itself was written in
+//!     Python up to dnf 4); Fedora 41 and later (dnf 5, C++) have none.
+//!   - EL9 and later (`ubi9`, `rockylinux:9`, `almalinux:9`,
+//!     `centos:stream9`, …) and Amazon Linux 2023: dnf, `python3` present.
+//!   - EL8 (`ubi8`, `rockylinux:8`, `almalinux:8`, `centos:8`,
+//!     `centos:stream8`): dnf, but no `python3` on `PATH`: RHEL 8's dnf runs
+//!     on `/usr/libexec/platform-python`, which is not meant for users.
+//!   - CentOS 7 and Amazon Linux 2 (`amazonlinux:2`, `2.0.…`, not `2023`):
+//!     yum 3 and no dnf; Python 2 only, no `python3` (likewise Amazon
+//!     Linux 1, `2018.03`).
+//!   - The minimal images (`ubi8-minimal`, `ubi9-minimal`,
+//!     `ubi9/ubi-minimal`, `rockylinux:9-minimal`, `almalinux:9-minimal`):
+//!     microdnf only (Red Hat's UBI documentation), no Python, and no
+//!     `useradd` (shadow-utils is not installed).
+//!   - A release the tag does not tell (`latest`, `stream`) is taken as
+//!     recent: dnf with `python3` (minimal: microdnf), except Docker Hub's
+//!     `centos:latest`, which is CentOS 8.
 //!
 //! Where the table does not know an image it assumes the least: no Python,
 //! externally managed, no conda, apt — so the generated file installs
@@ -216,9 +234,10 @@ pub fn info(image: &str) -> BaseInfo {
         n if ["rockylinux", "rocky", "almalinux", "centos", "amazonlinux"].contains(&n)
             || n.starts_with("ubi") =>
         {
+            let (manager, has_python) = red_hat(repo, tag);
             BaseInfo {
-                has_python: true,
-                ..os(Family::RedHat, SystemManager::Dnf, false)
+                has_python,
+                ..os(Family::RedHat, manager, false)
             }
         }
         _ if tag.contains("alpine") || name.contains("alpine") => {
@@ -233,13 +252,58 @@ pub fn manager(image: &str) -> SystemManager {
     info(image).manager
 }
 
+/// The package manager of a Red Hat-family image other than Fedora, and
+/// whether `python3` is on its `PATH` (the module doc has the facts), from
+/// its repository (`ubi9/ubi-minimal`, `rockylinux`, `amazonlinux`) and tag.
+fn red_hat(repo: &str, tag: &str) -> (SystemManager, bool) {
+    let name = repo.rsplit('/').next().unwrap_or(repo);
+    // `ubi9-minimal`, `ubi9/ubi-minimal`, `rockylinux:9-minimal`.
+    if name.ends_with("-minimal") || tag.contains("minimal") {
+        return (SystemManager::Microdnf, false);
+    }
+    // The EL release: in the name for UBI (`ubi8`, `ubi9/ubi`), else in the
+    // tag (`8.9`, `stream8`, `centos7`).
+    let release = repo
+        .split('/')
+        .find_map(|part| part.strip_prefix("ubi").and_then(leading_number))
+        .or_else(|| {
+            let t = tag.strip_prefix("centos").unwrap_or(tag);
+            leading_number(t.strip_prefix("stream").unwrap_or(t))
+        });
+    if name == "amazonlinux" {
+        // Amazon Linux 2 (`2`, `2.0.20240131.0`) and 1 (`2018.03`) have
+        // yum; 2023 has dnf.
+        return match release {
+            Some(v) if v < 2023 => (SystemManager::Yum, false),
+            _ => (SystemManager::Dnf, true),
+        };
+    }
+    // Docker Hub's `centos:latest` is CentOS 8 (the last release it got).
+    let release = match (repo, tag) {
+        ("centos", "latest") => Some(8),
+        _ => release,
+    };
+    match release {
+        Some(v) if v <= 7 => (SystemManager::Yum, false),
+        Some(8) => (SystemManager::Dnf, false),
+        _ => (SystemManager::Dnf, true),
+    }
+}
+
 /// The OS of an `nvidia/cuda` tag (`12.4.1-cudnn-devel-ubuntu22.04`):
 /// its package manager and whether its `python3` is externally managed.
 fn os_of_tag(tag: &str) -> (SystemManager, bool) {
     if let Some(i) = tag.rfind("ubuntu") {
         return (SystemManager::Apt, ubuntu_is_pep668(&tag[i + 6..]));
     }
-    if tag.contains("ubi") || tag.contains("rockylinux") || tag.contains("centos") {
+    if let Some(i) = tag.rfind("centos") {
+        // `11.0.3-base-centos7`: CentOS 7 has yum, not dnf (`-centos8`: dnf).
+        if leading_number(&tag[i + 6..]).is_some_and(|v| v <= 7) {
+            return (SystemManager::Yum, false);
+        }
+        return (SystemManager::Dnf, false);
+    }
+    if tag.contains("ubi") || tag.contains("rockylinux") {
         return (SystemManager::Dnf, false);
     }
     (SystemManager::Apt, true)
@@ -459,6 +523,54 @@ mod tests {
             ("fedora:41", Family::RedHat, Dnf, false, false, false, false, Venv),
             ("registry.access.redhat.com/ubi9/ubi:9.4", Family::RedHat, Dnf, true, false, false, false, Venv),
             ("rockylinux:9", Family::RedHat, Dnf, true, false, false, false, Venv),
+            // CentOS 7, Amazon Linux 2 (and 1): yum, Python 2 only.
+            ("centos:7", Family::RedHat, Yum, false, false, false, false, Venv),
+            ("centos:7.9.2009", Family::RedHat, Yum, false, false, false, false, Venv),
+            ("centos:centos7", Family::RedHat, Yum, false, false, false, false, Venv),
+            ("docker.io/library/centos:centos7.9.2009", Family::RedHat, Yum, false, false, false, false, Venv),
+            ("amazonlinux:2", Family::RedHat, Yum, false, false, false, false, Venv),
+            ("amazonlinux:2.0.20240131.0", Family::RedHat, Yum, false, false, false, false, Venv),
+            ("public.ecr.aws/amazonlinux/amazonlinux:2", Family::RedHat, Yum, false, false, false, false, Venv),
+            ("amazonlinux:2018.03", Family::RedHat, Yum, false, false, false, false, Venv),
+            // Amazon Linux 2023: dnf and python3.
+            ("amazonlinux:2023", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("amazonlinux:2023.4.20240319.1", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("amazonlinux", Family::RedHat, Dnf, true, false, false, false, Venv),
+            // EL8: dnf, only platform-python.
+            ("ubi8", Family::RedHat, Dnf, false, false, false, false, Venv),
+            ("ubi8/ubi", Family::RedHat, Dnf, false, false, false, false, Venv),
+            ("registry.access.redhat.com/ubi8/ubi:8.10", Family::RedHat, Dnf, false, false, false, false, Venv),
+            ("registry.access.redhat.com/ubi8:latest", Family::RedHat, Dnf, false, false, false, false, Venv),
+            ("rockylinux:8", Family::RedHat, Dnf, false, false, false, false, Venv),
+            ("rockylinux:8.9", Family::RedHat, Dnf, false, false, false, false, Venv),
+            ("almalinux:8", Family::RedHat, Dnf, false, false, false, false, Venv),
+            ("centos:8", Family::RedHat, Dnf, false, false, false, false, Venv),
+            ("centos:latest", Family::RedHat, Dnf, false, false, false, false, Venv),
+            ("quay.io/centos/centos:stream8", Family::RedHat, Dnf, false, false, false, false, Venv),
+            // EL9 and later: dnf and python3.
+            ("ubi9", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("ubi9/ubi:9.4", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("rockylinux:9.3", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("almalinux:9", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("quay.io/centos/centos:stream9", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("quay.io/centos/centos:stream10", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("almalinux:10", Family::RedHat, Dnf, true, false, false, false, Venv),
+            // The minimal images: microdnf, no Python.
+            ("ubi8-minimal", Family::RedHat, Microdnf, false, false, false, false, Venv),
+            ("ubi9-minimal", Family::RedHat, Microdnf, false, false, false, false, Venv),
+            ("ubi9/ubi-minimal", Family::RedHat, Microdnf, false, false, false, false, Venv),
+            ("registry.access.redhat.com/ubi9/ubi-minimal:9.4", Family::RedHat, Microdnf, false, false, false, false, Venv),
+            ("registry.access.redhat.com/ubi8/ubi-minimal:8.10", Family::RedHat, Microdnf, false, false, false, false, Venv),
+            ("rockylinux:9-minimal", Family::RedHat, Microdnf, false, false, false, false, Venv),
+            ("rockylinux:8-minimal", Family::RedHat, Microdnf, false, false, false, false, Venv),
+            ("almalinux:9-minimal", Family::RedHat, Microdnf, false, false, false, false, Venv),
+            ("rockylinux/rockylinux:9-minimal", Family::RedHat, Microdnf, false, false, false, false, Venv),
+            // nvidia/cuda by the tag's OS.
+            ("nvidia/cuda:11.0.3-base-centos7", Family::NvidiaCuda, Yum, false, false, false, false, Venv),
+            ("nvidia/cuda:11.4.3-devel-centos8", Family::NvidiaCuda, Dnf, false, false, false, false, Venv),
+            ("nvidia/cuda:12.4.1-base-ubi8", Family::NvidiaCuda, Dnf, false, false, false, false, Venv),
+            ("nvidia/cuda:12.4.1-runtime-rockylinux8", Family::NvidiaCuda, Dnf, false, false, false, false, Venv),
+            ("nvidia/cuda:12.4.1-runtime-rockylinux9", Family::NvidiaCuda, Dnf, false, false, false, false, Venv),
             ("ghcr.io/acme/thing:1", Family::Unknown, Apt, false, false, true, false, Venv),
         ];
         for &(image, family, manager, py, pip, pep668, conda, env) in rows {

@@ -133,7 +133,7 @@ impl ImageRef {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct System {
-    /// Set, or inferred from the base image (alpine → apk; fedora/rocky/ubi/centos/almalinux → dnf; else apt).
+    /// Set, or inferred from the base image (alpine → apk; fedora, EL8 and later → dnf; centos 7, amazonlinux 2 → yum; the minimal images → microdnf; else apt).
     pub manager: SystemManager,
     /// Set-like: de-duplicated, first occurrence kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -144,9 +144,20 @@ pub struct System {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SystemManager {
+    /// Debian and Ubuntu: `apt-get`.
     Apt,
+    /// Alpine: `apk`.
     Apk,
+    /// Fedora, RHEL 8 and later (UBI, Rocky, Alma, CentOS Stream), Amazon
+    /// Linux 2023: `dnf`.
     Dnf,
+    /// CentOS 7 and Amazon Linux 2: `yum` (yum 3), which these images have
+    /// instead of dnf.
+    Yum,
+    /// The minimal images of the Red Hat family (`ubi9-minimal`,
+    /// `rockylinux:9-minimal`): `microdnf`, their only package manager
+    /// (they have no dnf, no Python and no `useradd`).
+    Microdnf,
 }
 
 /// `python.*`.

@@ -597,6 +597,8 @@ pub(crate) fn normalize(
         Some(Value::Enum { variant, .. }) => match &**variant {
             "apk" => Some(SystemManager::Apk),
             "dnf" => Some(SystemManager::Dnf),
+            "yum" => Some(SystemManager::Yum),
+            "microdnf" => Some(SystemManager::Microdnf),
             _ => Some(SystemManager::Apt),
         },
         _ => spec.base.as_ref().map(|b| infer_manager(&b.reference)),
@@ -605,7 +607,9 @@ pub(crate) fn normalize(
         // Each name by the grammar of the manager that installs it.
         let check = match manager {
             SystemManager::Apt => validate::debian_package,
-            SystemManager::Dnf => validate::rpm_package,
+            SystemManager::Dnf | SystemManager::Yum | SystemManager::Microdnf => {
+                validate::rpm_package
+            }
             SystemManager::Apk => validate::apk_package,
         };
         for p in &packages {
@@ -1231,6 +1235,8 @@ pub(crate) fn self_view(r: &Record) -> Record {
                     SystemManager::Apt => "apt",
                     SystemManager::Apk => "apk",
                     SystemManager::Dnf => "dnf",
+                    SystemManager::Yum => "yum",
+                    SystemManager::Microdnf => "microdnf",
                 }
                 .into(),
             }),

@@ -249,7 +249,7 @@ fn debian_version(v: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// A system package as `dnf install` reads it: a name, or a
+/// A system package as `dnf install` (and `yum`, `microdnf`) reads it: a name, or a
 /// name-version-release with an optional epoch and arch
 /// (`python3-devel`, `curl-8.6.0-1.fc40`, `bash-0:5.2.26-3.fc40.x86_64`).
 /// Characters: rpm's build/parsePreamble.c `rpmCharCheck` allows letters,
@@ -260,7 +260,7 @@ fn debian_version(v: &str) -> Result<(), &'static str> {
 /// refused, as dnf installs it as a package file.
 pub(crate) fn rpm_package(s: &str) -> Result<(), Invalid> {
     let q = Quoted(s);
-    no_leading_dash(s, "dnf")?;
+    no_leading_dash(s, "dnf, yum or microdnf")?;
     let help = "write an RPM package name (`python3-devel`), optionally with its version (`curl-8.6.0-1.fc40`)";
     let ok = |c: char| alnum(c) || "._+-~^:".contains(c);
     if !all(s, ok) {
