@@ -20,9 +20,9 @@
 //! 2. `FROM` the exact image ([`scl_ir::ImageRef::pinned`]), a literal word;
 //! 3. system packages in one layer with the base image's manager (apt: `apt-get
 //!    update`, `--no-install-recommends`, lists removed in the same `RUN`;
-//!    apk: `--no-cache`; dnf: `dnf clean all`), in IR order, after `--` for
-//!    apt and apk; dnf 5 has no `--`, so a dnf package starting with `-` is
-//!    refused. For apt, only Debian package names are written
+//!    apk: `--no-cache`; dnf, yum, microdnf: `… clean all`), in IR order,
+//!    after `--` for apt and apk; dnf 5 has no `--` (and yum and microdnf are
+//!    given none), so a package starting with `-` is refused for them. For apt, only Debian package names are written
 //!    ([`apt_package`]: apt reads anything else as a pattern, a glob or a
 //!    regular expression), with `-o APT::Cmd::Pattern-Only=true`, and each
 //!    name with `.` or `+` is checked after the install with `dpkg-query`

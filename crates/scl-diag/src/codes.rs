@@ -359,9 +359,9 @@ Example:
 Fix: give each parameter once.";
 
 "E0320", "invalid system package name",
-"A `system.packages` entry is not a package name for the env's package manager (`system.manager`, or the one inferred from the base image), so the install command would misread it — a value starting with `-` would even become an option of `apt-get`, `dnf` or `apk`.
+"A `system.packages` entry is not a package name for the env's package manager (`system.manager`, or the one inferred from the base image), so the install command would misread it — a value starting with `-` would even become an option of `apt-get`, `dnf`, `yum`, `microdnf` or `apk`.
 - apt (Debian Policy §5.6.7, §5.6.12; apt-get(8)): `name[:arch][=version|/release]` — lower-case letters, digits and `+ - .`, at least two characters, starting with a letter or digit, not ending in `-` (`pkg-` means \"remove\"): `curl`, `curl=7.88.1-10`, `libc6:amd64`, `git/bookworm-backports`.
-- dnf (rpm's name rules): letters, digits and `. _ + -` (`~ ^ :` in versions), starting with a letter, digit or `_`: `python3-devel`, `curl-8.6.0-1.fc40`.
+- dnf, yum and microdnf (rpm's name rules): letters, digits and `. _ + -` (`~ ^ :` in versions), starting with a letter, digit or `_`: `python3-devel`, `curl-8.6.0-1.fc40`.
 - apk (apk-package(5), apk-world(5)): `name[@tag][op version]`, names of letters, digits and `. _ + -` and not containing `.apk`: `py3-numpy`, `curl=8.5.0-r0`, `busybox@edge`.
 
 Example:
@@ -654,7 +654,7 @@ Example:
 Fix: write the value on one line (here: `description = \"Fine-tune BERT on GLUE\"`), or as the message says.";
 
 "E0402", "a tool would misread this value",
-"The value would reach a tool that reads it as something other than itself, so the image would not be what the IR says: a `dnf` package starting with `-` (read as an option; dnf 5 has no `--`), a user name of digits only (read as a uid), a `COPY` source with `*`, `?`, `[` or `\\` (read as a glob pattern, so another file than the one sclc hashed could be copied), a URL asset ending in `.git` (BuildKit's `ADD` clones it as a git repository) or not starting with `http://`/`https://`. Values that start with `-` are otherwise passed after `--` and are safe.
+"The value would reach a tool that reads it as something other than itself, so the image would not be what the IR says: a `dnf`, `yum` or `microdnf` package starting with `-` (read as an option; dnf 5 has no `--`, and sclc gives none to yum or microdnf), a user name of digits only (read as a uid), a `COPY` source with `*`, `?`, `[` or `\\` (read as a glob pattern, so another file than the one sclc hashed could be copied), a URL asset ending in `.git` (BuildKit's `ADD` clones it as a git repository) or not starting with `http://`/`https://`. Values that start with `-` are otherwise passed after `--` and are safe.
 
 Example:
     python.requirements = [file(\"./req[1].txt\")]
