@@ -75,10 +75,10 @@ fn field_path(path: &[String]) -> FieldPath {
 
 fn value_at(record: &scl_sema::value::Record, path: &[String]) -> Option<String> {
     let (first, rest) = path.split_first()?;
-    let mut v = record.get(first)?;
+    let mut v = record.get(first.as_str())?;
     for s in rest {
         match v {
-            Value::Record(r) => v = r.get(s)?,
+            Value::Record(r) => v = r.get(s.as_str())?,
             _ => return None,
         }
     }

@@ -646,8 +646,8 @@ pub(crate) fn call(
             Value::Record(r) => ev.new_list(m, span, r.len()).map(|()| {
                 Value::List(Arc::new(
                     r.keys()
-                        .filter(|k| k.as_str() != TYPE_KEY)
-                        .map(|k| Value::str(k.as_str()))
+                        .filter(|k| !is_type_mark(k))
+                        .map(|k| Value::Str(k.clone()))
                         .collect(),
                 ))
             }),
@@ -1205,10 +1205,10 @@ fn coerce_record(ev: &Evaluator, m: ModuleId, rt: RecordTy, r: &Record, span: Sp
     let mut out = Record::new();
     let mut failed = false;
     for (k, v) in r.iter() {
-        if k == TYPE_KEY {
+        if &**k == TYPE_KEY {
             continue;
         }
-        match fields.iter().find(|(n, _, _)| n == k) {
+        match fields.iter().find(|(n, _, _)| *n == &**k) {
             Some((_, t, _)) => match coerce(ev, m, v.clone(), t, span) {
                 Ok(v) => {
                     out.insert(k.clone(), v);

@@ -108,7 +108,7 @@ fn set_path(r: &mut Record, path: &FieldPath, v: Value) {
             _ => return,
         }
     }
-    cur.insert(last.as_str().to_string(), v);
+    cur.insert(last.as_str().into(), v);
 }
 
 /// The index URLs carried from the env's requirements files (`--index-url`,
@@ -424,7 +424,7 @@ fn report_at(
 
 /// The names of the services of env record `r` (those that failed too), in
 /// order: what a `depends_on` may name.
-pub(crate) fn service_names(r: &Record) -> Vec<&String> {
+pub(crate) fn service_names(r: &Record) -> Vec<&Arc<str>> {
     rec(get(r, &["services"]))
         .map(|s| s.keys().collect())
         .unwrap_or_default()
@@ -529,7 +529,7 @@ pub(crate) fn normalize(
     // budget before it is copied (field by field, at the field's origin),
     // so that many references to one large value stop at E0316.
     for (k, v) in r.iter() {
-        if k == "services" {
+        if &**k == "services" {
             continue;
         }
         // A top-level key is its own path.
@@ -566,7 +566,7 @@ pub(crate) fn normalize(
             let e = match v {
                 Value::Env(e) => e,
                 Value::EnvRef(r) => {
-                    pending.push((name.clone(), r.clone()));
+                    pending.push((name.to_string(), r.clone()));
                     continue;
                 }
                 _ => continue,
@@ -574,7 +574,7 @@ pub(crate) fn normalize(
             match ev.final_of(e).and_then(|f| ev.complete(&f)) {
                 Ok(f) => match &f.spec {
                     Some(sp) => {
-                        spec.services.insert(name.clone(), sp.clone());
+                        spec.services.insert(name.to_string(), sp.clone());
                     }
                     None => failed.set(true),
                 },
@@ -825,7 +825,7 @@ pub(crate) fn normalize(
     if let Some(vars) = rec(get(r, &["vars"])) {
         // The hidden mark of a record checked against a schema type is
         // not an entry (a `Volume` assigned to a map keeps it).
-        for (k, v) in vars.iter().filter(|(k, _)| k.as_str() != TYPE_KEY) {
+        for (k, v) in vars.iter().filter(|(k, _)| !is_type_mark(k)) {
             let val = match v {
                 Value::Secret { name, key } => VarValue::Secret(SecretRef {
                     secret: name.to_string(),
@@ -833,7 +833,7 @@ pub(crate) fn normalize(
                 }),
                 other => VarValue::Plain(s(other)),
             };
-            spec.vars.insert(k.clone(), val);
+            spec.vars.insert(k.to_string(), val);
         }
     }
     if let Some(Value::List(a)) = get(r, &["assets"]) {
@@ -995,8 +995,8 @@ pub(crate) fn normalize(
     }
     spec.depends_on = strs(get(r, &["depends_on"]));
     if let Some(l) = rec(get(r, &["labels"])) {
-        for (k, v) in l.iter().filter(|(k, _)| k.as_str() != TYPE_KEY) {
-            spec.labels.insert(k.clone(), s(v));
+        for (k, v) in l.iter().filter(|(k, _)| !is_type_mark(k)) {
+            spec.labels.insert(k.to_string(), s(v));
         }
     }
     spec.ignore = strs(get(r, &["ignore"]));
@@ -1028,7 +1028,7 @@ pub(crate) fn normalize(
 pub(crate) fn check_services(
     ev: &impl Sink,
     at: &dyn Fn(&FieldPath) -> (crate::ModuleId, Span),
-    names: &[&String],
+    names: &[&Arc<str>],
     services: &BTreeMap<String, Arc<EnvSpec>>,
 ) -> bool {
     let failed = std::cell::Cell::new(false);
@@ -1052,18 +1052,14 @@ pub(crate) fn check_services(
     }
     for (name, sp) in services {
         for dep in &sp.depends_on {
-            if !names.contains(&dep) {
+            if !names.iter().any(|n| ***n == **dep) {
                 report(
                     &path(&["services"]).key(name),
                     "E0208",
                     format!("service `{name}` depends on `{dep}`, which is not a service here"),
                     format!(
                         "services: {}",
-                        names
-                            .iter()
-                            .map(|n| n.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        names.iter().map(|n| &***n).collect::<Vec<_>>().join(", ")
                     ),
                 );
             }
@@ -1270,7 +1266,7 @@ fn fill_defaults(r: &mut Record, rt: RecordTy, infer: &dyn Fn(RecordTy, &str) ->
                 (FieldDefault::Fields, _) => Some(Value::Record(Arc::new(Record::new()))),
             };
             if let Some(v) = v {
-                r.insert(f.name.to_string(), v);
+                r.insert(f.name.into(), v);
             }
         }
         if let (Ty::Record(sub), Some(Value::Record(x))) = (&f.ty, r.get_mut(f.name)) {

@@ -10,11 +10,16 @@ use std::sync::Arc;
 
 /// A record or map value: sorted keys, compact while small
 /// ([`crate::record::Fields`]).
-pub type Record = crate::record::Fields<String, Value>;
+pub type Record = crate::record::Fields<Arc<str>, Value>;
 
 /// A hidden key marking a record already checked against a schema record
 /// type (its value is the type's name), so it is not checked twice.
 pub const TYPE_KEY: &str = "\u{1}type";
+
+/// Whether record key `k` is the hidden [`TYPE_KEY`] mark.
+pub fn is_type_mark(k: &str) -> bool {
+    k == TYPE_KEY
+}
 
 /// A value. Cheap to clone (containers are behind `Arc`).
 #[derive(Clone, Debug, PartialEq)]
@@ -216,7 +221,7 @@ impl fmt::Display for Whole<'_> {
             }
             Value::Record(r) => {
                 write!(f, "{{ ")?;
-                for (i, (k, v)) in r.iter().filter(|(k, _)| k.as_str() != TYPE_KEY).enumerate() {
+                for (i, (k, v)) in r.iter().filter(|(k, _)| !is_type_mark(k)).enumerate() {
                     if i > 0 {
                         write!(f, ", ")?;
                     }

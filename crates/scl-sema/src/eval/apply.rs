@@ -208,7 +208,7 @@ impl Evaluator<'_> {
                 // key, or `vars = { A = … }` then `vars += { A = … }`): the
                 // second would silently win, as with two `=`.
                 if let (Value::Record(r), Ty::Map(_)) = (&v, &fty) {
-                    for k in r.keys().filter(|k| k.as_str() != TYPE_KEY) {
+                    for k in r.keys().filter(|k| !is_type_mark(k)) {
                         let kp = full.key(k);
                         if *op == AssignOp::Append {
                             if let Some(prev) = seen.set.get(&kp) {

@@ -62,10 +62,7 @@ impl Builder {
         let mut cur = rec;
         for seg in path {
             if !matches!(cur.get(seg.as_str()), Some(Value::Record(_))) {
-                cur.insert(
-                    seg.as_str().to_string(),
-                    Value::Record(Arc::new(Record::new())),
-                );
+                cur.insert(seg.as_str().into(), Value::Record(Arc::new(Record::new())));
             }
             let Some(Value::Record(r)) = cur.get_mut(seg.as_str()) else {
                 unreachable!("just made")
@@ -202,8 +199,7 @@ impl Builder {
             || (matches!(ty, Ty::Any) && matches!(v, Value::Record(_)) && op == AssignOp::Append);
         match op {
             AssignOp::Set => {
-                let old =
-                    Builder::slot(&mut self.record, parent).insert(last.to_string(), v.clone());
+                let old = Builder::slot(&mut self.record, parent).insert(last.into(), v.clone());
                 self.note_write(key, &v, span, old.is_some());
             }
             AssignOp::Append => {
@@ -216,7 +212,7 @@ impl Builder {
                             _ => Vec::new(),
                         };
                         items.extend(new.iter().cloned());
-                        rec.insert(last.to_string(), Value::List(Arc::new(items)));
+                        rec.insert(last.into(), Value::List(Arc::new(items)));
                         self.note_touch(key, span);
                     }
                     (cur, Value::Record(new)) => {
@@ -227,11 +223,11 @@ impl Builder {
                         let mut writes = Vec::new();
                         for (k, x) in new.iter() {
                             let old = merged.insert(k.clone(), x.clone());
-                            if k != TYPE_KEY {
+                            if !is_type_mark(k) {
                                 writes.push((key.key(k), x.clone(), old.is_some()));
                             }
                         }
-                        rec.insert(last.to_string(), Value::Record(Arc::new(merged)));
+                        rec.insert(last.into(), Value::Record(Arc::new(merged)));
                         for (k, x, existed) in writes {
                             self.note_write(k, &x, span, existed);
                         }
@@ -259,7 +255,7 @@ impl Builder {
                                 }
                             }
                         }
-                        rec.insert(last.to_string(), Value::Record(Arc::new(m)));
+                        rec.insert(last.into(), Value::Record(Arc::new(m)));
                         // A removed key has no provenance any more.
                         for g in gone {
                             self.forget(&g);
@@ -286,7 +282,7 @@ impl Builder {
                                 .cloned()
                                 .collect()
                         };
-                        rec.insert(last.to_string(), Value::List(Arc::new(kept)));
+                        rec.insert(last.into(), Value::List(Arc::new(kept)));
                     }
                     (None, Value::List(_)) => {}
                     (_, v) => {

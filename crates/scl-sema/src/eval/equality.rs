@@ -47,8 +47,8 @@ pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
 }
 
 /// The fields of a record value, without the hidden [`TYPE_KEY`] mark.
-pub(crate) fn fields(r: &Record) -> impl Iterator<Item = (&String, &Value)> {
-    r.iter().filter(|(k, _)| k.as_str() != TYPE_KEY)
+pub(crate) fn fields(r: &Record) -> impl Iterator<Item = (&Arc<str>, &Value)> {
+    r.iter().filter(|(k, _)| !is_type_mark(k))
 }
 
 /// How many fields a record value has (the hidden mark is not one).

@@ -156,7 +156,7 @@ impl Evaluator<'_> {
                 let xs = self.eval(cx, iter, &Ty::Any)?;
                 let items: Vec<Value> = match xs {
                     Value::List(l) => l.to_vec(),
-                    Value::Record(r) => fields(&r).map(|(k, _)| Value::str(k.as_str())).collect(),
+                    Value::Record(r) => fields(&r).map(|(k, _)| Value::Str(k.clone())).collect(),
                     Value::Pending => return Ok(Value::Pending),
                     other => {
                         return self.err(

@@ -160,7 +160,7 @@ impl Evaluator<'_> {
                         span,
                         format!("the record has no field `{name}`"),
                     );
-                    d = match self.suggest(name, || r.keys().map(|k| k.as_str()).collect()) {
+                    d = match self.suggest(name, || r.keys().map(|k| &**k).collect()) {
                         Some(s) => d.with_help(format!("did you mean `{s}`?")),
                         None => d.with_help(format!("fields: {}", keys_list(r))),
                     };
