@@ -42,6 +42,23 @@ impl<K, V> Default for Fields<K, V> {
 }
 
 impl<K: Ord, V> Fields<K, V> {
+    /// An empty map with room for `n` entries without reallocating (the
+    /// vector form; past [`SMALL`] entries it turns into a `BTreeMap`
+    /// whatever the room).
+    pub fn with_capacity(n: usize) -> Self {
+        Fields {
+            repr: Repr::Small(Vec::with_capacity(n.min(SMALL))),
+        }
+    }
+
+    /// Drops spare room of the vector form (a map kept for long, like an
+    /// IR's labels, holds only its entries).
+    pub fn shrink_to_fit(&mut self) {
+        if let Repr::Small(v) = &mut self.repr {
+            v.shrink_to_fit();
+        }
+    }
+
     /// An empty map (no allocation).
     pub fn new() -> Self {
         Self::default()

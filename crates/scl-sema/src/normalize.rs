@@ -825,6 +825,7 @@ pub(crate) fn normalize(
     if let Some(vars) = rec(get(r, &["vars"])) {
         // The hidden mark of a record checked against a schema type is
         // not an entry (a `Volume` assigned to a map keeps it).
+        spec.vars = Fields::with_capacity(vars.len());
         for (k, v) in vars.iter().filter(|(k, _)| !is_type_mark(k)) {
             let val = match v {
                 Value::Secret { name, key } => VarValue::Secret(SecretRef {
@@ -995,6 +996,8 @@ pub(crate) fn normalize(
     }
     spec.depends_on = strs(get(r, &["depends_on"]));
     if let Some(l) = rec(get(r, &["labels"])) {
+        // In key order, into exactly the room needed (the IR is kept).
+        spec.labels = Fields::with_capacity(l.len());
         for (k, v) in l.iter().filter(|(k, _)| !is_type_mark(k)) {
             spec.labels.insert(k.to_string(), s(v));
         }

@@ -536,6 +536,12 @@ impl Origins {
         self.len == 0
     }
 
+    /// Drops the spare room of the paths this map holds itself (done once
+    /// an env's origins are complete: they are kept as long as its value).
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.own.shrink_to_fit();
+    }
+
     /// Sets the origin of `path`.
     pub(crate) fn insert(&mut self, path: FieldPath, origin: Origin) {
         if self.get(&path).is_none() {

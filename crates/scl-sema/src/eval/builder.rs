@@ -207,10 +207,13 @@ impl Builder {
                 let cur = rec.get(last).cloned();
                 match (cur, v) {
                     (None | Some(Value::List(_)), Value::List(new)) if !is_map => {
-                        let mut items = match rec.get(last) {
-                            Some(Value::List(old)) => old.to_vec(),
-                            _ => Vec::new(),
+                        let old: &[Value] = match rec.get(last) {
+                            Some(Value::List(old)) => old,
+                            _ => &[],
                         };
+                        // Exactly the room needed: the list is kept as is.
+                        let mut items = Vec::with_capacity(old.len() + new.len());
+                        items.extend(old.iter().cloned());
                         items.extend(new.iter().cloned());
                         rec.insert(last.into(), Value::List(Arc::new(items)));
                         self.note_touch(key, span);

@@ -259,7 +259,9 @@ impl Evaluator<'_> {
         let (record, b, reusable) = last.ok_or(Reported)?;
         self.check_conflicts(env, &b)?;
         let mut b = b;
-        let origins = Arc::new(std::mem::take(&mut b.origins));
+        let mut origins = std::mem::take(&mut b.origins);
+        origins.shrink_to_fit();
+        let origins = Arc::new(origins);
         let (spec, pending) = normalize::normalize(self, env, &record, &origins)?;
         let applied = reusable.then(|| Arc::new(b.into_applied(&record, &origins)));
         Ok(Arc::new(FinalEnv {
