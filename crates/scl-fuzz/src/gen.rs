@@ -331,7 +331,7 @@ fn item(well_typed: bool) -> BoxedStrategy<String> {
         1 => (image_ref(), string()).prop_map(|(r, d)| format!("base = image({r}, digest = {d})")),
         2 => text.clone().prop_map(|d| format!("description = {d}")),
         3 => (assign.clone(), list_of(typed(PACKAGES))).prop_map(|(a, l)| format!("system.packages {a} {l}")),
-        1 => select(&[".apt", ".apk", ".dnf", ".pip", "\"apt\""][..]).prop_map(|m| format!("system.manager = {m}")),
+        1 => select(&[".apt", ".apk", ".dnf", ".yum", ".microdnf", ".pip", "\"apt\""][..]).prop_map(|m| format!("system.manager = {m}")),
         2 => (select(&["\"3.10\"", "\"3.11\"", "\"3\"", "\"3.12\"", "\"3.10\"", "\"x\""][..]), select(&[".pip", ".uv", ".conda"][..]),
               list_of(prop_oneof![12 => typed(PY_PACKAGES), 1 => Just("\"a-}\"".to_string())]))
             .prop_map(|(v, m, p)| format!("python {{\n    version = {v}\n    manager = {m}\n    packages = {p}\n  }}")),

@@ -32,7 +32,7 @@
 //!   environment: it counts as without conda and without Python.
 //! - Alpine: apk, no Python; `python3` from apk is externally managed
 //!   from 3.19.
-//! - Fedora, UBI, Rocky, Alma, CentOS, Amazon Linux: never pip in the
+//! - Fedora, UBI, Rocky, Alma, CentOS, Amazon Linux, Oracle Linux: never pip in the
 //!   image, never externally managed (these distributions ship no
 //!   `EXTERNALLY-MANAGED` marker). The package manager and the Python go by
 //!   release (the images' own package lists):
@@ -50,6 +50,9 @@
 //!     `ubi9/ubi-minimal`, `rockylinux:9-minimal`, `almalinux:9-minimal`):
 //!     microdnf only (Red Hat's UBI documentation), no Python, and no
 //!     `useradd` (shadow-utils is not installed).
+//!   - Oracle Linux (`oraclelinux:7`, `8`, `9`) as the EL release it
+//!     follows; its `-slim` images have yum (7) or microdnf (8 and later)
+//!     and no Python (Oracle's container images documentation).
 //!   - A release the tag does not tell (`latest`, `stream`) is taken as
 //!     recent: dnf with `python3` (minimal: microdnf), except Docker Hub's
 //!     `centos:latest`, which is CentOS 8.
@@ -97,7 +100,7 @@ pub enum Family {
     /// `mambaorg/micromamba`.
     Micromamba,
     Alpine,
-    /// Fedora, UBI, Rocky, Alma, CentOS, Amazon Linux.
+    /// Fedora, UBI, Rocky, Alma, CentOS, Amazon Linux, Oracle Linux.
     RedHat,
     /// Anything else.
     Unknown,
@@ -231,7 +234,8 @@ pub fn info(image: &str) -> BaseInfo {
                 ..os(Family::RedHat, SystemManager::Dnf, false)
             }
         }
-        n if ["rockylinux", "rocky", "almalinux", "centos", "amazonlinux"].contains(&n)
+        n if ["rockylinux", "rocky", "almalinux", "centos", "amazonlinux", "oraclelinux"]
+            .contains(&n)
             || n.starts_with("ubi") =>
         {
             let (manager, has_python) = red_hat(repo, tag);
@@ -270,6 +274,14 @@ fn red_hat(repo: &str, tag: &str) -> (SystemManager, bool) {
             let t = tag.strip_prefix("centos").unwrap_or(tag);
             leading_number(t.strip_prefix("stream").unwrap_or(t))
         });
+    // Oracle Linux's `-slim` images: yum up to 7, microdnf from 8 (Oracle's
+    // container images documentation), no Python.
+    if name == "oraclelinux" && tag.contains("slim") {
+        return match release {
+            Some(v) if v <= 7 => (SystemManager::Yum, false),
+            _ => (SystemManager::Microdnf, false),
+        };
+    }
     if name == "amazonlinux" {
         // Amazon Linux 2 (`2`, `2.0.20240131.0`) and 1 (`2018.03`) have
         // yum; 2023 has dnf.
@@ -564,6 +576,13 @@ mod tests {
             ("rockylinux:9-minimal", Family::RedHat, Microdnf, false, false, false, false, Venv),
             ("rockylinux:8-minimal", Family::RedHat, Microdnf, false, false, false, false, Venv),
             ("almalinux:9-minimal", Family::RedHat, Microdnf, false, false, false, false, Venv),
+            // Oracle Linux: yum up to 7, dnf from 8; `-slim`: microdnf from 8.
+            ("oraclelinux:7", Family::RedHat, Yum, false, false, false, false, Venv),
+            ("oraclelinux:7-slim", Family::RedHat, Yum, false, false, false, false, Venv),
+            ("oraclelinux:8", Family::RedHat, Dnf, false, false, false, false, Venv),
+            ("oraclelinux:8-slim", Family::RedHat, Microdnf, false, false, false, false, Venv),
+            ("oraclelinux:9", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("oraclelinux:9-slim", Family::RedHat, Microdnf, false, false, false, false, Venv),
             ("rockylinux/rockylinux:9-minimal", Family::RedHat, Microdnf, false, false, false, false, Venv),
             // nvidia/cuda by the tag's OS.
             ("nvidia/cuda:11.0.3-base-centos7", Family::NvidiaCuda, Yum, false, false, false, false, Venv),
