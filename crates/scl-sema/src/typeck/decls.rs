@@ -6,7 +6,6 @@ use super::types::{ModuleTypes, Param, Signature, Type};
 use super::{Context, TypeTable, Typed};
 use scl_diag::Diagnostic;
 use scl_syntax::ast::*;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub(super) fn check(module: &Module, cx: &Context) -> Typed {
@@ -25,7 +24,7 @@ pub(super) fn check(module: &Module, cx: &Context) -> Typed {
         c.table.push((module.decls[i].name().span, t.clone()));
         c.decl_types[i] = Some(t);
     }
-    let mut decls = BTreeMap::new();
+    let mut decls = scl_ir::fields::Fields::new();
     for (i, d) in module.decls.iter().enumerate() {
         if c.index.get(d.name().name.as_str()) == Some(&i) {
             decls.insert(
@@ -34,6 +33,8 @@ pub(super) fn check(module: &Module, cx: &Context) -> Typed {
             );
         }
     }
+    // Kept as long as the module is: no spare room.
+    decls.shrink_to_fit();
     Typed {
         diagnostics: c.out,
         types: TypeTable { entries: c.table },

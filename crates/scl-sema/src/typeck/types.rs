@@ -92,7 +92,7 @@ pub struct Param {
 pub struct ModuleTypes {
     /// The module's display path (`std/s3-data.env.scl`), for messages.
     pub path: String,
-    pub decls: BTreeMap<String, Type>,
+    pub decls: scl_ir::fields::Fields<String, Type>,
 }
 
 impl Type {
