@@ -639,9 +639,10 @@ fn for_each_expr<'e>(root: &'e Expr, f: &mut dyn FnMut(&'e Expr)) {
                         }
                     }
                     ExprKind::List(es) => kids.extend(es.iter().map(Node::Expr)),
-                    ExprKind::Comprehension {
-                        iter, cond, body, ..
-                    } => {
+                    ExprKind::Comprehension(c) => {
+                        let scl_syntax::ast::Comprehension {
+                            iter, cond, body, ..
+                        } = &**c;
                         kids.push(Node::Expr(iter));
                         if let Some(c) = cond {
                             kids.push(Node::Expr(c));

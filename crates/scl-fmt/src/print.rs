@@ -964,12 +964,13 @@ impl<'a> Printer<'a> {
                 );
                 Self::list_layout(seq, "[", "]", false, false)
             }
-            ExprKind::Comprehension {
-                var,
-                iter,
-                cond,
-                body,
-            } => {
+            ExprKind::Comprehension(c) => {
+                let Comprehension {
+                    var,
+                    iter,
+                    cond,
+                    body,
+                } = &**c;
                 // A comment after the `[` stays at the end of its line.
                 let after_open = self.before(e.span.start, "for");
                 let mut v = vec![

@@ -113,9 +113,10 @@ fn statements(m: &Module) -> Vec<(u32, u32)> {
     fn expr(e: &Expr, out: &mut Vec<(u32, u32)>) {
         match &e.kind {
             ExprKind::List(xs) => xs.iter().for_each(|x| expr(x, out)),
-            ExprKind::Comprehension {
-                iter, cond, body, ..
-            } => {
+            ExprKind::Comprehension(c) => {
+                let Comprehension {
+                    iter, cond, body, ..
+                } = &**c;
                 expr(iter, out);
                 if let Some(c) = cond {
                     expr(c, out);

@@ -513,12 +513,13 @@ impl<'a, 'm> Walk<'a, 'm> {
                 }
             }
             ExprKind::List(xs) => xs.iter().for_each(|x| self.expr(x)),
-            ExprKind::Comprehension {
-                var,
-                iter,
-                cond,
-                body,
-            } => {
+            ExprKind::Comprehension(c) => {
+                let scl_syntax::ast::Comprehension {
+                    var,
+                    iter,
+                    cond,
+                    body,
+                } = &**c;
                 self.expr(iter);
                 self.set(
                     var.span,

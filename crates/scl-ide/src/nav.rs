@@ -331,12 +331,13 @@ impl Walker {
                 }
             }
             ExprKind::List(xs) => xs.iter().for_each(|x| self.expr(x)),
-            ExprKind::Comprehension {
-                var,
-                iter,
-                cond,
-                body,
-            } => {
+            ExprKind::Comprehension(c) => {
+                let scl_syntax::ast::Comprehension {
+                    var,
+                    iter,
+                    cond,
+                    body,
+                } = &**c;
                 self.expr(iter);
                 self.scope.push((var.name.clone(), var.span));
                 self.out.push(Occ {

@@ -234,8 +234,15 @@ pub fn info(image: &str) -> BaseInfo {
                 ..os(Family::RedHat, SystemManager::Dnf, false)
             }
         }
-        n if ["rockylinux", "rocky", "almalinux", "centos", "amazonlinux", "oraclelinux"]
-            .contains(&n)
+        n if [
+            "rockylinux",
+            "rocky",
+            "almalinux",
+            "centos",
+            "amazonlinux",
+            "oraclelinux",
+        ]
+        .contains(&n)
             || n.starts_with("ubi") =>
         {
             let (manager, has_python) = red_hat(repo, tag);

@@ -374,12 +374,13 @@ impl Walker<'_> {
                 self.out.push(d);
             }
             ExprKind::List(xs) => xs.iter().for_each(|x| self.expr(x, scope)),
-            ExprKind::Comprehension {
-                var,
-                iter,
-                cond,
-                body,
-            } => {
+            ExprKind::Comprehension(c) => {
+                let Comprehension {
+                    var,
+                    iter,
+                    cond,
+                    body,
+                } = &**c;
                 self.expr(iter, scope);
                 scope.push(var.name.clone());
                 if let Some(c) = cond {

@@ -63,11 +63,11 @@ impl std::fmt::Debug for Module {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decl {
     Import(ImportDecl),
-    Param(ParamDecl),
-    Let(LetDecl),
-    Enum(EnumDecl),
-    Fn(FnDecl),
-    Env(EnvDecl),
+    Param(Box<ParamDecl>),
+    Let(Box<LetDecl>),
+    Enum(Box<EnumDecl>),
+    Fn(Box<FnDecl>),
+    Env(Box<EnvDecl>),
 }
 
 impl Decl {
@@ -290,12 +290,7 @@ pub enum ExprKind {
     /// `[a, b, c]`
     List(Vec<Expr>),
     /// `[for x in xs if cond: body]`
-    Comprehension {
-        var: Ident,
-        iter: Box<Expr>,
-        cond: Option<Box<Expr>>,
-        body: Box<Expr>,
-    },
+    Comprehension(Box<Comprehension>),
     /// `{ ITEMS }` — a record (or, where an Env is expected, an anonymous env).
     Record(Block),
     /// A base followed by postfix operations applied left to right: calls,
@@ -326,6 +321,16 @@ pub enum ExprKind {
     Error,
 }
 
+/// `[for var in iter if cond: body]` (behind a `Box` in [`ExprKind`], so
+/// that the rare comprehension does not make every expression larger).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comprehension {
+    pub var: Ident,
+    pub iter: Expr,
+    pub cond: Option<Expr>,
+    pub body: Expr,
+}
+
 /// One postfix operation of an [`ExprKind::Postfix`] chain.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PostOp {
@@ -353,8 +358,8 @@ pub enum PostOpKind {
 pub enum StrPart {
     /// Literal text, escapes already processed.
     Lit(String),
-    /// `${expr}`
-    Interp(Expr),
+    /// `${expr}` (behind a `Box`, so that the usual literal part is small).
+    Interp(Box<Expr>),
 }
 
 /// A call argument; `name` is set for `name = value`.
@@ -527,9 +532,10 @@ fn names_in_expr(e: &Expr, f: &mut dyn FnMut(&str)) {
             }
         }
         ExprKind::List(xs) => xs.iter().for_each(|x| names_in_expr(x, f)),
-        ExprKind::Comprehension {
-            iter, cond, body, ..
-        } => {
+        ExprKind::Comprehension(c) => {
+            let Comprehension {
+                iter, cond, body, ..
+            } = &**c;
             names_in_expr(iter, f);
             if let Some(c) = cond {
                 names_in_expr(c, f);
@@ -834,12 +840,13 @@ impl Expr {
                     x.for_each_span_mut(f);
                 }
             }
-            ExprKind::Comprehension {
-                var,
-                iter,
-                cond,
-                body,
-            } => {
+            ExprKind::Comprehension(c) => {
+                let Comprehension {
+                    var,
+                    iter,
+                    cond,
+                    body,
+                } = &mut **c;
                 f.span(&mut var.span);
                 iter.for_each_span_mut(f);
                 if let Some(c) = cond {

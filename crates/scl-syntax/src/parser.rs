@@ -1056,14 +1056,14 @@ impl<'s> Parser<'s> {
         let name = self.ident().ok()?;
         let (mut ty, mut default, mut where_) = (None, None, None);
         let _ = self.param_rest(&mut ty, &mut default, &mut where_);
-        Some(Decl::Param(ParamDecl {
+        Some(Decl::Param(Box::new(ParamDecl {
             doc,
             name,
             ty: ty.unwrap_or_else(|| self.err_type(self.pos)),
             default: default.unwrap_or_else(|| self.err_expr(self.pos)),
             where_,
             span: self.span_from(start),
-        }))
+        })))
     }
 
     /// The rest of a param after its name; a part that fails is an Error
@@ -1108,12 +1108,12 @@ impl<'s> Parser<'s> {
             }
             Err(Fail) => self.err_expr(self.pos),
         };
-        Some(Decl::Let(LetDecl {
+        Some(Decl::Let(Box::new(LetDecl {
             doc,
             name,
             value,
             span: self.span_from(start),
-        }))
+        })))
     }
 
     /// `enum = "enum" IDENT "{" { SEP } [ IDENT { SEP { SEP } IDENT } { SEP } ] "}"`
@@ -1160,12 +1160,12 @@ impl<'s> Parser<'s> {
         } else {
             self.fail();
         }
-        Some(Decl::Enum(EnumDecl {
+        Some(Decl::Enum(Box::new(EnumDecl {
             doc,
             name,
             variants,
             span: self.span_from(start),
-        }))
+        })))
     }
 
     /// `fn = "fn" IDENT params [ "->" type ] "=" expr`
@@ -1174,14 +1174,14 @@ impl<'s> Parser<'s> {
         let name = self.ident().ok()?;
         let (mut params, mut ret, mut body) = (Vec::new(), None, None);
         let _ = self.fn_rest(&mut params, &mut ret, &mut body);
-        Some(Decl::Fn(FnDecl {
+        Some(Decl::Fn(Box::new(FnDecl {
             doc,
             name,
             params,
             ret,
             body: body.unwrap_or_else(|| self.err_expr(self.pos)),
             span: self.span_from(start),
-        }))
+        })))
     }
 
     fn fn_rest(
@@ -1241,7 +1241,7 @@ impl<'s> Parser<'s> {
             }
         }
         d.span = self.span_from(start);
-        Some(Decl::Env(d))
+        Some(Decl::Env(Box::new(d)))
     }
 
     fn env_rest(&mut self, d: &mut EnvDecl) -> R<Block> {
@@ -2010,11 +2010,11 @@ impl<'s> Parser<'s> {
                     let open = self.pos;
                     self.bump();
                     match self.expr().and_then(|e| self.need(K::InterpEnd).map(|_| e)) {
-                        Ok(e) => parts.push(StrPart::Interp(e)),
+                        Ok(e) => parts.push(StrPart::Interp(Box::new(e))),
                         Err(Fail) if self.bail => return Err(Fail),
                         Err(Fail) => {
                             self.close_group(open);
-                            parts.push(StrPart::Interp(self.err_expr(open)));
+                            parts.push(StrPart::Interp(Box::new(self.err_expr(open))));
                         }
                     }
                 }
@@ -2120,19 +2120,19 @@ impl<'s> Parser<'s> {
         self.need(K::In)?;
         let iter = self.expr()?;
         let cond = if self.eat(K::If) {
-            Some(Box::new(self.expr()?))
+            Some(self.expr()?)
         } else {
             None
         };
         self.need(K::Colon)?;
         let body = self.expr()?;
         self.need(K::RBracket)?;
-        Ok(ExprKind::Comprehension {
+        Ok(ExprKind::Comprehension(Box::new(Comprehension {
             var,
-            iter: Box::new(iter),
+            iter,
             cond,
-            body: Box::new(body),
-        })
+            body,
+        })))
     }
 }
 

@@ -143,12 +143,13 @@ impl Evaluator<'_> {
                 let out = all_ok(items.iter().map(|it| self.eval(cx, it, &et)))?;
                 Ok(Value::List(Arc::new(out)))
             }
-            ExprKind::Comprehension {
-                var,
-                iter,
-                cond,
-                body,
-            } => {
+            ExprKind::Comprehension(c) => {
+                let ast::Comprehension {
+                    var,
+                    iter,
+                    cond,
+                    body,
+                } = &**c;
                 let et = match ty {
                     Ty::List(t) => (**t).clone(),
                     _ => Ty::Any,

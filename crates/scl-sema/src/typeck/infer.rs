@@ -400,15 +400,15 @@ impl<'a> Checker<'a> {
 
     /// `[for x in XS if C: E]`, with `E` checked against `elem` when given.
     fn comprehension(&mut self, e: &Expr, elem: Option<&Type>) -> Type {
-        let ExprKind::Comprehension {
+        let ExprKind::Comprehension(c) = &e.kind else {
+            return Type::Error;
+        };
+        let Comprehension {
             var,
             iter,
             cond,
             body,
-        } = &e.kind
-        else {
-            return Type::Error;
-        };
+        } = &**c;
         let it = self.infer(iter);
         let vt = match it.strip_optional() {
             Type::List(t) => (**t).clone(),
