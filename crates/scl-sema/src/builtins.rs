@@ -749,7 +749,7 @@ pub(crate) fn quantity(
     };
     let zero = || match suffix {
         QuantitySuffix::Milli => Value::Cpu(0),
-        _ => Value::Memory(0),
+        _ => Value::Memory(Bytes::new(0)),
     };
     // number = digits[.digits][e[+-]digits]: the value is p × 10^shift.
     let (mant, exp) = match number.split_once('e') {
@@ -806,7 +806,7 @@ pub(crate) fn quantity(
             Ok(v) => Value::Cpu(v),
             Err(_) => return too_large(),
         },
-        _ => Value::Memory(p),
+        _ => Value::Memory(Bytes::new(p)),
     })
 }
 
@@ -1058,7 +1058,8 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             })
         }
         (Ty::Image, v @ Value::Image { .. }) => Ok(v),
-        (Ty::Memory, Value::Memory(b)) => {
+        (Ty::Memory, Value::Memory(bytes)) => {
+            let b = bytes.get();
             if b < 0 {
                 ev.err(
                     m,
@@ -1078,7 +1079,7 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
                     ),
                 )
             } else {
-                Ok(Value::Memory(b))
+                Ok(Value::Memory(bytes))
             }
         }
         (Ty::Memory, v @ (Value::Int(_) | Value::Float(_))) => Err(ev.report(

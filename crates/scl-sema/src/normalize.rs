@@ -688,13 +688,17 @@ pub(crate) fn normalize(
                 _ => None,
             };
             let memory = |v: Option<&Value>, path: &FieldPath| match v {
-                Some(Value::Memory(b)) => match u64::try_from(*b) {
+                Some(Value::Memory(b)) => match u64::try_from(b.get()) {
                     Ok(b) => Some(b),
                     Err(_) => {
                         report(
                             path,
                             "E0318",
-                            format!("`{path}` is {b} bytes, out of range (0 to {})", u64::MAX),
+                            format!(
+                                "`{path}` is {} bytes, out of range (0 to {})",
+                                b.get(),
+                                u64::MAX
+                            ),
                             String::new(),
                         );
                         None

@@ -28,8 +28,8 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Str(Arc<str>),
-    /// Bytes; `decimal` is true when written with a decimal suffix.
-    Memory(i128),
+    /// Bytes ([`Bytes`]: an `i128` that keeps a value 8-byte aligned).
+    Memory(Bytes),
     /// Millicores.
     Cpu(i64),
     /// An enum value; `ty` is `None` for a literal not yet resolved against a type.
@@ -75,6 +75,29 @@ pub enum Value {
     /// A `self.…` read whose value is not known yet (first round of the
     /// `self` fixpoint); every operation on it gives `Pending`.
     Pending,
+}
+
+/// The byte count of a [`Value::Memory`]: an `i128` kept as two 8-byte
+/// halves, so that a [`Value`] is 8-byte aligned and 40 bytes long (an
+/// `i128` field made every value 48). [`Bytes::get`] gives the number.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Bytes([u64; 2]);
+
+impl Bytes {
+    /// `n` bytes.
+    pub const fn new(n: i128) -> Bytes {
+        Bytes([n as u64, (n >> 64) as u64])
+    }
+    /// The number of bytes.
+    pub const fn get(self) -> i128 {
+        ((self.0[1] as i128) << 64) | self.0[0] as i128
+    }
+}
+
+impl fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.get().fmt(f)
+    }
 }
 
 /// A file read at compile time: workspace-relative path, SHA-256, and its
@@ -206,7 +229,7 @@ impl fmt::Display for Whole<'_> {
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{x}"),
             Value::Str(s) => write!(f, "{s:?}"),
-            Value::Memory(b) => write!(f, "{}", format_memory(*b)),
+            Value::Memory(b) => write!(f, "{}", format_memory(b.get())),
             Value::Cpu(m) => write!(f, "{}", format_cpu(*m)),
             Value::Enum { variant, .. } => write!(f, ".{variant}"),
             Value::List(l) => {

@@ -220,7 +220,7 @@ impl Evaluator<'_> {
                             }
                         },
                         (UnaryOp::Neg, Value::Float(f)) => Value::Float(-f),
-                        (UnaryOp::Neg, Value::Memory(b)) => Value::Memory(-b),
+                        (UnaryOp::Neg, Value::Memory(b)) => Value::Memory(Bytes::new(-b.get())),
                         (UnaryOp::Neg, Value::Cpu(c)) => match c.checked_neg() {
                             Some(n) => Value::Cpu(n),
                             None => {
@@ -430,7 +430,7 @@ impl Evaluator<'_> {
             Value::Float(f) => f.to_string(),
             Value::Bool(b) => b.to_string(),
             Value::Enum { variant, .. } => variant.to_string(),
-            Value::Memory(b) => format_memory(*b),
+            Value::Memory(b) => format_memory(b.get()),
             Value::Cpu(c) => format_cpu(*c),
             Value::Image { reference, .. } => reference.to_string(),
             Value::File(f) => f.path.to_string(),
@@ -551,7 +551,7 @@ impl Evaluator<'_> {
                     (Int(p), Float(q)) => (*p as f64).partial_cmp(q),
                     (Float(p), Int(q)) => p.partial_cmp(&(*q as f64)),
                     (Float(p), Float(q)) => p.partial_cmp(q),
-                    (Memory(p), Memory(q)) => p.partial_cmp(q),
+                    (Memory(p), Memory(q)) => p.get().partial_cmp(&q.get()),
                     (Cpu(p), Cpu(q)) => p.partial_cmp(q),
                     (Str(p), Str(q)) => p.partial_cmp(q),
                     _ => return bad(self),
@@ -595,41 +595,45 @@ impl Evaluator<'_> {
                 self.new_list(cx.module, span, p.len() + q.len())?;
                 Some(List(Arc::new(p.iter().chain(q.iter()).cloned().collect())))
             }
-            (BinaryOp::Add, Memory(p), Memory(q)) => p.checked_add(*q).map(Memory),
-            (BinaryOp::Sub, Memory(p), Memory(q)) => p.checked_sub(*q).map(Memory),
+            (BinaryOp::Add, Memory(p), Memory(q)) => memory(p.get().checked_add(q.get())),
+            (BinaryOp::Sub, Memory(p), Memory(q)) => memory(p.get().checked_sub(q.get())),
             (BinaryOp::Add, Cpu(p), Cpu(q)) => p.checked_add(*q).map(Cpu),
             (BinaryOp::Sub, Cpu(p), Cpu(q)) => p.checked_sub(*q).map(Cpu),
             (BinaryOp::Mul, Memory(p), Int(q)) | (BinaryOp::Mul, Int(q), Memory(p)) => {
-                p.checked_mul(*q as i128).map(Memory)
+                memory(p.get().checked_mul(*q as i128))
             }
             (BinaryOp::Mul, Cpu(p), Int(q)) | (BinaryOp::Mul, Int(q), Cpu(p)) => {
                 p.checked_mul(*q).map(Cpu)
             }
             (BinaryOp::Mul, Memory(p), Float(q)) | (BinaryOp::Mul, Float(q), Memory(p)) => {
-                let r = *p as f64 * q;
+                let r = p.get() as f64 * q;
                 if r.fract() != 0.0 {
                     return self.err(
                         cx.module,
                         "E0207",
                         span,
-                        format!("{} × {q} is not a whole number of bytes", format_memory(*p)),
+                        format!(
+                            "{} × {q} is not a whole number of bytes",
+                            format_memory(p.get())
+                        ),
                     );
                 }
-                Some(Memory(r as i128))
+                memory(Some(r as i128))
             }
             (BinaryOp::Mul, Cpu(p), Float(q)) | (BinaryOp::Mul, Float(q), Cpu(p)) => {
                 Some(Cpu((*p as f64 * q).round() as i64))
             }
             (BinaryOp::Div, Memory(p), Int(q)) => {
+                let p = p.get();
                 if p.checked_rem(*q as i128).is_none_or(|r| r != 0) {
                     return self.err(
                         cx.module,
                         "E0207",
                         span,
-                        format!("{} / {q} is not a whole number of bytes", format_memory(*p)),
+                        format!("{} / {q} is not a whole number of bytes", format_memory(p)),
                     );
                 }
-                Some(Memory(p / *q as i128))
+                memory(Some(p / *q as i128))
             }
             (BinaryOp::Div, Cpu(p), Int(q)) => {
                 if p % q != 0 {
@@ -696,4 +700,9 @@ fn nearest_versions(r: &Record, key: &str) -> Option<String> {
             .collect::<Vec<_>>()
             .join(", ")
     })
+}
+
+/// A memory value of `n` bytes, if the arithmetic did not overflow.
+fn memory(n: Option<i128>) -> Option<Value> {
+    n.map(|n| Value::Memory(Bytes::new(n)))
 }
