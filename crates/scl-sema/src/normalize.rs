@@ -365,6 +365,17 @@ pub fn infer_manager(image: &str) -> SystemManager {
     scl_ir::bases::manager(image)
 }
 
+/// The command a system package manager is run as, for a message.
+fn manager_name(m: SystemManager) -> &'static str {
+    match m {
+        SystemManager::Apt => "apt-get",
+        SystemManager::Apk => "apk",
+        SystemManager::Dnf => "dnf",
+        SystemManager::Yum => "yum",
+        SystemManager::Microdnf => "microdnf",
+    }
+}
+
 /// What normalization needs from the evaluator that runs it: a place for
 /// diagnostics, the evaluation budget, the final value of a service's env,
 /// and display paths for labels. (A trait, so that normalization does not
@@ -604,16 +615,39 @@ pub(crate) fn normalize(
         _ => spec.base.as_ref().map(|b| infer_manager(&b.reference)),
     };
     if let Some(manager) = manager {
-        // Each name by the grammar of the manager that installs it.
-        let check = match manager {
-            SystemManager::Apt => validate::debian_package,
-            SystemManager::Dnf | SystemManager::Yum | SystemManager::Microdnf => {
-                validate::rpm_package
-            }
-            SystemManager::Apk => validate::apk_package,
+        // Each name by the grammar of every manager that installs it: the
+        // base's, and the builder image's (a multi-stage build installs the
+        // system packages in its build stage too, with that image's manager,
+        // whatever `system.manager` says). One error per name.
+        let grammar = |m: SystemManager| match m {
+            SystemManager::Apt => 0,
+            SystemManager::Dnf | SystemManager::Yum | SystemManager::Microdnf => 1,
+            SystemManager::Apk => 2,
         };
+        let check = |g: u8, p: &str| match g {
+            0 => validate::debian_package(p),
+            1 => validate::rpm_package(p),
+            _ => validate::apk_package(p),
+        };
+        let builder = spec
+            .builder
+            .as_ref()
+            .map(|b| (b, infer_manager(&b.reference)))
+            .filter(|&(_, m)| grammar(m) != grammar(manager));
         for p in &packages {
-            if let Err(e) = check(p) {
+            let result = check(grammar(manager), p).and_then(|()| match builder {
+                Some((b, m)) => check(grammar(m), p).map_err(|e| validate::Invalid {
+                    msg: format!(
+                        "{}: the build stage of `builder` ({}) installs the system packages with {}",
+                        e.msg,
+                        b.reference,
+                        manager_name(m)
+                    ),
+                    help: e.help,
+                }),
+                None => Ok(()),
+            });
+            if let Err(e) = result {
                 invalid(&path(&["system", "packages"]), "E0320", e);
             }
         }
