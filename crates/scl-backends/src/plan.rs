@@ -19,7 +19,8 @@
 //! 1. [`Step::System`]: the system packages with the base image's manager,
 //!    plus what the Python set-up needs (`python3`, `python3-venv`);
 //! 2. [`Step::User`]: the runtime user, created with the image's own tools
-//!    (on a microdnf image, `useradd` from shadow-utils, installed first);
+//!    (on an image without `useradd`, the minimal Red Hat images and
+//!    Amazon Linux, shadow-utils installed first);
 //! 3. [`Step::Venv`]: a virtual environment at [`VENV`] on an image whose
 //!    Python is not meant to be installed into (PEP 668, or unknown);
 //! 4. [`Step::Url`], [`Step::Huggingface`]: the assets, before the Python
@@ -483,7 +484,7 @@ pub fn build(
     let mut steps = Vec::new();
     steps.extend(p.system(manager, &setup_py.packages));
     let workdir = p.workdir();
-    let (user_step, chown) = p.user(manager, workdir.is_some());
+    let (user_step, chown) = p.user(&info, manager, workdir.is_some());
     steps.extend(user_step);
     if setup_py.venv {
         steps.push(Step::Venv {
@@ -1033,7 +1034,12 @@ impl Planner<'_> {
     /// files are given to (none for root: they stay root's). Ownership goes
     /// by the numeric uid, so it never depends on a name the base image may
     /// already use for another uid.
-    fn user(&mut self, manager: SystemManager, has_workdir: bool) -> (Option<Step>, Option<u32>) {
+    fn user(
+        &mut self,
+        info: &BaseInfo,
+        manager: SystemManager,
+        has_workdir: bool,
+    ) -> (Option<Step>, Option<u32>) {
         let spec = self.spec;
         let Some(u) = &spec.user else {
             let text = self.target.user_unset;
@@ -1071,10 +1077,18 @@ impl Planner<'_> {
             format!("      useradd --create-home --no-log-init --non-unique --uid {uid} -- {name};")
         };
         let mut commands = Vec::new();
-        if manager == SystemManager::Microdnf {
-            // The minimal images have no `useradd`: shadow-utils has it.
-            commands.push(Command::one("microdnf install -y shadow-utils"));
-            commands.push(Command::one("microdnf clean all"));
+        // The minimal images and Amazon Linux have no `useradd`:
+        // shadow-utils has it, installed with the manager the system
+        // packages are installed with.
+        let tool = match manager {
+            SystemManager::Dnf => Some("dnf"),
+            SystemManager::Yum => Some("yum"),
+            SystemManager::Microdnf => Some("microdnf"),
+            SystemManager::Apt | SystemManager::Apk => None,
+        };
+        if let Some(tool) = tool.filter(|_| !info.has_useradd) {
+            commands.push(Command::one(format!("{tool} install -y shadow-utils")));
+            commands.push(Command::one(format!("{tool} clean all")));
         }
         commands.push(Command::lines(vec![
             format!("if ! id -u -- {name} >/dev/null 2>&1; then"),

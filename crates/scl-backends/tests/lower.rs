@@ -410,6 +410,36 @@ fn microdnf_images_get_shadow_utils_before_useradd() {
     assert!(!dockerfile(&s).contains("shadow-utils"));
 }
 
+/// Amazon Linux (2 and 2023) has no `useradd` either, and a minimal image
+/// keeps lacking it when `system.manager` names another manager: the user
+/// step installs shadow-utils with the manager the image is given.
+#[test]
+fn images_without_useradd_get_shadow_utils_with_their_manager() {
+    let first = |tool: &str| {
+        format!("\nRUN {tool} install -y shadow-utils \\\n && {tool} clean all \\\n && if ! id -u -- app >/dev/null 2>&1; then \\\n      useradd ")
+    };
+    for (base, tool) in [
+        ("amazonlinux:2", "yum"),
+        ("public.ecr.aws/amazonlinux/amazonlinux:2023", "dnf"),
+        ("oraclelinux:9-slim", "microdnf"),
+    ] {
+        let text = dockerfile(&built(base));
+        assert!(text.contains(&first(tool)), "{base}: {text}");
+    }
+    let mut s = built("ubi9-minimal");
+    s.system = Some(System {
+        packages: vec![],
+        manager: SystemManager::Dnf,
+    });
+    let text = dockerfile(&s);
+    assert!(text.contains(&first("dnf")), "{text}");
+    assert!(!text.contains("microdnf"), "{text}");
+    // Images that have `useradd` install nothing for the user.
+    for base in ["centos:7", "rockylinux:9.3", "fedora:40", "oraclelinux:8"] {
+        assert!(!dockerfile(&built(base)).contains("shadow-utils"), "{base}");
+    }
+}
+
 /// apt-get on this machine reads what follows `--` as package names: an
 /// option-looking name is reported as an unknown package, not applied.
 #[test]

@@ -46,13 +46,16 @@
 //!   - CentOS 7 and Amazon Linux 2 (`amazonlinux:2`, `2.0.…`, not `2023`):
 //!     yum 3 and no dnf; Python 2 only, no `python3` (likewise Amazon
 //!     Linux 1, `2018.03`).
+//!   - Amazon Linux (1, 2 and 2023): no `useradd` in the container image
+//!     (shadow-utils is not in its package list).
 //!   - The minimal images (`ubi8-minimal`, `ubi9-minimal`,
 //!     `ubi9/ubi-minimal`, `rockylinux:9-minimal`, `almalinux:9-minimal`):
 //!     microdnf only (Red Hat's UBI documentation), no Python, and no
 //!     `useradd` (shadow-utils is not installed).
 //!   - Oracle Linux (`oraclelinux:7`, `8`, `9`) as the EL release it
 //!     follows; its `-slim` images have yum (7) or microdnf (8 and later)
-//!     and no Python (Oracle's container images documentation).
+//!     and no Python (Oracle's container images documentation), and no
+//!     `useradd` (like the minimal images, shadow-utils is left out).
 //!   - A release the tag does not tell (`latest`, `stream`) is taken as
 //!     recent: dnf with `python3` (minimal: microdnf), except Docker Hub's
 //!     `centos:latest`, which is CentOS 8.
@@ -134,6 +137,11 @@ pub struct BaseInfo {
     pub has_conda: bool,
     /// Where Python packages go.
     pub python_env: PythonEnv,
+    /// The image can create a user with its own tools: `useradd`
+    /// (shadow-utils), or busybox's `adduser` on Alpine. False for the
+    /// minimal Red Hat images and Amazon Linux, where shadow-utils must be
+    /// installed first.
+    pub has_useradd: bool,
 }
 
 /// The repository and tag of a lower-cased reference, Docker Hub's
@@ -166,6 +174,7 @@ pub fn info(image: &str) -> BaseInfo {
         externally_managed: true,
         has_conda: false,
         python_env: PythonEnv::Venv,
+        has_useradd: true,
     };
     let os = |family: Family, manager: SystemManager, externally_managed: bool| BaseInfo {
         family,
@@ -181,6 +190,7 @@ pub fn info(image: &str) -> BaseInfo {
         externally_managed: false,
         has_conda,
         python_env: PythonEnv::Image,
+        has_useradd: true,
     };
     match repo {
         "python" => {
@@ -245,9 +255,14 @@ pub fn info(image: &str) -> BaseInfo {
         .contains(&n)
             || n.starts_with("ubi") =>
         {
-            let (manager, has_python) = red_hat(repo, tag);
+            let RedHat {
+                manager,
+                has_python,
+                has_useradd,
+            } = red_hat(repo, tag);
             BaseInfo {
                 has_python,
+                has_useradd,
                 ..os(Family::RedHat, manager, false)
             }
         }
@@ -263,14 +278,35 @@ pub fn manager(image: &str) -> SystemManager {
     info(image).manager
 }
 
-/// The package manager of a Red Hat-family image other than Fedora, and
-/// whether `python3` is on its `PATH` (the module doc has the facts), from
-/// its repository (`ubi9/ubi-minimal`, `rockylinux`, `amazonlinux`) and tag.
-fn red_hat(repo: &str, tag: &str) -> (SystemManager, bool) {
+/// What [`red_hat`] tells of an image.
+struct RedHat {
+    manager: SystemManager,
+    /// `python3` is on `PATH`.
+    has_python: bool,
+    /// `useradd` is there (shadow-utils is installed).
+    has_useradd: bool,
+}
+
+/// The package manager of a Red Hat-family image other than Fedora,
+/// whether `python3` is on its `PATH` and whether it has `useradd` (the
+/// module doc has the facts), from its repository (`ubi9/ubi-minimal`,
+/// `rockylinux`, `amazonlinux`) and tag.
+fn red_hat(repo: &str, tag: &str) -> RedHat {
     let name = repo.rsplit('/').next().unwrap_or(repo);
+    let full = |manager, has_python| RedHat {
+        manager,
+        has_python,
+        has_useradd: true,
+    };
+    // Neither Python nor `useradd`.
+    let bare = |manager| RedHat {
+        manager,
+        has_python: false,
+        has_useradd: false,
+    };
     // `ubi9-minimal`, `ubi9/ubi-minimal`, `rockylinux:9-minimal`.
     if name.ends_with("-minimal") || tag.contains("minimal") {
-        return (SystemManager::Microdnf, false);
+        return bare(SystemManager::Microdnf);
     }
     // The EL release: in the name for UBI (`ubi8`, `ubi9/ubi`), else in the
     // tag (`8.9`, `stream8`, `centos7`).
@@ -285,16 +321,24 @@ fn red_hat(repo: &str, tag: &str) -> (SystemManager, bool) {
     // container images documentation), no Python.
     if name == "oraclelinux" && tag.contains("slim") {
         return match release {
-            Some(v) if v <= 7 => (SystemManager::Yum, false),
-            _ => (SystemManager::Microdnf, false),
+            Some(v) if v <= 7 => bare(SystemManager::Yum),
+            _ => bare(SystemManager::Microdnf),
         };
     }
     if name == "amazonlinux" {
         // Amazon Linux 2 (`2`, `2.0.20240131.0`) and 1 (`2018.03`) have
-        // yum; 2023 has dnf.
+        // yum; 2023 has dnf. None of their container images has
+        // shadow-utils.
+        let has_useradd = false;
         return match release {
-            Some(v) if v < 2023 => (SystemManager::Yum, false),
-            _ => (SystemManager::Dnf, true),
+            Some(v) if v < 2023 => RedHat {
+                has_useradd,
+                ..full(SystemManager::Yum, false)
+            },
+            _ => RedHat {
+                has_useradd,
+                ..full(SystemManager::Dnf, true)
+            },
         };
     }
     // Docker Hub's `centos:latest` is CentOS 8 (the last release it got).
@@ -303,9 +347,9 @@ fn red_hat(repo: &str, tag: &str) -> (SystemManager, bool) {
         _ => release,
     };
     match release {
-        Some(v) if v <= 7 => (SystemManager::Yum, false),
-        Some(8) => (SystemManager::Dnf, false),
-        _ => (SystemManager::Dnf, true),
+        Some(v) if v <= 7 => full(SystemManager::Yum, false),
+        Some(8) => full(SystemManager::Dnf, false),
+        _ => full(SystemManager::Dnf, true),
     }
 }
 
@@ -614,6 +658,38 @@ mod tests {
                 (family, manager, py, pip, pep668, conda, env),
                 "{image}"
             );
+        }
+    }
+
+    /// `useradd` is missing from the minimal Red Hat images, Oracle Linux's
+    /// `-slim` images and every Amazon Linux, and nowhere else.
+    #[test]
+    fn useradd_by_image() {
+        for (image, has) in [
+            ("ubi9-minimal", false),
+            ("registry.access.redhat.com/ubi8/ubi-minimal:8.10", false),
+            ("rockylinux:9-minimal", false),
+            ("almalinux:9-minimal", false),
+            ("oraclelinux:7-slim", false),
+            ("oraclelinux:9-slim", false),
+            ("amazonlinux:2", false),
+            ("amazonlinux:2.0.20240131.0", false),
+            ("amazonlinux:2018.03", false),
+            ("amazonlinux:2023", false),
+            ("public.ecr.aws/amazonlinux/amazonlinux:2023", false),
+            ("amazonlinux", false),
+            ("ubi9", true),
+            ("rockylinux:8.9", true),
+            ("centos:7", true),
+            ("oraclelinux:8", true),
+            ("fedora:41", true),
+            ("nvidia/cuda:12.4.1-base-ubi9", true),
+            ("debian:12.5", true),
+            ("alpine:3.20", true),
+            ("python:3.11-slim", true),
+            ("ghcr.io/acme/thing:1", true),
+        ] {
+            assert_eq!(info(image).has_useradd, has, "{image}");
         }
     }
 
