@@ -64,6 +64,10 @@ pub const UV: &str = "uv==0.13.9";
 pub const MAX_VALUE_BYTES: usize = 20_000;
 
 const PIP: &str = "python3 -m pip install --no-cache-dir";
+/// yum 3 (CentOS 7, Amazon Linux 2) skips a name it does not find and
+/// exits 0; `skip_missing_names_on_install=False` (yum 3.4.3-158, CentOS
+/// 7.5 and later) makes a missing package fail the install, as dnf does.
+const YUM_INSTALL: &str = "yum install -y --setopt=skip_missing_names_on_install=False";
 const UV_PIP: &str = "uv pip install --system --no-cache";
 const UV_PIP_VENV: &str = "uv pip install --no-cache";
 /// The download of one Hugging Face asset: `python3 -c` ends the
@@ -973,10 +977,7 @@ impl Planner<'_> {
                 args("dnf install -y", &packages),
                 Command::one("dnf clean all"),
             ],
-            SystemManager::Yum => vec![
-                args("yum install -y", &packages),
-                Command::one("yum clean all"),
-            ],
+            SystemManager::Yum => vec![args(YUM_INSTALL, &packages), Command::one("yum clean all")],
             SystemManager::Microdnf => vec![
                 args("microdnf install -y", &packages),
                 Command::one("microdnf clean all"),
@@ -1081,13 +1082,13 @@ impl Planner<'_> {
         // shadow-utils has it, installed with the manager the system
         // packages are installed with.
         let tool = match manager {
-            SystemManager::Dnf => Some("dnf"),
-            SystemManager::Yum => Some("yum"),
-            SystemManager::Microdnf => Some("microdnf"),
+            SystemManager::Dnf => Some(("dnf install -y", "dnf")),
+            SystemManager::Yum => Some((YUM_INSTALL, "yum")),
+            SystemManager::Microdnf => Some(("microdnf install -y", "microdnf")),
             SystemManager::Apt | SystemManager::Apk => None,
         };
-        if let Some(tool) = tool.filter(|_| !info.has_useradd) {
-            commands.push(Command::one(format!("{tool} install -y shadow-utils")));
+        if let Some((install, tool)) = tool.filter(|_| !info.has_useradd) {
+            commands.push(Command::one(format!("{install} shadow-utils")));
             commands.push(Command::one(format!("{tool} clean all")));
         }
         commands.push(Command::lines(vec![

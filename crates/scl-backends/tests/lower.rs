@@ -358,7 +358,7 @@ fn yum_images_install_with_yum() {
         });
         let text = dockerfile(&s);
         assert!(
-            text.contains("\nRUN yum install -y \\\n      python3 \\\n && yum clean all\n"),
+            text.contains("\nRUN yum install -y --setopt=skip_missing_names_on_install=False \\\n      python3 \\\n && yum clean all\n"),
             "{base}: {text}"
         );
         assert!(!text.contains("dnf"), "{base}: {text}");
@@ -416,7 +416,11 @@ fn microdnf_images_get_shadow_utils_before_useradd() {
 #[test]
 fn images_without_useradd_get_shadow_utils_with_their_manager() {
     let first = |tool: &str| {
-        format!("\nRUN {tool} install -y shadow-utils \\\n && {tool} clean all \\\n && if ! id -u -- app >/dev/null 2>&1; then \\\n      useradd ")
+        let install = match tool {
+            "yum" => "yum install -y --setopt=skip_missing_names_on_install=False".to_string(),
+            _ => format!("{tool} install -y"),
+        };
+        format!("\nRUN {install} shadow-utils \\\n && {tool} clean all \\\n && if ! id -u -- app >/dev/null 2>&1; then \\\n      useradd ")
     };
     for (base, tool) in [
         ("amazonlinux:2", "yum"),
