@@ -77,6 +77,11 @@ pub enum Value {
     Pending,
 }
 
+// Every record, list and module keeps values for the whole run: a larger
+// value costs memory in every one of them (the bench's memory slope).
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Value>() == 40);
+
 /// The byte count of a [`Value::Memory`]: an `i128` kept as two 8-byte
 /// halves, so that a [`Value`] is 8-byte aligned and 40 bytes long (an
 /// `i128` field made every value 48). [`Bytes::get`] gives the number.

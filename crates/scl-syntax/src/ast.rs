@@ -59,6 +59,16 @@ impl std::fmt::Debug for Module {
     }
 }
 
+// Every module's tree is kept twice (positional, and anchored for
+// incrementality): the common nodes stay small (the rare, large variants
+// sit behind a `Box`).
+#[cfg(target_pointer_width = "64")]
+const _: () = {
+    assert!(std::mem::size_of::<Decl>() <= 88);
+    assert!(std::mem::size_of::<Expr>() <= 56);
+    assert!(std::mem::size_of::<StrPart>() <= 32);
+};
+
 /// A top-level declaration.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decl {
