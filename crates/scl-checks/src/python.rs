@@ -176,6 +176,8 @@ pub(crate) fn runs(spec: &scl_ir::EnvSpec, ships: &scl_ir::bases::Ships) -> Opti
 fn image_python(cx: &Cx, code: &str) -> String {
     if code == "E0504" {
         format!("the Python of {}", cx.base_ref())
+    } else if scl_ir::bases::info(cx.base_ref()).has_python {
+        format!("the python3 of {}", cx.base_ref())
     } else {
         format!("the python3 sclc installs on {}", cx.base_ref())
     }
@@ -199,6 +201,15 @@ fn interpreter(cx: &Cx, out: &mut Vec<Finding>) -> Option<(String, String, Strin
             Some(v.clone()),
             format!("the base image {} ships Python {v}", cx.base_ref()),
             "E0504",
+        ),
+        // EL9 and Amazon Linux 2023 have that `python3` already.
+        (None, Some(v)) if scl_ir::bases::info(cx.base_ref()).has_python => (
+            Some(v.to_string()),
+            format!(
+                "the base image {} has the `python3` of its package manager, which sclc uses: Python {v}",
+                cx.base_ref()
+            ),
+            "W0506",
         ),
         (None, Some(v)) => (
             Some(v.to_string()),

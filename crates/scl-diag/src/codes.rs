@@ -772,7 +772,7 @@ Example:
 Fix: `procs_per_node` equal to the GPU count, or request fewer GPUs.";
 
 "W0506", "python.version is not the Python the image gets",
-"The base image has no Python of its own (`debian:12`, `ubuntu:22.04`, `nvidia/cuda:…`), so sclc installs the `python3` of its package manager — Python 3.11 on Debian 12, 3.10 on Ubuntu 22.04, 3.12 on Ubuntu 24.04 — and `python.version` says another version. sclc does not download other Python builds.
+"The base image has no Python of its own (`debian:12`, `ubuntu:22.04`, `nvidia/cuda:…`, `rockylinux:8`), or only the `python3` of its package manager (`rockylinux:9`, `amazonlinux:2023`), so sclc installs or uses that `python3` — Python 3.11 on Debian 12, 3.10 on Ubuntu 22.04, 3.12 on Ubuntu 24.04, 3.6 on EL7 and EL8 (CentOS 7, UBI 8, Rocky and Alma 8), 3.7 on Amazon Linux 2, 3.9 on EL9 and Amazon Linux 2023, 3.12 on EL10 — and `python.version` says another version. sclc does not download other Python builds.
 
 Example:
     base = image(\"ubuntu:22.04\")

@@ -72,7 +72,18 @@
 //!   Ubuntu's own package lists): Debian 11 (bullseye) 3.9, 12 (bookworm)
 //!   3.11, 13 (trixie) 3.13; Ubuntu 20.04 (focal) 3.8, 22.04 (jammy) 3.10,
 //!   24.04 (noble) 3.12. For `python:*` only when the tag names the Debian
-//!   release (`-bookworm`); for `nvidia/cuda` from the tag's `-ubuntuXX.YY`.
+//!   release (`-bookworm`); for `nvidia/cuda` from the tag's `-ubuntuXX.YY`
+//!   (or `-ubiN`, `-rockylinuxN`, `-centosN`, below).
+//! - the `python3` of the Red Hat family (the distributions' package lists:
+//!   CentOS 7 `python3-3.6.8` in base/updates; RHEL 8 AppStream's default
+//!   `python36` module, `python3` = 3.6; RHEL 9 BaseOS `python3-3.9`;
+//!   RHEL 10 `python3-3.12`; Amazon Linux 2 core `python3-3.7`; Amazon
+//!   Linux 2023 `python3-3.9`): 3.6 on EL7 (CentOS 7, Oracle Linux 7) and
+//!   EL8 (UBI 8, Rocky, Alma, CentOS, CentOS Stream, Oracle Linux 8), 3.7
+//!   on Amazon Linux 2, 3.9 on EL9 (UBI 9, Rocky, Alma, Oracle Linux 9,
+//!   CentOS Stream 9) and Amazon Linux 2023, 3.12 on EL10. Fedora, Amazon
+//!   Linux 1 and tags that name no release (`latest`, except Docker Hub's
+//!   `centos:latest`, CentOS 8) are left unknown.
 //! - `nvidia/cuda:<X.Y.Z>-…`: that CUDA toolkit (the tag starts with it).
 //! - `pytorch/pytorch:<torch>-cuda<X.Y>-cudnn<N>-<runtime|devel>`: that
 //!   torch and CUDA (the PyTorch release pipeline's tag scheme). The
@@ -308,15 +319,7 @@ fn red_hat(repo: &str, tag: &str) -> RedHat {
     if name.ends_with("-minimal") || tag.contains("minimal") {
         return bare(SystemManager::Microdnf);
     }
-    // The EL release: in the name for UBI (`ubi8`, `ubi9/ubi`), else in the
-    // tag (`8.9`, `stream8`, `centos7`).
-    let release = repo
-        .split('/')
-        .find_map(|part| part.strip_prefix("ubi").and_then(leading_number))
-        .or_else(|| {
-            let t = tag.strip_prefix("centos").unwrap_or(tag);
-            leading_number(t.strip_prefix("stream").unwrap_or(t))
-        });
+    let release = release_of(repo, tag);
     // Oracle Linux's `-slim` images: yum up to 7, microdnf from 8 (Oracle's
     // container images documentation), no Python.
     if name == "oraclelinux" && tag.contains("slim") {
@@ -350,6 +353,48 @@ fn red_hat(repo: &str, tag: &str) -> RedHat {
         Some(v) if v <= 7 => full(SystemManager::Yum, false),
         Some(8) => full(SystemManager::Dnf, false),
         _ => full(SystemManager::Dnf, true),
+    }
+}
+
+/// The release of a Red Hat-family image other than Fedora, as its
+/// reference writes it: in the name for UBI (`ubi8`, `ubi9/ubi`), else in
+/// the tag (`8.9`, `stream8`, `centos7`, `2023.4.20240319.1`).
+fn release_of(repo: &str, tag: &str) -> Option<u32> {
+    repo.split('/')
+        .find_map(|part| part.strip_prefix("ubi").and_then(leading_number))
+        .or_else(|| {
+            let t = tag.strip_prefix("centos").unwrap_or(tag);
+            leading_number(t.strip_prefix("stream").unwrap_or(t))
+        })
+}
+
+/// The `python3` a Red Hat-family image's package manager installs
+/// (other than Fedora; the module doc has the facts), by the release its
+/// reference writes; `None` where the reference does not say it.
+fn red_hat_python(repo: &str, tag: &str) -> Option<&'static str> {
+    let name = repo.rsplit('/').next().unwrap_or(repo);
+    let release = match (repo, tag) {
+        ("centos", "latest") => Some(8),
+        _ => release_of(repo, tag),
+    }?;
+    if name == "amazonlinux" {
+        return match release {
+            2 => Some("3.7"),
+            2023 => Some("3.9"),
+            _ => None,
+        };
+    }
+    el_python(release)
+}
+
+/// The `python3` of an EL release (RHEL and its rebuilds: UBI, Rocky,
+/// Alma, CentOS, CentOS Stream, Oracle Linux).
+fn el_python(release: u32) -> Option<&'static str> {
+    match release {
+        7 | 8 => Some("3.6"),
+        9 => Some("3.9"),
+        10 => Some("3.12"),
+        _ => None,
     }
 }
 
@@ -432,7 +477,8 @@ pub struct Ships {
     /// (`"3.11"` for `python:3.11-slim`, `"3.11.4"` for `python:3.11.4`).
     pub python: Option<String>,
     /// The `python3` the image's OS package manager installs (`"3.11"` on
-    /// Debian 12, `"3.10"` on Ubuntu 22.04).
+    /// Debian 12, `"3.10"` on Ubuntu 22.04, `"3.9"` on Rocky Linux 9), or
+    /// has already installed (EL9, Amazon Linux 2023).
     pub apt_python: Option<&'static str>,
     /// The CUDA of the image: `"12.1.1"` from `nvidia/cuda` tags, `"11.8"`
     /// from `pytorch/pytorch` tags (as written in the tag).
@@ -464,6 +510,12 @@ pub fn ships(image: &str) -> Ships {
             }
             if let Some(i) = tag.rfind("ubuntu") {
                 out.apt_python = ubuntu_python(&tag[i + 6..]);
+            } else if let Some(i) = ["ubi", "rockylinux", "centos"]
+                .iter()
+                .find_map(|os| tag.rfind(os).map(|i| i + os.len()))
+            {
+                // `-ubi9`, `-rockylinux8`, `-centos7`.
+                out.apt_python = leading_number(&tag[i..]).and_then(el_python);
             }
         }
         "pytorch/pytorch" => {
@@ -480,6 +532,10 @@ pub fn ships(image: &str) -> Ships {
         _ => match name {
             "debian" => out.apt_python = tag.split('-').next().and_then(debian_python),
             "ubuntu" => out.apt_python = tag.split('-').next().and_then(ubuntu_python),
+            "rockylinux" | "rocky" | "almalinux" | "centos" | "amazonlinux" | "oraclelinux" => {
+                out.apt_python = red_hat_python(repo, tag)
+            }
+            n if n.starts_with("ubi") => out.apt_python = red_hat_python(repo, tag),
             _ => {}
         },
     }
@@ -742,7 +798,39 @@ mod tests {
             ("nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04", None, Some("3.10"), Some("12.1.1"), None),
             ("nvidia/cuda:12.6.0-devel-ubuntu24.04", None, Some("3.12"), Some("12.6.0"), None),
             ("nvidia/cuda:11.8.0-base-ubuntu20.04", None, Some("3.8"), Some("11.8.0"), None),
-            ("nvidia/cuda:12.4.1-base-ubi9", None, None, Some("12.4.1"), None),
+            ("nvidia/cuda:12.4.1-base-ubi9", None, Some("3.9"), Some("12.4.1"), None),
+            ("nvidia/cuda:12.4.1-runtime-rockylinux8", None, Some("3.6"), Some("12.4.1"), None),
+            ("nvidia/cuda:11.0.3-base-centos7", None, Some("3.6"), Some("11.0.3"), None),
+            // The Red Hat family: the python3 of its package manager by release.
+            ("centos:7", None, Some("3.6"), None, None),
+            ("centos:centos7.9.2009", None, Some("3.6"), None, None),
+            ("oraclelinux:7-slim", None, Some("3.6"), None, None),
+            ("amazonlinux:2", None, Some("3.7"), None, None),
+            ("amazonlinux:2.0.20240131.0", None, Some("3.7"), None, None),
+            ("ubi8", None, Some("3.6"), None, None),
+            ("registry.access.redhat.com/ubi8/ubi-minimal:8.10", None, Some("3.6"), None, None),
+            ("rockylinux:8.9", None, Some("3.6"), None, None),
+            ("almalinux:8", None, Some("3.6"), None, None),
+            ("centos:8", None, Some("3.6"), None, None),
+            ("centos:latest", None, Some("3.6"), None, None),
+            ("quay.io/centos/centos:stream8", None, Some("3.6"), None, None),
+            ("oraclelinux:8", None, Some("3.6"), None, None),
+            ("registry.access.redhat.com/ubi9/ubi:9.4", None, Some("3.9"), None, None),
+            ("ubi9-minimal", None, Some("3.9"), None, None),
+            ("rockylinux:9.3", None, Some("3.9"), None, None),
+            ("rockylinux/rockylinux:9-minimal", None, Some("3.9"), None, None),
+            ("almalinux:9", None, Some("3.9"), None, None),
+            ("oraclelinux:9", None, Some("3.9"), None, None),
+            ("quay.io/centos/centos:stream9", None, Some("3.9"), None, None),
+            ("amazonlinux:2023", None, Some("3.9"), None, None),
+            ("public.ecr.aws/amazonlinux/amazonlinux:2023.4.20240319.1", None, Some("3.9"), None, None),
+            ("quay.io/centos/centos:stream10", None, Some("3.12"), None, None),
+            ("almalinux:10", None, Some("3.12"), None, None),
+            // A release the reference does not tell, Amazon Linux 1, Fedora.
+            ("rockylinux:latest", None, None, None, None),
+            ("amazonlinux", None, None, None, None),
+            ("amazonlinux:2018.03", None, None, None, None),
+            ("fedora:40", None, None, None, None),
             ("pytorch/pytorch:2.1.2-cuda11.8-cudnn8-runtime", None, None, Some("11.8"), Some("2.1.2")),
             ("pytorch/pytorch:2.8.0-cuda12.9-cudnn9-devel", None, None, Some("12.9"), Some("2.8.0")),
             ("pytorch/pytorch:latest", None, None, None, None),

@@ -147,12 +147,20 @@ fn other_families_ship_nothing_the_tag_does_not_say() {
         "mambaorg/micromamba:1.5",
         "alpine:3.20",
         "fedora:40",
-        "rockylinux:9",
+        "rockylinux:latest",
         "pytorch/pytorch:2.1.2",
         "pytorch/pytorch:nightly-cuda12.1-cudnn8-devel",
     ] {
         assert_eq!(ships(image), Default::default(), "{image}");
     }
+    // The Red Hat family: the python3 of its package manager, by release.
+    assert_eq!(
+        ships("rockylinux:9"),
+        scl_ir::bases::Ships {
+            apt_python: Some("3.9"),
+            ..Default::default()
+        }
+    );
     let s = ships("docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime@sha256:00");
     assert_eq!(
         (s.torch.as_deref(), s.cuda.as_deref(), s.python),
