@@ -96,8 +96,9 @@ pub enum ErrorKind {
     /// see [`quote::glob_problem`]).
     IgnorePattern,
     /// The env needs a tool the base image does not have and the target
-    /// will not install (conda on `python:3.11-slim`), by the base-image
-    /// table ([`scl_ir::bases`]).
+    /// will not install (conda on `python:3.11-slim`; anything on a micro
+    /// image, which has no package manager), by the base-image table
+    /// ([`scl_ir::bases`]).
     BaseLacks,
     /// The env has no `base` and no services: it can be a parent of other
     /// envs, but there is no image to build (E0209, "missing required

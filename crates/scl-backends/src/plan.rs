@@ -485,6 +485,7 @@ pub fn build(
     p.distinct_build_secrets();
     let info = scl_ir::bases::info(&base.reference);
     let setup_py = p.python_setup(&info, manager);
+    p.no_manager(&base.reference, &info, &setup_py.packages, "");
     let mut steps = Vec::new();
     steps.extend(p.system(manager, &setup_py.packages));
     let workdir = p.workdir();
@@ -731,6 +732,7 @@ impl Planner<'_> {
         let info = scl_ir::bases::info(&image.reference);
         let manager = scl_ir::bases::manager(&image.reference);
         let setup_py = self.python_setup(&info, manager);
+        self.no_manager(&image.reference, &info, &setup_py.packages, "builder");
         let mut stage = Vec::new();
         stage.extend(self.system(manager, &setup_py.packages));
         if setup_py.venv {
@@ -792,6 +794,61 @@ impl Planner<'_> {
             image: image.clone(),
             steps: stage,
         })
+    }
+
+    /// `E0408` for what would be installed into an image without a package
+    /// manager (the micro images): the system packages, and the `python3`
+    /// (`python`, from [`Self::python_setup`]) that the Python packages,
+    /// requirements or Hugging Face assets need. `stage` is `"builder"` for
+    /// the build stage (the error is then at `builder`), else empty.
+    fn no_manager(&mut self, image: &str, info: &BaseInfo, python: &[&str], stage: &str) {
+        if info.has_manager {
+            return;
+        }
+        let spec = self.spec;
+        let image_name = if stage.is_empty() {
+            "base image"
+        } else {
+            "builder image"
+        };
+        let lacks = format!(
+            "the {image_name} {} has no package manager (a micro image)",
+            quote::comment(image)
+        );
+        let help = Some("build on an image that has one (`ubi9/ubi-minimal`, `almalinux:9-minimal`, `ubi9/ubi`), or fill the micro image from another stage of your own");
+        let at = |field: &str| {
+            if stage.is_empty() {
+                field.to_string()
+            } else {
+                stage.to_string()
+            }
+        };
+        if spec.system.as_ref().is_some_and(|s| !s.packages.is_empty()) {
+            self.refuse(
+                at("system.packages"),
+                ErrorKind::BaseLacks,
+                format!("{lacks}, so the system packages cannot be installed"),
+                help,
+            );
+        }
+        if !python.is_empty() {
+            let py = spec.python.as_ref();
+            let field = if py.is_some_and(|p| !p.packages.is_empty()) {
+                "python.packages"
+            } else if py.is_some_and(|p| !p.requirements.is_empty()) {
+                "python.requirements"
+            } else {
+                "assets"
+            };
+            self.refuse(
+                at(field),
+                ErrorKind::BaseLacks,
+                format!(
+                    "{lacks} and no Python, so the Python that `{field}` needs cannot be installed"
+                ),
+                help,
+            );
+        }
     }
 
     /// What the image needs before anything is installed with Python: the
@@ -1049,6 +1106,18 @@ impl Planner<'_> {
         };
         if u.is_root() {
             return (None, None);
+        }
+        if !info.has_manager && !info.has_useradd {
+            self.refuse(
+                "user",
+                ErrorKind::BaseLacks,
+                format!(
+                    "the base image {} has no `useradd` and no package manager to install it with (a micro image), so the runtime user cannot be created",
+                    quote::comment(spec.base.as_ref().map_or("", |b| b.reference.as_str()))
+                ),
+                Some("run as root (`user = { name = \"root\", uid = 0 }`), or build on an image with a package manager (`ubi9/ubi-minimal`, `almalinux:9-minimal`)"),
+            );
+            return (None, Some(u.uid));
         }
         if !u.name.is_empty() && u.name.chars().all(|c| c.is_ascii_digit()) {
             self.refuse(

@@ -444,6 +444,44 @@ fn images_without_useradd_get_shadow_utils_with_their_manager() {
     }
 }
 
+/// The micro images have no package manager: a builder stage that would
+/// install Python there is E0408 at `builder`, and an env that installs
+/// nothing and runs as root lowers without a package manager line.
+#[test]
+fn micro_images_install_nothing() {
+    let mut s = built("debian:12.5");
+    s.builder = Some(ImageRef {
+        reference: "almalinux:9-micro".into(),
+        digest: None,
+    });
+    s.python = Some(Python {
+        index_credentials: None,
+        version: None,
+        manager: PythonManager::Pip,
+        packages: vec!["rich".into()],
+        requirements: vec![],
+        index_url: None,
+        extra_index_urls: vec![],
+    });
+    let out = lower(&s, "t");
+    assert_eq!(
+        out.errors
+            .iter()
+            .map(|e| (e.field.as_str(), &e.kind))
+            .collect::<Vec<_>>(),
+        [("builder", &ErrorKind::BaseLacks)],
+        "{:?}",
+        out.errors
+    );
+    let mut s = built("ubi9/ubi-micro:9.4");
+    s.user = Some(User {
+        name: "root".into(),
+        uid: 0,
+    });
+    let text = dockerfile(&s);
+    assert!(!text.contains("dnf"), "{text}");
+}
+
 /// apt-get on this machine reads what follows `--` as package names: an
 /// option-looking name is reported as an unknown package, not applied.
 #[test]

@@ -702,13 +702,13 @@ Example:
 Fix: close the bracket (`data/[ab]`), or escape the character with `\\` (`data/\\[`).";
 
 "E0408", "the base image lacks what the env needs",
-"The env asks for a tool its base image does not have and sclc will not install: conda (`conda.packages`, or `python.manager = .conda`) on an image without conda, such as `python:3.11-slim` or `debian:12`. sclc knows the common base-image families (Debian, Ubuntu, `python`, `nvidia/cuda`, `pytorch/pytorch`, NGC, conda and micromamba images, Alpine, Fedora/UBI/Rocky) and what each has; Python itself is installed where it is missing, but conda is not downloaded into an image (an installer fetched at build time is neither pinned nor checked).
+"The env asks for a tool its base image does not have and sclc will not install: conda (`conda.packages`, or `python.manager = .conda`) on an image without conda, such as `python:3.11-slim` or `debian:12`. sclc knows the common base-image families (Debian, Ubuntu, `python`, `nvidia/cuda`, `pytorch/pytorch`, NGC, conda and micromamba images, Alpine, Fedora/UBI/Rocky) and what each has; Python itself is installed where it is missing, but conda is not downloaded into an image (an installer fetched at build time is neither pinned nor checked). The micro images (`ubi9/ubi-micro`, `ubi8/ubi-micro`, `almalinux:9-micro`) have no package manager, no Python and no `useradd`: `system.packages`, the Python that `python.packages`, requirements files or Hugging Face assets need, and the runtime user (other than root) cannot be installed there, in `base` or in `builder`.
 
 Example:
     base = image(\"python:3.11-slim\")
     conda.packages = [\"numpy\"]
 
-Fix: build on an image that has conda (`condaforge/miniforge3`, `continuumio/miniconda3` or `pytorch/pytorch`), or install the packages with pip.";
+Fix: build on an image that has conda (`condaforge/miniforge3`, `continuumio/miniconda3` or `pytorch/pytorch`), or install the packages with pip; instead of a micro image, build on one with a package manager (`ubi9/ubi-minimal`, `almalinux:9-minimal`), or run as root and install nothing.";
 
 "W0004", "not expressible in this target",
 "The target format cannot express a field of the env; the artifact leaves it out. The message names the field.

@@ -52,6 +52,10 @@
 //!     `ubi9/ubi-minimal`, `rockylinux:9-minimal`, `almalinux:9-minimal`):
 //!     microdnf only (Red Hat's UBI documentation), no Python, and no
 //!     `useradd` (shadow-utils is not installed).
+//!   - The micro images (`ubi8/ubi-micro`, `ubi9/ubi-micro`,
+//!     `almalinux:9-micro`): no package manager at all, no Python and no
+//!     `useradd` (Red Hat's UBI documentation: "does not include a package
+//!     manager"); nothing can be installed into them.
 //!   - Oracle Linux (`oraclelinux:7`, `8`, `9`) as the EL release it
 //!     follows; its `-slim` images have yum (7) or microdnf (8 and later)
 //!     and no Python (Oracle's container images documentation), and no
@@ -135,8 +139,13 @@ pub enum PythonEnv {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BaseInfo {
     pub family: Family,
-    /// The package manager of the image.
+    /// The package manager of the image (for the micro images, which have
+    /// none, the one their release's minimal image has).
     pub manager: SystemManager,
+    /// The image has a package manager: false for the micro images
+    /// (`ubi9/ubi-micro`, `almalinux:9-micro`), where nothing can be
+    /// installed.
+    pub has_manager: bool,
     /// `python3` is in the image.
     pub has_python: bool,
     /// `python3 -m pip` works in the image's Python.
@@ -180,6 +189,7 @@ pub fn info(image: &str) -> BaseInfo {
     let unknown = BaseInfo {
         family: Family::Unknown,
         manager: SystemManager::Apt,
+        has_manager: true,
         has_python: false,
         has_pip: false,
         externally_managed: true,
@@ -196,6 +206,7 @@ pub fn info(image: &str) -> BaseInfo {
     let image_env = |family: Family, manager: SystemManager, has_conda: bool| BaseInfo {
         family,
         manager,
+        has_manager: true,
         has_python: true,
         has_pip: true,
         externally_managed: false,
@@ -268,10 +279,12 @@ pub fn info(image: &str) -> BaseInfo {
         {
             let RedHat {
                 manager,
+                has_manager,
                 has_python,
                 has_useradd,
             } = red_hat(repo, tag);
             BaseInfo {
+                has_manager,
                 has_python,
                 has_useradd,
                 ..os(Family::RedHat, manager, false)
@@ -292,6 +305,8 @@ pub fn manager(image: &str) -> SystemManager {
 /// What [`red_hat`] tells of an image.
 struct RedHat {
     manager: SystemManager,
+    /// The image has its package manager (the micro images have none).
+    has_manager: bool,
     /// `python3` is on `PATH`.
     has_python: bool,
     /// `useradd` is there (shadow-utils is installed).
@@ -306,15 +321,25 @@ fn red_hat(repo: &str, tag: &str) -> RedHat {
     let name = repo.rsplit('/').next().unwrap_or(repo);
     let full = |manager, has_python| RedHat {
         manager,
+        has_manager: true,
         has_python,
         has_useradd: true,
     };
     // Neither Python nor `useradd`.
     let bare = |manager| RedHat {
         manager,
+        has_manager: true,
         has_python: false,
         has_useradd: false,
     };
+    // `ubi9/ubi-micro`, `ubi8-micro`, `almalinux:9-micro`: no package
+    // manager at all (nor Python, nor `useradd`).
+    if is_micro(name, tag) {
+        return RedHat {
+            has_manager: false,
+            ..bare(SystemManager::Microdnf)
+        };
+    }
     // `ubi9-minimal`, `ubi9/ubi-minimal`, `rockylinux:9-minimal`.
     if name.ends_with("-minimal") || tag.contains("minimal") {
         return bare(SystemManager::Microdnf);
@@ -368,11 +393,21 @@ fn release_of(repo: &str, tag: &str) -> Option<u32> {
         })
 }
 
+/// A Red Hat micro image (`ubi9/ubi-micro`, `almalinux:9-micro`), by its
+/// repository's last part and its tag.
+fn is_micro(name: &str, tag: &str) -> bool {
+    name.ends_with("-micro") || tag.split('-').any(|part| part == "micro")
+}
+
 /// The `python3` a Red Hat-family image's package manager installs
 /// (other than Fedora; the module doc has the facts), by the release its
-/// reference writes; `None` where the reference does not say it.
+/// reference writes; `None` where the reference does not say it, and for
+/// the micro images, which have no package manager.
 fn red_hat_python(repo: &str, tag: &str) -> Option<&'static str> {
     let name = repo.rsplit('/').next().unwrap_or(repo);
+    if is_micro(name, tag) {
+        return None;
+    }
     let release = match (repo, tag) {
         ("centos", "latest") => Some(8),
         _ => release_of(repo, tag),
@@ -749,6 +784,37 @@ mod tests {
         }
     }
 
+    /// The micro images have no package manager, no Python and no
+    /// `useradd`; every other image has a package manager.
+    #[test]
+    fn micro_images_have_no_package_manager() {
+        for image in [
+            "registry.access.redhat.com/ubi9/ubi-micro:9.4",
+            "ubi9/ubi-micro",
+            "ubi8/ubi-micro",
+            "ubi9-micro",
+            "almalinux:9-micro",
+            "almalinux:9.4-micro",
+        ] {
+            let i = info(image);
+            assert_eq!(
+                (i.family, i.has_manager, i.has_python, i.has_useradd),
+                (Family::RedHat, false, false, false),
+                "{image}"
+            );
+        }
+        for image in [
+            "ubi9/ubi-minimal",
+            "almalinux:9-minimal",
+            "rockylinux:9.3",
+            "debian:12.5",
+            "mambaorg/micromamba:1.5",
+            "ghcr.io/acme/thing:1",
+        ] {
+            assert!(info(image).has_manager, "{image}");
+        }
+    }
+
     #[test]
     fn venv_whenever_pip_would_meet_pep_668() {
         for image in [
@@ -830,6 +896,8 @@ mod tests {
             ("rockylinux:latest", None, None, None, None),
             ("amazonlinux", None, None, None, None),
             ("amazonlinux:2018.03", None, None, None, None),
+            ("ubi9/ubi-micro", None, None, None, None),
+            ("almalinux:9-micro", None, None, None, None),
             ("fedora:40", None, None, None, None),
             ("pytorch/pytorch:2.1.2-cuda11.8-cudnn8-runtime", None, None, Some("11.8"), Some("2.1.2")),
             ("pytorch/pytorch:2.8.0-cuda12.9-cudnn9-devel", None, None, Some("12.9"), Some("2.8.0")),
