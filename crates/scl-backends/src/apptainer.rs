@@ -571,7 +571,7 @@ impl Job<'_> {
         }
         for (k, v) in &spec.labels {
             let field = format!("labels.{k}");
-            if k == HASH_LABEL {
+            if &**k == HASH_LABEL {
                 self.refuse(
                     &field,
                     ErrorKind::Reserved,
@@ -594,7 +594,7 @@ impl Job<'_> {
             }
             if let Some(v) = self.label_value(&field, v) {
                 let text = if v.is_empty() {
-                    k.clone()
+                    k.to_string()
                 } else {
                     format!("{k} {v}")
                 };

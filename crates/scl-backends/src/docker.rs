@@ -948,7 +948,7 @@ impl Job<'_> {
         }
         for (k, v) in &spec.labels {
             let field = format!("labels.{k}");
-            if k == HASH_LABEL {
+            if &**k == HASH_LABEL {
                 self.refuse(
                     &field,
                     ErrorKind::Reserved,
@@ -960,7 +960,7 @@ impl Job<'_> {
             let key = if k.contains('=') || k.is_empty() {
                 None
             } else if quote::is_dockerfile_bare(k) {
-                Some(k.clone())
+                Some(k.to_string())
             } else {
                 match quote::dockerfile_pair(k) {
                     Ok(q) if !q.ends_line => Some(q.text),

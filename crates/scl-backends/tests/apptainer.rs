@@ -124,8 +124,11 @@ fn check_def(what: &str, spec: &EnvSpec, text: &str) -> Result<Def, String> {
         }
     }
     // Labels: the IR's, the description, the hash.
-    let mut want: std::collections::BTreeMap<String, String> =
-        spec.labels.clone().into_iter().collect();
+    let mut want: std::collections::BTreeMap<String, String> = spec
+        .labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     if let Some(d) = &spec.description {
         want.entry("org.opencontainers.image.description".into())
             .or_insert_with(|| d.clone());

@@ -908,7 +908,7 @@ fn vars_and_labels() {
             }),
         ),
     ]);
-    s.labels = Fields::from([("a.b".to_string(), "c".to_string())]);
+    s.labels = Fields::from([("a.b".into(), "c".into())]);
     s.description = Some("one line, \"quoted\"\\".into());
     let text = dockerfile(&s);
     assert!(
@@ -933,10 +933,10 @@ fn unwritable_vars_and_labels_are_errors() {
         ("K=V".to_string(), VarValue::Plain("v".into())),
     ]);
     s.labels = Fields::from([
-        ("dev.scl.ir.sha256".to_string(), "forged".to_string()),
-        ("a=b".to_string(), "c".to_string()),
-        ("nl".to_string(), "x\ny".to_string()),
-        ("back\\".to_string(), "c".to_string()),
+        ("dev.scl.ir.sha256".into(), "forged".into()),
+        ("a=b".into(), "c".into()),
+        ("nl".into(), "x\ny".into()),
+        ("back\\".into(), "c".into()),
     ]);
     s.description = Some("two\nlines".into());
     let out = lower(&s, "t");
@@ -961,10 +961,7 @@ fn unwritable_vars_and_labels_are_errors() {
     // With the description label set explicitly, the description is not used.
     let mut s = built("debian:12.5");
     s.description = Some("two\nlines".into());
-    s.labels = Fields::from([(
-        "org.opencontainers.image.description".to_string(),
-        "one".to_string(),
-    )]);
+    s.labels = Fields::from([("org.opencontainers.image.description".into(), "one".into())]);
     assert!(dockerfile(&s).contains("LABEL org.opencontainers.image.description=\"one\" \\\n"));
 }
 
@@ -1537,7 +1534,7 @@ fn invisible_characters_are_refused_or_shown_escaped() {
         let mut s = built("debian:12.5");
         s.setup = vec![format!("echo safe{hidden}rm -rf /data")];
         s.vars = Fields::from([("V".to_string(), VarValue::Plain(format!("a{hidden}b")))]);
-        s.labels = Fields::from([("l".to_string(), format!("a{hidden}b"))]);
+        s.labels = Fields::from([("l".into(), format!("a{hidden}b").into())]);
         s.system = Some(System {
             manager: SystemManager::Apt,
             packages: vec![format!("git{hidden}")],
@@ -1553,8 +1550,8 @@ fn invisible_characters_are_refused_or_shown_escaped() {
         s.entrypoint = vec![format!("x{hidden}y")];
         s.description = Some(format!("d{hidden}"));
         s.labels = Fields::from([(
-            "org.opencontainers.image.description".to_string(),
-            "one line".to_string(),
+            "org.opencontainers.image.description".into(),
+            "one line".into(),
         )]);
         let text = dockerfile(&s);
         assert!(

@@ -366,8 +366,8 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
     let mut want: Vec<String> = spec
         .labels
         .keys()
-        .filter(|k| *k != HASH_LABEL)
-        .cloned()
+        .filter(|k| &***k != HASH_LABEL)
+        .map(|k| k.to_string())
         .collect();
     if spec.description.is_some() && !spec.labels.contains_key(DESCRIPTION_LABEL) {
         want.push(DESCRIPTION_LABEL.into());

@@ -73,7 +73,7 @@ pub struct EnvSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignore: Vec<String>,
     #[serde(default, skip_serializing_if = "Fields::is_empty")]
-    pub labels: Fields<String, String>,
+    pub labels: Fields<Arc<str>, Arc<str>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -694,7 +694,7 @@ mod tests {
             }),
             services: BTreeMap::new(),
             depends_on: vec!["x".into()],
-            labels: [("l".to_string(), "v".to_string())].into(),
+            labels: [(Arc::from("l"), Arc::from("v"))].into(),
             ignore: vec![".git".into()],
         };
         let mut with_service = full.clone();

@@ -315,6 +315,15 @@ fn s(v: &Value) -> String {
     }
 }
 
+/// [`s`] as shared text: a string value's own text, not a copy.
+fn shared(v: &Value) -> Arc<str> {
+    match v {
+        Value::Str(s) => s.clone(),
+        Value::Enum { variant, .. } => variant.clone(),
+        other => other.to_string().into(),
+    }
+}
+
 fn strs(v: Option<&Value>) -> Vec<String> {
     match v {
         Some(Value::List(l)) => l.iter().map(s).collect(),
@@ -1037,7 +1046,7 @@ pub(crate) fn normalize(
         // In key order, into exactly the room needed (the IR is kept).
         spec.labels = Fields::with_capacity(l.len());
         for (k, v) in l.iter().filter(|(k, _)| !is_type_mark(k)) {
-            spec.labels.insert(k.to_string(), s(v));
+            spec.labels.insert(k.clone(), shared(v));
         }
     }
     spec.ignore = strs(get(r, &["ignore"]));

@@ -540,7 +540,7 @@ mod tests {
             }),
             services: [("s".to_string(), Arc::new(EnvSpec::default()))].into(),
             depends_on: vec!["s".into()],
-            labels: [("l".to_string(), "v".to_string())].into(),
+            labels: [(Arc::from("l"), Arc::from("v"))].into(),
             ignore: vec!["*.ckpt".into()],
             ..EnvSpec::default()
         };
