@@ -581,7 +581,7 @@ impl<'a> Job<'a> {
                     .as_exact()
                     .is_some_and(|n| n.as_normalized() == "pip");
                 if self.yaml(&field, "the match spec", p).is_some() {
-                    out.push(Dependency::Spec(p.clone()));
+                    out.push(Dependency::Spec(p.to_string()));
                 }
             }
         }
@@ -757,7 +757,7 @@ impl<'a> Job<'a> {
                 );
                 continue;
             }
-            push(self, &field, "the requirement", p.clone());
+            push(self, &field, "the requirement", p.to_string());
         }
         out
     }

@@ -956,7 +956,7 @@ impl Planner<'_> {
         let mut verify = Vec::new();
         // What the Python set-up needs first (plain names, nothing to check).
         for p in extra {
-            if !listed.iter().any(|l| l == p) {
+            if !listed.iter().any(|l| &**l == *p) {
                 packages.push(quote::shell(p));
             }
         }

@@ -161,7 +161,7 @@ fn expected_pip(spec: &EnvSpec, files: &BTreeMap<String, String>) -> Vec<String>
             }
         }
     }
-    out.extend(p.packages.iter().cloned());
+    out.extend(p.packages.iter().map(|p| p.to_string()));
     out
 }
 
@@ -197,7 +197,12 @@ fn check_file(
     let conda_pkgs = spec
         .conda
         .as_ref()
-        .map(|c| c.packages.clone())
+        .map(|c| {
+            c.packages
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<String>>()
+        })
         .unwrap_or_default();
     let names_pip = conda_pkgs
         .iter()
@@ -301,7 +306,7 @@ fn python(packages: &[&str]) -> Python {
         index_credentials: None,
         index_url: None,
         manager: PythonManager::Conda,
-        packages: packages.iter().map(|s| s.to_string()).collect(),
+        packages: packages.iter().map(|s| s.to_string().into()).collect(),
         requirements: Vec::new(),
         version: None,
     }
@@ -442,7 +447,7 @@ fn python_version_conda_specs_and_names() {
         }),
         conda: Some(Conda {
             channels: Vec::new(),
-            packages: pkgs.iter().map(|s| s.to_string()).collect(),
+            packages: pkgs.iter().map(|s| s.to_string().into()).collect(),
         }),
         ..EnvSpec::default()
     };

@@ -526,7 +526,7 @@ fn packages_are_quoted_in_order_and_line_breaks_refused() {
         .unwrap()
         .packages
         .push("evil\nRUN rm -rf /".into());
-    s.system.as_mut().unwrap().packages.push(String::new());
+    s.system.as_mut().unwrap().packages.push("".into());
     assert_eq!(
         errors(&s),
         [
@@ -1230,7 +1230,7 @@ fn apt_names_that_are_patterns_are_refused() {
         "-o",
     ];
     s.system = Some(System {
-        packages: bad.iter().map(|p| p.to_string()).collect(),
+        packages: bad.iter().map(|p| p.to_string().into()).collect(),
         manager: SystemManager::Apt,
     });
     let e = errors(&s);
@@ -1537,7 +1537,7 @@ fn invisible_characters_are_refused_or_shown_escaped() {
         s.labels = Fields::from([("l".into(), format!("a{hidden}b").into())]);
         s.system = Some(System {
             manager: SystemManager::Apt,
-            packages: vec![format!("git{hidden}")],
+            packages: vec![format!("git{hidden}").into()],
         });
         let fields: Vec<String> = errors(&s).into_iter().map(|e| e.0).collect();
         assert_eq!(

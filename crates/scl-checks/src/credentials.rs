@@ -350,7 +350,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
             py.packages
                 .iter()
                 .enumerate()
-                .map(|(i, p)| (format!("python.packages[{i}]"), p.as_str())),
+                .map(|(i, p)| (format!("python.packages[{i}]"), &**p)),
         );
     }
     if let Some(c) = &spec.conda {

@@ -66,7 +66,7 @@ impl Plan {
             .collect();
         Plan {
             version: py.version.clone(),
-            packages: py.packages.clone(),
+            packages: py.packages.iter().map(|p| p.to_string()).collect(),
             requirements,
             index_url: py.index_url.clone(),
             extra_index_urls: py.extra_index_urls.clone(),

@@ -440,7 +440,7 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
             if plain
                 && !ins
                     .iter()
-                    .any(|i| i.keyword == "RUN" && i.args.contains(p.as_str()))
+                    .any(|i| i.keyword == "RUN" && i.args.contains(&**p))
             {
                 problems.push(format!("system package {p:?} is in no RUN"));
             }
@@ -453,16 +453,16 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
 /// system, Python and conda packages, conda channels, the user name,
 /// Hugging Face repos, revisions and file names.
 fn dash_values(spec: &EnvSpec) -> Vec<String> {
-    let mut all: Vec<&String> = Vec::new();
+    let mut all: Vec<&str> = Vec::new();
     if let Some(s) = &spec.system {
-        all.extend(&s.packages);
+        all.extend(s.packages.iter().map(|p| &**p));
     }
     if let Some(p) = &spec.python {
-        all.extend(&p.packages);
+        all.extend(p.packages.iter().map(|p| &**p));
     }
     if let Some(c) = &spec.conda {
-        all.extend(&c.channels);
-        all.extend(&c.packages);
+        all.extend(c.channels.iter().map(String::as_str));
+        all.extend(c.packages.iter().map(|p| &**p));
     }
     if let Some(u) = &spec.user {
         all.push(&u.name);
@@ -470,7 +470,7 @@ fn dash_values(spec: &EnvSpec) -> Vec<String> {
     let assets = serde_json::to_value(&spec.assets).unwrap_or_default();
     let mut strings = Vec::new();
     collect_strings(&assets, &mut strings);
-    let mut out: Vec<String> = all.into_iter().cloned().chain(strings).collect();
+    let mut out: Vec<String> = all.into_iter().map(str::to_string).chain(strings).collect();
     out.retain(|v| v.starts_with('-') && v.len() > 1 && !v.contains(char::is_whitespace));
     out.sort();
     out.dedup();

@@ -137,7 +137,7 @@ pub struct System {
     pub manager: SystemManager,
     /// Set-like: de-duplicated, first occurrence kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub packages: Vec<String>,
+    pub packages: Vec<Arc<str>>,
 }
 
 /// The base image's package manager.
@@ -176,7 +176,7 @@ pub struct Python {
     pub manager: PythonManager,
     /// PEP 508 requirements, as written, de-duplicated.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub packages: Vec<String>,
+    pub packages: Vec<Arc<str>>,
     /// Requirements files, de-duplicated.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requirements: Vec<FileRef>,
@@ -203,7 +203,7 @@ pub struct Conda {
     pub channels: Vec<String>,
     /// Conda match specs, as written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub packages: Vec<String>,
+    pub packages: Vec<Arc<str>>,
 }
 
 /// A file read at compile time: workspace-relative path (`/`-separated) and

@@ -324,6 +324,14 @@ fn shared(v: &Value) -> Arc<str> {
     }
 }
 
+/// [`strs`] as shared text (the list's own strings, not copies).
+fn shared_strs(v: Option<&Value>) -> Vec<Arc<str>> {
+    match v {
+        Some(Value::List(l)) => l.iter().map(shared).collect(),
+        _ => Vec::new(),
+    }
+}
+
 fn strs(v: Option<&Value>) -> Vec<String> {
     match v {
         Some(Value::List(l)) => l.iter().map(s).collect(),
@@ -612,7 +620,7 @@ pub(crate) fn normalize(
     // not an error here. E0209 comes when it is used as a service (below)
     // or lowered (the backends).
     // system
-    let packages = strs(get(r, &["system", "packages"]));
+    let packages = shared_strs(get(r, &["system", "packages"]));
     let manager = match get(r, &["system", "manager"]) {
         Some(Value::Enum { variant, .. }) => match &**variant {
             "apk" => Some(SystemManager::Apk),
@@ -687,7 +695,7 @@ pub(crate) fn normalize(
         spec.python = Some(Python {
             version: py.get("version").map(s),
             manager,
-            packages: strs(py.get("packages")),
+            packages: shared_strs(py.get("packages")),
             requirements,
             index_url: py.get("index_url").map(s),
             extra_index_urls: strs(py.get("extra_index_urls")),
@@ -701,7 +709,7 @@ pub(crate) fn normalize(
                 invalid(&path(&["conda", "channels"]), "E0323", e);
             }
         }
-        let packages = strs(c.get("packages"));
+        let packages = shared_strs(c.get("packages"));
         for p in &packages {
             if let Err(e) = validate::conda_spec_source(p, &channels) {
                 invalid(&path(&["conda", "packages"]), "E0336", e);
