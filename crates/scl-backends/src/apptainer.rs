@@ -746,16 +746,7 @@ impl Job<'_> {
             let (field, what) = match step {
                 Step::System { manager, .. } => (
                     "system.packages".to_string(),
-                    format!(
-                        "System packages with {}.",
-                        match manager {
-                            scl_ir::SystemManager::Apt => "apt",
-                            scl_ir::SystemManager::Apk => "apk",
-                            scl_ir::SystemManager::Dnf => "dnf",
-                            scl_ir::SystemManager::Yum => "yum",
-                            scl_ir::SystemManager::Microdnf => "microdnf",
-                        }
-                    ),
+                    format!("System packages with {}.", manager.name()),
                 ),
                 Step::User { uid, .. } => (
                     "user".to_string(),

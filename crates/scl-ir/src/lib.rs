@@ -160,6 +160,43 @@ pub enum SystemManager {
     Microdnf,
 }
 
+impl SystemManager {
+    /// Every manager, in the order of the language's `SystemManager` enum.
+    pub const ALL: [SystemManager; 5] = [
+        SystemManager::Apt,
+        SystemManager::Apk,
+        SystemManager::Dnf,
+        SystemManager::Yum,
+        SystemManager::Microdnf,
+    ];
+
+    /// The name as SCL writes it (`.dnf`) and the IR's JSON: `"apt"`,
+    /// `"apk"`, `"dnf"`, `"yum"`, `"microdnf"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SystemManager::Apt => "apt",
+            SystemManager::Apk => "apk",
+            SystemManager::Dnf => "dnf",
+            SystemManager::Yum => "yum",
+            SystemManager::Microdnf => "microdnf",
+        }
+    }
+
+    /// The manager [`SystemManager::name`] calls `name`.
+    pub fn from_name(name: &str) -> Option<SystemManager> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// The program the generated files run: `apt-get` for apt, else the
+    /// name.
+    pub fn command(self) -> &'static str {
+        match self {
+            SystemManager::Apt => "apt-get",
+            other => other.name(),
+        }
+    }
+}
+
 /// `python.*`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -382,17 +382,6 @@ pub fn infer_manager(image: &str) -> SystemManager {
     scl_ir::bases::manager(image)
 }
 
-/// The command a system package manager is run as, for a message.
-fn manager_name(m: SystemManager) -> &'static str {
-    match m {
-        SystemManager::Apt => "apt-get",
-        SystemManager::Apk => "apk",
-        SystemManager::Dnf => "dnf",
-        SystemManager::Yum => "yum",
-        SystemManager::Microdnf => "microdnf",
-    }
-}
-
 /// What normalization needs from the evaluator that runs it: a place for
 /// diagnostics, the evaluation budget, the final value of a service's env,
 /// and display paths for labels. (A trait, so that normalization does not
@@ -622,13 +611,9 @@ pub(crate) fn normalize(
     // system
     let packages = shared_strs(get(r, &["system", "packages"]));
     let manager = match get(r, &["system", "manager"]) {
-        Some(Value::Enum { variant, .. }) => match &**variant {
-            "apk" => Some(SystemManager::Apk),
-            "dnf" => Some(SystemManager::Dnf),
-            "yum" => Some(SystemManager::Yum),
-            "microdnf" => Some(SystemManager::Microdnf),
-            _ => Some(SystemManager::Apt),
-        },
+        Some(Value::Enum { variant, .. }) => {
+            Some(SystemManager::from_name(variant).unwrap_or(SystemManager::Apt))
+        }
         _ => spec.base.as_ref().map(|b| infer_manager(&b.reference)),
     };
     if let Some(manager) = manager {
@@ -658,7 +643,7 @@ pub(crate) fn normalize(
                         "{}: the build stage of `builder` ({}) installs the system packages with {}",
                         e.msg,
                         b.reference,
-                        manager_name(m)
+                        m.command()
                     ),
                     help: e.help,
                 }),
@@ -1285,14 +1270,7 @@ pub(crate) fn self_view(r: &Record) -> Record {
             (RecordTy::Env, "system") => Some(Value::Record(Arc::new(Record::new()))),
             (RecordTy::System, "manager") => Some(Value::Enum {
                 ty: Some("SystemManager".into()),
-                variant: match infer_manager(b) {
-                    SystemManager::Apt => "apt",
-                    SystemManager::Apk => "apk",
-                    SystemManager::Dnf => "dnf",
-                    SystemManager::Yum => "yum",
-                    SystemManager::Microdnf => "microdnf",
-                }
-                .into(),
+                variant: infer_manager(b).name().into(),
             }),
             _ => None,
         }

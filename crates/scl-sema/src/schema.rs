@@ -349,7 +349,7 @@ fn build(rt: RecordTy) -> Vec<FieldDef> {
             f("packages", list(String), "OS packages, installed with the base image's package manager and checked against its name grammar.")
                 .parent_aliases(&["packages", "apt", "apt_packages", "system_packages"])
                 .set_like(),
-            f("manager", enum_ty("SystemManager", &["apt", "apk", "dnf", "yum", "microdnf"]), "The package manager: inferred from the image (alpine → `.apk`; fedora, rocky, ubi and the rest of the Red Hat family → `.dnf`, but centos 7, amazonlinux 2 and oraclelinux 7 → `.yum` and the minimal images (`ubi9-minimal`, `rockylinux:9-minimal`, `oraclelinux:9-slim`) → `.microdnf`; otherwise `.apt`); set it to override.")
+            f("manager", enum_ty("SystemManager", &scl_ir::SystemManager::ALL.map(scl_ir::SystemManager::name)), "The package manager: inferred from the image (alpine → `.apk`; fedora, rocky, ubi and the rest of the Red Hat family → `.dnf`, but centos 7, amazonlinux 2 and oraclelinux 7 → `.yum` and the minimal images (`ubi9-minimal`, `rockylinux:9-minimal`, `oraclelinux:9-slim`) → `.microdnf`; otherwise `.apt`); set it to override.")
                 .default(D::Inferred("from `base`: alpine → apk; fedora, rocky, ubi, centos, almalinux, amazonlinux, oraclelinux → dnf, except centos 7, amazonlinux 2 and oraclelinux 7 → yum and the minimal images → microdnf; otherwise apt")),
         ],
         RecordTy::Python => vec![
