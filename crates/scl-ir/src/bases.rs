@@ -733,6 +733,40 @@ mod tests {
             ("nvidia/cuda:12.4.1-runtime-rockylinux8", Family::NvidiaCuda, Dnf, false, false, false, false, Venv),
             ("nvidia/cuda:12.4.1-runtime-rockylinux9", Family::NvidiaCuda, Dnf, false, false, false, false, Venv),
             ("ghcr.io/acme/thing:1", Family::Unknown, Apt, false, false, true, false, Venv),
+            // Named images past the rows above: conda images, NGC, the Red Hat
+            // family, Docker Hub spellings, the Alpine fallback.
+            // The conda images, each name of the match arm.
+            ("continuumio/anaconda3:2024.06-1", Family::Conda, Apt, true, true, false, true, Image),
+            ("condaforge/mambaforge:24.3.0-0", Family::Conda, Apt, true, true, false, true, Image),
+            ("condaforge/miniforge-pypy3:24.3.0-0", Family::Conda, Apt, true, true, false, true, Image),
+            ("docker.io/continuumio/miniconda3:24.7.1-0", Family::Conda, Apt, true, true, false, true, Image),
+            // Docker Hub's other spelling, and an upper-case reference.
+            ("index.docker.io/library/python:3.11-slim", Family::Python, Apt, true, true, false, false, Image),
+            ("PYTHON:3.11-SLIM", Family::Python, Apt, true, true, false, false, Image),
+            ("index.docker.io/library/debian:11", Family::Debian, Apt, false, false, false, false, Venv),
+            // NVIDIA's registry: CUDA by its tag's OS, the framework images as NGC.
+            ("nvcr.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04", Family::NvidiaCuda, Apt, false, false, false, false, Venv),
+            ("nvcr.io/nvidia/cuda:12.6.0-devel-ubuntu24.04", Family::NvidiaCuda, Apt, false, false, true, false, Venv),
+            ("nvcr.io/nvidia/cuda:12.4.1-base-rockylinux9", Family::NvidiaCuda, Dnf, false, false, false, false, Venv),
+            ("nvcr.io/nvidia/tensorflow:24.03-tf2-py3", Family::Ngc, Apt, true, true, false, false, Image),
+            ("nvidia/cuda:12.4.1-base-ubuntu20.04", Family::NvidiaCuda, Apt, false, false, false, false, Venv),
+            ("nvidia/cuda:12.4.1-base-ubuntu24.04", Family::NvidiaCuda, Apt, false, false, true, false, Venv),
+            // The Red Hat family by each name the table lists (releases with dnf).
+            ("rockylinux/rockylinux:9", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("almalinux:9", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("quay.io/centos/centos:stream9", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("amazonlinux:2023", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("fedora:39", Family::RedHat, Dnf, true, false, false, false, Venv),
+            ("fedora:42", Family::RedHat, Dnf, false, false, false, false, Venv),
+            // Ubuntu and Debian by code name.
+            ("ubuntu:noble", Family::Ubuntu, Apt, false, false, true, false, Venv),
+            ("ubuntu:focal", Family::Ubuntu, Apt, false, false, false, false, Venv),
+            ("debian:trixie-slim", Family::Debian, Apt, false, false, true, false, Venv),
+            ("debian:buster", Family::Debian, Apt, false, false, false, false, Venv),
+            // Alpine by release, and an unknown image on Alpine.
+            ("alpine:3.19", Family::Alpine, Apk, false, false, true, false, Venv),
+            ("alpine:3.18.4", Family::Alpine, Apk, false, false, false, false, Venv),
+            ("ghcr.io/acme/tool:1.2-alpine", Family::Alpine, Apk, false, false, true, false, Venv),
         ];
         for &(image, family, manager, py, pip, pep668, conda, env) in rows {
             let i = info(image);
