@@ -908,11 +908,15 @@ impl Database {
                         let _ = checks::domain_diagnostics(&db, *f);
                     }
                 });
+            // A fresh handle: salsa reuses each depth's frame of the query
+            // stack with its room, and clearing a frame costs its room, so
+            // the module queries would each pay for the walk's large frame.
+            let main = self.clone();
             for f in order {
-                let _ = module_values(self, *f);
+                let _ = module_values(&main, *f);
             }
             for f in order.iter().rev() {
-                let _ = module_diagnostics(self, *f);
+                let _ = module_diagnostics(&main, *f);
             }
             // A helper that could not start or panicked leaves its queries
             // to `check_diagnostics`, on this thread.
@@ -1495,7 +1499,12 @@ fn reaches_cycle(db: &dyn Db, file: SourceFile) -> (bool, u64) {
     (yes, revision_number(db))
 }
 
-fn reaches_cycle_initial(db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> (bool, u64) {
+fn reaches_cycle_initial(
+    db: &dyn Db,
+    _id: salsa::Id,
+    _previous: Option<&(bool, u64)>,
+    _file: SourceFile,
+) -> (bool, u64) {
     (true, revision_number(db))
 }
 
