@@ -156,6 +156,15 @@ fn resolve_local_now(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf
         return Err(FileError::NotFound(rel.to_string()));
     }
     let dir = from.parent().unwrap_or(Path::new("/"));
+    // `./x` is `x`: without the `.` the joined path is often already
+    // normal, which `normalize_path` checks first.
+    let mut rel = rel;
+    while let Some(r) = rel.strip_prefix("./") {
+        if r.starts_with('/') {
+            break;
+        }
+        rel = r;
+    }
     let p = normalize_path(&dir.join(rel));
     let root = db.workspace().root(db);
     if !p.starts_with(root) {
