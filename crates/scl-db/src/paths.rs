@@ -87,8 +87,26 @@ mod tests {
     #[test]
     fn normal_paths_are_kept_and_others_walked() {
         for p in [
-            "", "/", "a", "/a/b.env.scl", "a/b", "./a", "a/./b", "a/../b", "../a", "/a/..",
-            "a//b", "a/", "/a/b/", ".", "..", "/./a", "a/.", "a/..", ".a/b..c/...", "//a",
+            "",
+            "/",
+            "a",
+            "/a/b.env.scl",
+            "a/b",
+            "./a",
+            "a/./b",
+            "a/../b",
+            "../a",
+            "/a/..",
+            "a//b",
+            "a/",
+            "/a/b/",
+            ".",
+            "..",
+            "/./a",
+            "a/.",
+            "a/..",
+            ".a/b..c/...",
+            "//a",
         ] {
             let walked = {
                 let mut out = PathBuf::new();
