@@ -83,6 +83,42 @@ pub fn find_workspace_root_in(system: &dyn crate::System, file: &Path) -> PathBu
 mod tests {
     use super::*;
 
+    /// What `normalize_path` answered before its fast path: the walk.
+    fn walked(p: &str) -> PathBuf {
+        let mut out = PathBuf::new();
+        for c in Path::new(p).components() {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if !out.pop() {
+                        out.push("..");
+                    }
+                }
+                other => out.push(other.as_os_str()),
+            }
+        }
+        out
+    }
+
+    /// Every path of up to 7 characters of `/`, `.` and `a` (3,280 paths):
+    /// the fast path never answers differently from the walk.
+    #[test]
+    fn every_short_path_normalizes_as_the_walk_does() {
+        let mut paths = vec![String::new()];
+        let mut all = Vec::new();
+        for _ in 0..7 {
+            paths = paths
+                .iter()
+                .flat_map(|p| ['/', '.', 'a'].map(|c| format!("{p}{c}")))
+                .collect();
+            all.extend(paths.iter().cloned());
+        }
+        assert_eq!(all.len(), 3279);
+        for p in std::iter::once(String::new()).chain(all) {
+            assert_eq!(normalize_path(Path::new(&p)), walked(&p), "{p:?}");
+        }
+    }
+
     /// The fast path answers exactly what walking the components does.
     #[test]
     fn normal_paths_are_kept_and_others_walked() {
@@ -108,22 +144,7 @@ mod tests {
             ".a/b..c/...",
             "//a",
         ] {
-            let walked = {
-                let mut out = PathBuf::new();
-                for c in Path::new(p).components() {
-                    match c {
-                        Component::CurDir => {}
-                        Component::ParentDir => {
-                            if !out.pop() {
-                                out.push("..");
-                            }
-                        }
-                        other => out.push(other.as_os_str()),
-                    }
-                }
-                out
-            };
-            assert_eq!(normalize_path(Path::new(p)), walked, "{p:?}");
+            assert_eq!(normalize_path(Path::new(p)), walked(p), "{p:?}");
         }
         assert!(is_normal(Path::new("/w/mod1.env.scl")));
         assert!(!is_normal(Path::new("/w/./mod1.env.scl")));
