@@ -1,7 +1,7 @@
 //! The Python requirements of an env, from `python.packages` and its
 //! requirements files, parsed as PEP 508 requirements.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -159,8 +159,12 @@ fn applies(r: &pep508_rs::Requirement<pep508_rs::VerbatimUrl>, python: Option<&s
 /// `torch>=2.1,==2.1.2+cu118`); `None` when it does not parse, pins no
 /// exact version, or its marker holds for no Linux Python.
 pub fn exact_pin(text: &str) -> Option<(String, String)> {
-    let p = parse(text, String::new(), String::new(), None)?;
-    Some((p.name, p.version?))
+    // What `parse` would answer, without making the whole `Pin` (its text,
+    // marker and place): every env's normalization asks this of each of
+    // its Python requirements.
+    let r = parsed(text)?;
+    let version = r.version.clone()?;
+    applies(&r.requirement, None).then(|| (r.name.clone(), version))
 }
 
 /// A requirement as a [`Pin`]; `None` when it does not parse or pip would
