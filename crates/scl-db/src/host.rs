@@ -95,14 +95,15 @@ pub(crate) fn is_std(p: &Path) -> bool {
 }
 
 /// How many services one [`ServiceGroup`] holds.
-const SERVICE_GROUP: usize = 32;
+pub(crate) const SERVICE_GROUP: usize = 32;
 
 /// Consecutive services (module, env name) of an env that holds them by
-/// reference: the key of [`service_group_envs`].
+/// reference: the key of [`service_group_envs`] (their values) and of
+/// `checks::service_group_findings` (their domain findings).
 #[salsa::interned(debug)]
-struct ServiceGroup<'db> {
+pub(crate) struct ServiceGroup<'db> {
     #[returns(ref)]
-    envs: Vec<(SourceFile, Arc<str>)>,
+    pub(crate) envs: Vec<(SourceFile, Arc<str>)>,
 }
 
 /// The completed final value of each env of `group`, from its module's

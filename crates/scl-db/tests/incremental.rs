@@ -252,6 +252,18 @@ fn one_service_module_edit_reevaluates_that_service_only() {
         .filter(|e| e.query == "service_group_envs")
         .count();
     assert_eq!(groups, 1, "{}", few(&run.iter().collect::<Vec<_>>()));
+    // The same for the services' domain findings, which the top module's
+    // findings take from the services' modules: one group read again.
+    let finding_groups = run
+        .iter()
+        .filter(|e| e.query == "service_group_findings")
+        .count();
+    assert_eq!(
+        finding_groups,
+        1,
+        "{}",
+        few(&run.iter().collect::<Vec<_>>())
+    );
     let all = scl_db::module_values(&ws.db, ws.top)
         .final_env("all")
         .and_then(|f| f.spec.clone())
