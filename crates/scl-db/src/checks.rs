@@ -932,12 +932,12 @@ pub fn module_findings(db: &dyn Db, file: SourceFile) -> Arc<ModuleFindings> {
                 let Value::EnvRef(r) = services?.get(service)? else {
                     return None;
                 };
-                // An env of this module is known once checked above it; one of
-                // another module from that module's findings.
-                let e = if db.module_file(r.module) == file {
-                    out.get(&r.name)
-                } else {
-                    others.get(service).copied().flatten()
+                // An env of another module from that module's findings
+                // (`others` holds every such service); one of this module
+                // once checked above it.
+                let e = match others.get(service) {
+                    Some(e) => *e,
+                    None => out.get(&r.name),
                 };
                 e.filter(|e| Arc::ptr_eq(&e.spec, s))
                     .map(|e| e.findings.clone())
@@ -968,9 +968,8 @@ fn other_modules_findings<'a>(
     file: SourceFile,
     services: Option<&'a Record>,
 ) -> HashMap<&'a str, Option<&'a EnvFindings>> {
-    let mut out = HashMap::default();
     let Some(services) = services else {
-        return out;
+        return HashMap::default();
     };
     let refs: Vec<(&'a str, SourceFile, Arc<str>)> = services
         .iter()
@@ -982,6 +981,7 @@ fn other_modules_findings<'a>(
             _ => None,
         })
         .collect();
+    let mut out = HashMap::with_capacity_and_hasher(refs.len(), Default::default());
     for chunk in refs.chunks(crate::host::SERVICE_GROUP) {
         let group = crate::host::ServiceGroup::new(
             db,
