@@ -957,12 +957,12 @@ pub fn module_findings(db: &dyn Db, file: SourceFile) -> Arc<ModuleFindings> {
 
 /// The findings of each service of `services` that holds an env of
 /// another module than `file` by reference, by service name, from that
-/// module's [`module_findings`]: fetched in groups of
-/// [`SERVICE_GROUP`](crate::host::SERVICE_GROUP) services
-/// ([`service_group_findings`]), so that after an edit of one service's
-/// module an env holding 5,000 services re-reads one group and verifies a
-/// few hundred, instead of verifying 5,000 modules' findings. `None` for a
-/// service whose module has no findings for that env.
+/// module's [`module_findings`]: fetched in groups of 32 services
+/// (`host::service_groups`, [`service_group_findings`]), so that after an
+/// edit of one service's module an env holding 5,000 services re-reads one
+/// group and verifies a few hundred, instead of verifying 5,000 modules'
+/// findings. `None` for a service whose module has no findings for that
+/// env.
 fn other_modules_findings<'a>(
     db: &'a dyn Db,
     file: SourceFile,
@@ -971,33 +971,26 @@ fn other_modules_findings<'a>(
     let Some(services) = services else {
         return HashMap::default();
     };
-    let refs: Vec<(&'a str, SourceFile, Arc<str>)> = services
+    let refs: Vec<(&'a str, SourceFile, &'a Arc<str>)> = services
         .iter()
         .filter_map(|(k, v)| match v {
             Value::EnvRef(r) => {
                 let target = db.module_file(r.module);
-                (target != file).then(|| (&**k, target, r.name.clone()))
+                (target != file).then_some((&**k, target, &r.name))
             }
             _ => None,
         })
         .collect();
+    let groups = crate::host::service_groups(db, refs.iter().map(|(_, f, n)| (*f, (*n).clone())));
+    let found = groups
+        .into_iter()
+        .flat_map(|g| service_group_findings(db, g).iter());
     let mut out = HashMap::with_capacity_and_hasher(refs.len(), Default::default());
-    for chunk in refs.chunks(crate::host::SERVICE_GROUP) {
-        let group = crate::host::ServiceGroup::new(
-            db,
-            chunk
-                .iter()
-                .map(|(_, f, n)| (*f, n.clone()))
-                .collect::<Vec<_>>(),
-        );
-        let found = service_group_findings(db, group);
-        out.extend(
-            chunk
-                .iter()
-                .zip(found.iter())
-                .map(|((k, _, _), e)| (*k, e.as_ref())),
-        );
-    }
+    out.extend(
+        refs.iter()
+            .zip(found)
+            .map(|((k, _, _), e)| (*k, e.as_ref())),
+    );
     out
 }
 

@@ -95,7 +95,31 @@ pub(crate) fn is_std(p: &Path) -> bool {
 }
 
 /// How many services one [`ServiceGroup`] holds.
-pub(crate) const SERVICE_GROUP: usize = 32;
+const SERVICE_GROUP: usize = 32;
+
+/// `envs` (module, env name) cut into consecutive runs of
+/// [`SERVICE_GROUP`], each interned as a [`ServiceGroup`]: the keys with
+/// which an env's services are read, their values
+/// ([`service_group_envs`]) and their domain findings
+/// (`checks::service_group_findings`).
+pub(crate) fn service_groups<'db>(
+    db: &'db dyn Db,
+    envs: impl IntoIterator<Item = (SourceFile, Arc<str>)>,
+) -> Vec<ServiceGroup<'db>> {
+    let mut groups = Vec::new();
+    let mut run = Vec::with_capacity(SERVICE_GROUP);
+    for env in envs {
+        run.push(env);
+        if run.len() == SERVICE_GROUP {
+            let full = std::mem::replace(&mut run, Vec::with_capacity(SERVICE_GROUP));
+            groups.push(ServiceGroup::new(db, full));
+        }
+    }
+    if !run.is_empty() {
+        groups.push(ServiceGroup::new(db, run));
+    }
+    groups
+}
 
 /// Consecutive services (module, env name) of an env that holds them by
 /// reference: the key of [`service_group_envs`] (their values) and of
@@ -251,15 +275,12 @@ impl scl_sema::Host for DbHost<'_> {
         &self,
         envs: &[(ModuleId, Arc<str>)],
     ) -> Vec<Option<Arc<scl_sema::FinalEnv>>> {
+        let groups = service_groups(
+            self.db,
+            envs.iter().map(|(m, n)| (self.file(*m), n.clone())),
+        );
         let mut out = Vec::with_capacity(envs.len());
-        for chunk in envs.chunks(SERVICE_GROUP) {
-            let group = ServiceGroup::new(
-                self.db,
-                chunk
-                    .iter()
-                    .map(|(m, n)| (self.file(*m), n.clone()))
-                    .collect::<Vec<_>>(),
-            );
+        for group in groups {
             out.extend(service_group_envs(self.db, group).iter().cloned());
         }
         out
