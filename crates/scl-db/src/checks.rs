@@ -929,15 +929,18 @@ pub fn module_findings(db: &dyn Db, file: SourceFile) -> Arc<ModuleFindings> {
         let others = other_modules_findings(db, file, services.map(|r| &**r));
         let mut known =
             |service: &str, s: &Arc<EnvSpec>| -> Option<Arc<Vec<scl_checks::Finding>>> {
-                let Value::EnvRef(r) = services?.get(service)? else {
-                    return None;
-                };
                 // An env of another module from that module's findings
-                // (`others` holds every such service); one of this module
-                // once checked above it.
+                // (`others` holds every such service: no lookup in the
+                // record of 5,000 services); one of this module once
+                // checked above it.
                 let e = match others.get(service) {
                     Some(e) => *e,
-                    None => out.get(&r.name),
+                    None => {
+                        let Value::EnvRef(r) = services?.get(service)? else {
+                            return None;
+                        };
+                        out.get(&r.name)
+                    }
                 };
                 e.filter(|e| Arc::ptr_eq(&e.spec, s))
                     .map(|e| e.findings.clone())
@@ -967,25 +970,29 @@ fn other_modules_findings<'a>(
     db: &'a dyn Db,
     file: SourceFile,
     services: Option<&'a Record>,
-) -> HashMap<&'a str, Option<&'a EnvFindings>> {
+) -> rustc_hash::FxHashMap<&'a str, Option<&'a EnvFindings>> {
     let Some(services) = services else {
-        return HashMap::default();
+        return Default::default();
     };
-    let refs: Vec<(&'a str, SourceFile, &'a Arc<str>)> = services
+    let held: Vec<(&'a str, &'a scl_sema::value::EnvRef)> = services
         .iter()
         .filter_map(|(k, v)| match v {
-            Value::EnvRef(r) => {
-                let target = db.module_file(r.module);
-                (target != file).then_some((&**k, target, &r.name))
-            }
+            Value::EnvRef(r) => Some((&**k, &**r)),
             _ => None,
         })
+        .collect();
+    let ids: Vec<ModuleId> = held.iter().map(|(_, r)| r.module).collect();
+    let refs: Vec<(&'a str, SourceFile, &'a Arc<str>)> = held
+        .iter()
+        .zip(db.module_files(&ids))
+        .filter(|(_, target)| *target != file)
+        .map(|((k, r), target)| (*k, target, &r.name))
         .collect();
     let groups = crate::host::service_groups(db, refs.iter().map(|(_, f, n)| (*f, (*n).clone())));
     let found = groups
         .into_iter()
         .flat_map(|g| service_group_findings(db, g).iter());
-    let mut out = HashMap::with_capacity_and_hasher(refs.len(), Default::default());
+    let mut out = rustc_hash::FxHashMap::with_capacity_and_hasher(refs.len(), Default::default());
     out.extend(
         refs.iter()
             .zip(found)

@@ -275,9 +275,14 @@ impl scl_sema::Host for DbHost<'_> {
         &self,
         envs: &[(ModuleId, Arc<str>)],
     ) -> Vec<Option<Arc<scl_sema::FinalEnv>>> {
+        let ids: Vec<ModuleId> = envs.iter().map(|(m, _)| *m).collect();
+        let files = self.db.module_files(&ids);
         let groups = service_groups(
             self.db,
-            envs.iter().map(|(m, n)| (self.file(*m), n.clone())),
+            files
+                .into_iter()
+                .zip(envs)
+                .map(|(f, (_, n))| (f, n.clone())),
         );
         let mut out = Vec::with_capacity(envs.len());
         for group in groups {

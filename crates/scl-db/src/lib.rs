@@ -71,7 +71,8 @@ pub struct SourceFile {
     pub syntax: Arc<scl_syntax::Tree>,
     /// Whether it exists (has contents): a field of its own, set only when
     /// that changes, so what depends on a file's existence (an import of
-    /// it) is not re-verified when its text changes.
+    /// it) is not re-verified when its text changes. It and `unreadable`
+    /// stay MEDIUM while the text is LOW ([`Database::will_edit`]).
     pub exists: bool,
     /// Whether the text was set again after it was first read, or opened
     /// for editing: `module_types` then types the file's anchored
@@ -158,6 +159,12 @@ pub trait Db: salsa::Database {
     fn module_id(&self, file: SourceFile) -> ModuleId;
     /// The file of an id.
     fn module_file(&self, id: ModuleId) -> SourceFile;
+    /// The file of each id, in order: [`Db::module_file`] for many ids at
+    /// once (one lock of the registry, not one per id: an env holding
+    /// 5,000 services asks for all of their modules).
+    fn module_files(&self, ids: &[ModuleId]) -> Vec<SourceFile> {
+        ids.iter().map(|&id| self.module_file(id)).collect()
+    }
     /// The stdlib folder given with `--stdlib`, if any.
     fn stdlib_dir(&self) -> Option<PathBuf>;
     /// The canonical form of a folder (symlinks resolved), from its
