@@ -3,6 +3,7 @@
 //! re-evaluates nothing; an edit inside one env re-evaluates that env and
 //! what uses it).
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -21,23 +22,33 @@ pub struct Executed {
 pub struct EventLog {
     executed: Mutex<Vec<Executed>>,
     validated: AtomicUsize,
+    validated_by_query: Mutex<BTreeMap<String, usize>>,
+}
+
+/// A query's name: its ingredient's debug name, read through the database
+/// attached while salsa runs it (`decl_value(Id(..))` → `decl_value`).
+fn query_name(key: &salsa::DatabaseKeyIndex) -> String {
+    let name = format!("{key:?}");
+    name.split('(').next().unwrap_or("").to_string()
 }
 
 impl EventLog {
     pub(crate) fn record(&self, e: &salsa::Event) {
         match &e.kind {
             salsa::EventKind::WillExecute { database_key } => {
-                // The query's name is its ingredient's debug name, read
-                // through the database attached while salsa runs it.
-                let name = format!("{database_key:?}");
-                let query = name.split('(').next().unwrap_or("").to_string();
                 self.executed.lock().unwrap().push(Executed {
-                    query,
+                    query: query_name(database_key),
                     key: database_key.key_index(),
                 });
             }
-            salsa::EventKind::DidValidateMemoizedValue { .. } => {
+            salsa::EventKind::DidValidateMemoizedValue { database_key } => {
                 self.validated.fetch_add(1, Ordering::Relaxed);
+                *self
+                    .validated_by_query
+                    .lock()
+                    .unwrap()
+                    .entry(query_name(database_key))
+                    .or_default() += 1;
             }
             _ => {}
         }
@@ -48,5 +59,12 @@ impl EventLog {
     pub fn take(&self) -> (Vec<Executed>, usize) {
         let run = std::mem::take(&mut *self.executed.lock().unwrap());
         (run, self.validated.swap(0, Ordering::Relaxed))
+    }
+
+    /// How many memoized results of each query salsa verified and re-used
+    /// since the last call (by query name; [`EventLog::take`] leaves these
+    /// counts alone): what a re-check costs besides the queries it runs.
+    pub fn take_validated_by_query(&self) -> BTreeMap<String, usize> {
+        std::mem::take(&mut *self.validated_by_query.lock().unwrap())
     }
 }

@@ -309,6 +309,10 @@ impl Db for Database {
     fn module_file(&self, id: ModuleId) -> SourceFile {
         self.reg().ids[id.0 as usize]
     }
+    fn module_files(&self, ids: &[ModuleId]) -> Vec<SourceFile> {
+        let reg = self.reg();
+        ids.iter().map(|id| reg.ids[id.0 as usize]).collect()
+    }
     fn stdlib_dir(&self) -> Option<PathBuf> {
         self.stdlib_dir.clone()
     }
@@ -625,14 +629,14 @@ impl Database {
         let low = salsa::Durability::LOW;
         let contents = file.contents(self).clone();
         file.set_contents(self).with_durability(low).to(contents);
-        let unreadable = file.unreadable(self).clone();
-        file.set_unreadable(self)
-            .with_durability(low)
-            .to(unreadable);
+        // Whether the file exists and can be read stay MEDIUM: an edit
+        // does not change them, and every module importing this one reads
+        // them (`host::import_target`), so after an edit salsa verifies
+        // those imports in one step instead of one per import (a module
+        // importing 5,000 others). When one does change
+        // ([`Database::update_text`]), MEDIUM results are verified again.
         let syntax = file.syntax(self).clone();
         file.set_syntax(self).with_durability(low).to(syntax);
-        let exists = *file.exists(self);
-        file.set_exists(self).with_durability(low).to(exists);
         file.set_text_changed(self)
             .with_durability(salsa::Durability::MEDIUM)
             .to(true);
@@ -669,15 +673,18 @@ impl Database {
                 .with_durability(salsa::Durability::MEDIUM)
                 .to(true);
         }
+        // Existence and readability keep MEDIUM durability (see
+        // [`Database::will_edit`]): they rarely change, and importers read them.
+        let medium = salsa::Durability::MEDIUM;
         if *file.exists(self) != contents.is_some() {
             file.set_exists(self)
-                .with_durability(low)
+                .with_durability(medium)
                 .to(contents.is_some());
         }
         file.set_contents(self).with_durability(low).to(contents);
         if *file.unreadable(self) != unreadable {
             file.set_unreadable(self)
-                .with_durability(low)
+                .with_durability(medium)
                 .to(unreadable);
         }
         file.set_syntax(self)

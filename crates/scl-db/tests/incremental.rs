@@ -278,6 +278,33 @@ fn one_service_module_edit_reevaluates_that_service_only() {
 }
 
 #[test]
+fn an_edited_module_leaves_its_importers_import_resolution_durable() {
+    // A file opened for editing has LOW text, but whether it exists and
+    // can be read stay MEDIUM (an edit does not change them): the top
+    // module's resolution of its 1,000 imports, which reads them, is then
+    // verified in one step after an edit, not import by import.
+    let mut ws = Ws::new();
+    let last = format!("mod{}.env.scl", N - 1);
+    ws.db.will_edit(ws.file(&last));
+    let _ = ws.edit(&last, &module(N - 1, "first"));
+    let _ = ws.log.take_validated_by_query();
+    let _ = ws.edit(&last, &module(N - 1, "second"));
+    let validated = ws.log.take_validated_by_query();
+    // Only the edited module's own two imports (its outline is LOW).
+    for q in ["resolved_local", "import_targets"] {
+        assert!(
+            validated.get(q).copied().unwrap_or(0) <= 2,
+            "{q}: {validated:?}"
+        );
+    }
+    // What is still verified per module: the walk's imports and import
+    // cycles, whether the top module reaches a cycle, and the top
+    // module's types of its imports: four per module, no more.
+    let total: usize = validated.values().sum();
+    assert!(total <= 4 * N + 300, "{total}: {validated:?}");
+}
+
+#[test]
 fn diagnostics_follow_their_text_without_re_evaluating() {
     // An evaluation error, then the same file with comments, blank lines
     // and spaces added above and inside the declaration: the diagnostic
