@@ -1030,6 +1030,8 @@ fn module_graph(db: &dyn Db, file: SourceFile) -> Arc<Walk> {
 fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk {
     let mut walk = Walk::default();
     let mut seen: HashSet<SourceFile> = HashSet::default();
+    // The imports of each module of `walk.order`, for [`on_cycles`].
+    let mut targets: Vec<Arc<Imports>> = Vec::new();
     // The path from `file` to the module being walked: each module, its
     // imports, and the next import to follow.
     let mut path: Vec<(SourceFile, Arc<Imports>, usize)> = Vec::new();
@@ -1043,6 +1045,7 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk
             }
             walk.order.push(f);
             let imps = imports(db, f).clone();
+            targets.push(imps.clone());
             let todo: Vec<SourceFile> = imps
                 .targets
                 .iter()
@@ -1069,20 +1072,99 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk
         };
         enter(t, &mut path, &mut walk);
     }
-    walk.cycles = cycle_diagnostics(db, &walk.order);
+    let on_cycle = on_cycles(&walk.order, &targets);
+    walk.cycles = cycle_diagnostics(db, &walk.order, &on_cycle);
 
     walk
 }
 
+/// Which modules of `order` (a walk's modules, with their imports in
+/// `targets`) are on an import cycle: the members of the strongly connected
+/// components with a cycle (more than one module, or one importing
+/// itself), by Tarjan's algorithm (iterative) over the walk's own graph.
+/// The same graph as [`import_cycle`]'s ([`imports`] and [`import_targets`]
+/// resolve each import alike), so a module not marked here has no
+/// `import_cycle`: the walk asks that query only of the few that do, and
+/// so depends on one query per module fewer (a re-check after an edit
+/// verifies 5,000 fewer results in a workspace of 5,000 modules).
+fn on_cycles(order: &[SourceFile], targets: &[Arc<Imports>]) -> Vec<bool> {
+    let n = order.len();
+    let index_of: HashMap<SourceFile, usize> =
+        order.iter().enumerate().map(|(i, f)| (*f, i)).collect();
+    let succ = |v: usize, i: usize| -> Option<Option<usize>> {
+        targets[v]
+            .targets
+            .get(i)
+            .map(|t| t.and_then(|t| index_of.get(&t).copied()))
+    };
+    const NONE: usize = usize::MAX;
+    let mut index = vec![NONE; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut out = vec![false; n];
+    let mut next = 0;
+    for root in 0..n {
+        if index[root] != NONE {
+            continue;
+        }
+        let mut calls: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut i)) = calls.last_mut() {
+            if let Some(w) = succ(v, *i) {
+                *i += 1;
+                let Some(w) = w else { continue };
+                if index[w] == NONE {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    calls.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            calls.pop();
+            if let Some(&(u, _)) = calls.last() {
+                low[u] = low[u].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut comp = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    comp.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                let self_import = targets[v].targets.contains(&Some(order[v]));
+                if comp.len() > 1 || self_import {
+                    for w in comp {
+                        out[w] = true;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// One `E0103` for each strongly connected component of the import graph
-/// among `files` ([`import_cycle`]), whichever file the walk started from:
+/// among `files` ([`import_cycle`], asked only of the files `on_cycle`
+/// marks: see [`on_cycles`]), whichever file the walk started from:
 /// the shortest cycle through the member with the smallest display path,
 /// reported at the import that leads back to it, with the other members
 /// named when the component holds more than that cycle.
-fn cycle_diagnostics(db: &dyn Db, files: &[SourceFile]) -> Vec<Diagnostic> {
+fn cycle_diagnostics(db: &dyn Db, files: &[SourceFile], on_cycle: &[bool]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut done: HashSet<SourceFile> = HashSet::default();
-    for &f in files {
+    for (&f, _) in files.iter().zip(on_cycle).filter(|(_, on)| **on) {
         if done.contains(&f) {
             continue;
         }
