@@ -130,20 +130,26 @@ pub(crate) struct ServiceGroup<'db> {
     pub(crate) envs: Vec<(SourceFile, Arc<str>)>,
 }
 
-/// The completed final value of each env of `group`, from its module's
-/// values ([`crate::module_values`]): an env holding 1,000 services depends
-/// on 32 of these instead of 1,000 modules, so after an edit of one
-/// service salsa verifies a few dozen results and re-reads one group.
+/// The complete IR of each env of `group`, from its module's values
+/// ([`crate::module_values`]; `None` for one that failed): an env holding
+/// 1,000 services depends on 32 of these instead of 1,000 modules, so
+/// after an edit of one service salsa verifies a few dozen results and
+/// re-reads one group. (The IR only, not the whole `FinalEnv`: the reader
+/// takes one shared pointer per service.)
 #[salsa::tracked(returns(ref))]
 fn service_group_envs<'db>(
     db: &'db dyn Db,
     group: ServiceGroup<'db>,
-) -> Arc<Vec<Option<Arc<scl_sema::FinalEnv>>>> {
+) -> Arc<Vec<Option<Arc<scl_ir::EnvSpec>>>> {
     Arc::new(
         group
             .envs(db)
             .iter()
-            .map(|(f, name)| crate::module_values(db, *f).final_env(name).cloned())
+            .map(|(f, name)| {
+                crate::module_values(db, *f)
+                    .final_env(name)
+                    .and_then(|e| e.spec.clone())
+            })
             .collect(),
     )
 }
@@ -271,10 +277,7 @@ impl scl_sema::Host for DbHost<'_> {
             .final_env(name)
             .cloned()
     }
-    fn completed_envs(
-        &self,
-        envs: &[(ModuleId, Arc<str>)],
-    ) -> Vec<Option<Arc<scl_sema::FinalEnv>>> {
+    fn completed_specs(&self, envs: &[(ModuleId, Arc<str>)]) -> Vec<Option<Arc<scl_ir::EnvSpec>>> {
         let ids: Vec<ModuleId> = envs.iter().map(|(m, _)| *m).collect();
         let files = self.db.module_files(&ids);
         let groups = service_groups(

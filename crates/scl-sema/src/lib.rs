@@ -105,14 +105,15 @@ pub trait Host {
     /// held by reference complete), memoized per module; `None` when it
     /// failed or is no env.
     fn completed_env(&self, m: ModuleId, name: &str) -> Option<Arc<FinalEnv>>;
-    /// [`Host::completed_env`] of each of `envs` (module, env name), in
-    /// order: what an env holding many services by reference reads. A host
-    /// may answer in batches (the database: one memoized query per group
-    /// of services, so that an env with 1,000 services depends on a few
-    /// dozen results, not on 1,000 modules).
-    fn completed_envs(&self, envs: &[(ModuleId, Arc<str>)]) -> Vec<Option<Arc<FinalEnv>>> {
+    /// The complete IR (`FinalEnv::spec` of [`Host::completed_env`]) of
+    /// each of `envs` (module, env name), in order: what an env holding
+    /// many services by reference reads. A host may answer in batches (the
+    /// database: one memoized query per group of services, so that an env
+    /// with 1,000 services depends on a few dozen results, not on 1,000
+    /// modules).
+    fn completed_specs(&self, envs: &[(ModuleId, Arc<str>)]) -> Vec<Option<Arc<scl_ir::EnvSpec>>> {
         envs.iter()
-            .map(|(m, n)| self.completed_env(*m, n))
+            .map(|(m, n)| self.completed_env(*m, n).and_then(|f| f.spec.clone()))
             .collect()
     }
     /// [`Host::decl_value`] of a declaration the caller knows is not an

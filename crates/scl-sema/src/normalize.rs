@@ -398,10 +398,10 @@ pub(crate) trait Sink {
     /// `f` with the services it holds by reference added to its IR
     /// (`Evaluator::complete`).
     fn complete(&self, f: &Arc<FinalEnv>) -> R<Arc<FinalEnv>>;
-    /// The complete final value of each env `refs` name, as their modules'
-    /// values hold them (`Host::completed_envs`), in order; `None` for one
-    /// that failed.
-    fn completed_envs(&self, refs: &[&crate::value::EnvRef]) -> Vec<Option<Arc<FinalEnv>>>;
+    /// The complete IR of each env `refs` name, as their modules' values
+    /// hold them (`Host::completed_specs`), in order; `None` for one that
+    /// failed.
+    fn completed_specs(&self, refs: &[&crate::value::EnvRef]) -> Vec<Option<Arc<EnvSpec>>>;
     /// The display path of a module, for a label in another file.
     fn display_path(&self, m: crate::ModuleId) -> Arc<str>;
 }
@@ -457,8 +457,8 @@ pub(crate) fn pending_specs(
     let mut failed = false;
     let mut out = Vec::with_capacity(pending.len());
     let refs: Vec<&crate::value::EnvRef> = pending.iter().map(|(_, r)| &**r).collect();
-    for ((name, _), f) in pending.iter().zip(ev.completed_envs(&refs)) {
-        match f.and_then(|f| f.spec.clone()) {
+    for ((name, _), sp) in pending.iter().zip(ev.completed_specs(&refs)) {
+        match sp {
             Some(sp) => out.push((name.clone(), sp)),
             None => failed = true,
         }

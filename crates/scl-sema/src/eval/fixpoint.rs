@@ -342,10 +342,10 @@ impl normalize::Sink for Evaluator<'_> {
     fn complete(&self, f: &Arc<FinalEnv>) -> R<Arc<FinalEnv>> {
         Evaluator::complete(self, f)
     }
-    fn completed_envs(&self, refs: &[&EnvRef]) -> Vec<Option<Arc<FinalEnv>>> {
+    fn completed_specs(&self, refs: &[&EnvRef]) -> Vec<Option<Arc<scl_ir::EnvSpec>>> {
         let envs: Vec<(ModuleId, Arc<str>)> =
             refs.iter().map(|r| (r.module, r.name.clone())).collect();
-        self.host.completed_envs(&envs)
+        self.host.completed_specs(&envs)
     }
     fn display_path(&self, m: ModuleId) -> Arc<str> {
         self.host.display_path(m)
