@@ -984,7 +984,7 @@ pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> 
 }
 
 /// How many modules one [`ModuleGroup`] holds.
-const MODULE_GROUP: usize = 32;
+pub(crate) const MODULE_GROUP: usize = 32;
 
 /// Consecutive modules of a check's walk (at most [`MODULE_GROUP`]):
 /// what [`check_diagnostics`] depends on instead of each module.

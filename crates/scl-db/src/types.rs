@@ -114,6 +114,21 @@ struct DbImports<'a> {
     file: SourceFile,
     /// `import_cycle(file)`, fetched once (a module may import 1,000).
     cycle: OnceLock<Arc<Vec<SourceFile>>>,
+    /// For a module with at least [`GROUPED_IMPORTS`] imports: where each
+    /// import's types are read in [`group_types`].
+    grouped: OnceLock<Option<Grouped<'a>>>,
+}
+
+/// A module needs this many imports before their types are read in groups.
+const GROUPED_IMPORTS: usize = 64;
+
+/// The imports of one module cut into [`crate::ModuleGroup`]s of
+/// consecutive targets (module-group-sized, cycle members left out): the
+/// keys of [`group_types`].
+struct Grouped<'a> {
+    groups: Vec<crate::ModuleGroup<'a>>,
+    /// By declaration index: the group and the position in it.
+    slot: Vec<Option<(u32, u32)>>,
 }
 
 impl<'a> DbImports<'a> {
@@ -122,8 +137,62 @@ impl<'a> DbImports<'a> {
             db,
             file,
             cycle: OnceLock::new(),
+            grouped: OnceLock::new(),
         }
     }
+
+    fn cycle(&self) -> &Arc<Vec<SourceFile>> {
+        self.cycle
+            .get_or_init(|| crate::import_cycle(self.db, self.file).clone())
+    }
+
+    /// The groups of this module's imports, when it has many.
+    fn grouped(&self) -> Option<&Grouped<'a>> {
+        self.grouped
+            .get_or_init(|| {
+                let targets = crate::import_targets(self.db, self.file);
+                if targets.iter().flatten().count() < GROUPED_IMPORTS {
+                    return None;
+                }
+                let cycle = self.cycle();
+                let mut slot = vec![None; targets.len()];
+                let mut files = Vec::new();
+                for (decl, t) in targets.iter().enumerate() {
+                    let Some(t) = *t else { continue };
+                    if cycle.contains(&t) {
+                        continue;
+                    }
+                    let i = files.len();
+                    slot[decl] = Some((
+                        (i / crate::MODULE_GROUP) as u32,
+                        (i % crate::MODULE_GROUP) as u32,
+                    ));
+                    files.push(t);
+                }
+                let groups = files
+                    .chunks(crate::MODULE_GROUP)
+                    .map(|c| crate::ModuleGroup::new(self.db, c.to_vec()))
+                    .collect();
+                Some(Grouped { groups, slot })
+            })
+            .as_ref()
+    }
+}
+
+/// The declaration types ([`module_types`]) of each module of `group`, in
+/// order: what a module importing many others reads instead of each
+/// one's types, so that it depends on a few dozen results, and after an
+/// edit of one of its imports salsa verifies those and the one group that
+/// holds the edited module (not 5,000 modules' types).
+#[salsa::tracked(returns(ref))]
+fn group_types<'db>(db: &'db dyn Db, group: crate::ModuleGroup<'db>) -> Arc<Vec<Arc<ModuleTypes>>> {
+    Arc::new(
+        group
+            .files(db)
+            .iter()
+            .map(|f| module_types(db, *f).clone())
+            .collect(),
+    )
 }
 
 impl ImportTypes for DbImports<'_> {
@@ -131,13 +200,16 @@ impl ImportTypes for DbImports<'_> {
         let target = (*crate::import_targets(self.db, self.file).get(decl)?)?;
         // A module on an import cycle with this one: its types are unknown
         // here (see `import_cycle`; the cycle is reported by the check).
-        let cycle = self
-            .cycle
-            .get_or_init(|| crate::import_cycle(self.db, self.file).clone());
-        if cycle.contains(&target) {
+        if self.cycle().contains(&target) {
             return None;
         }
-        let t = module_types(self.db, target).clone();
+        let t = match self.grouped() {
+            Some(g) => {
+                let (k, i) = g.slot.get(decl).copied().flatten()?;
+                group_types(self.db, g.groups[k as usize])[i as usize].clone()
+            }
+            None => module_types(self.db, target).clone(),
+        };
         // The placeholder of a module on an import cycle (no path, no
         // declarations): its types are unknown, not empty (the cycle is
         // reported by the check; nothing is said about its names).
