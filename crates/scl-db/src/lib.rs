@@ -72,7 +72,8 @@ pub struct SourceFile {
     /// Whether it exists (has contents): a field of its own, set only when
     /// that changes, so what depends on a file's existence (an import of
     /// it) is not re-verified when its text changes. It and `unreadable`
-    /// stay MEDIUM while the text is LOW ([`Database::will_edit`]).
+    /// keep their durability (MEDIUM for a workspace file) while the text
+    /// is LOW ([`Database::will_edit`]).
     pub exists: bool,
     /// Whether the text was set again after it was first read, or opened
     /// for editing: `module_types` then types the file's anchored

@@ -305,3 +305,57 @@ fn a_dense_component_is_one_diagnostic_whichever_module_is_checked() {
         "{d}"
     );
 }
+
+#[test]
+fn the_walk_and_the_cycle_queries_resolve_every_import_alike() {
+    // The check's walk follows `imports` (with diagnostics) and marks the
+    // modules on a cycle itself; `import_cycle` and the type checker
+    // follow `import_targets` (from the outline). The walk asks
+    // `import_cycle` only of the modules it marks, so both must resolve
+    // every kind of import to the same target, or a cycle would go
+    // unreported: found, missing, unreadable, outside the workspace, the
+    // stdlib (present and missing), the module itself, twice, and through
+    // `..` and `./`.
+    let fs = Arc::new(MemorySystem::new());
+    let files = [
+        (
+            "/w/a.env.scl",
+            "import \"./b.env.scl\" as b\nimport \"./missing.env.scl\" as m\nimport \"./locked.env.scl\" as l\nimport \"../out.env.scl\" as o\nimport \"std/pytorch-cuda\" as torch\nimport \"std/no-such-module\" as nope\nimport \"./a.env.scl\" as me\nimport \"./b.env.scl\" as b2\nimport \"sub/../sub/c.env.scl\" as c\nenv e {\n  base = image(\"debian:12.5\")\n}\n",
+        ),
+        ("/w/b.env.scl", "import \"./sub/c.env.scl\" as c\nlet x = 1\n"),
+        ("/w/sub/c.env.scl", "import \"../a.env.scl\" as a\nlet y = 2\n"),
+        ("/w/locked.env.scl", "let z = 3\n"),
+        ("/out.env.scl", "let w = 4\n"),
+    ];
+    for (path, text) in files {
+        fs.write(path, text);
+    }
+    fs.set_unreadable("/w/locked.env.scl", true);
+    fs.set_current_dir("/w");
+    let db = Database::with_system(fs, Path::new("/w"), None);
+    let a = db.open(Path::new("/w/a.env.scl"));
+    let _ = db.check(a);
+    let mut compared = 0;
+    for path in ["/w/a.env.scl", "/w/b.env.scl", "/w/sub/c.env.scl"] {
+        let f = db.open(Path::new(path));
+        let walked = &scl_db::imports(&db, f).targets;
+        let outlined = scl_db::import_targets(&db, f);
+        assert_eq!(walked, &**outlined, "{path}");
+        compared += walked.iter().flatten().count();
+    }
+    // a: b (twice), std/pytorch-cuda, itself and c; b: c; c: a.
+    assert_eq!(compared, 7);
+    // The cycle a → b → c → a and a's import of itself: one E0103 for
+    // the component, as `import_cycle` sees it.
+    let cycles: Vec<_> = db
+        .check(a)
+        .into_iter()
+        .filter(|d| d.code == "E0103")
+        .collect();
+    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    assert_eq!(
+        scl_db::import_cycle(&db, a).len(),
+        3,
+        "a, b and c are one component"
+    );
+}
