@@ -1082,7 +1082,7 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk
 /// Which modules of `order` (a walk's modules, with their imports in
 /// `targets`) are on an import cycle: the members of the strongly connected
 /// components with a cycle (more than one module, or one importing
-/// itself), by Tarjan's algorithm (iterative) over the walk's own graph.
+/// itself; `scl_sema::graph::cyclic_components`) of the walk's own graph.
 /// The same graph as [`import_cycle`]'s ([`imports`] and [`import_targets`]
 /// resolve each import alike), so a module not marked here has no
 /// `import_cycle`: the walk asks that query only of the few that do, and
@@ -1098,59 +1098,10 @@ fn on_cycles(order: &[SourceFile], targets: &[Arc<Imports>]) -> Vec<bool> {
             .get(i)
             .map(|t| t.and_then(|t| index_of.get(&t).copied()))
     };
-    const NONE: usize = usize::MAX;
-    let mut index = vec![NONE; n];
-    let mut low = vec![0; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<usize> = Vec::new();
     let mut out = vec![false; n];
-    let mut next = 0;
-    for root in 0..n {
-        if index[root] != NONE {
-            continue;
-        }
-        let mut calls: Vec<(usize, usize)> = vec![(root, 0)];
-        index[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        while let Some(&mut (v, ref mut i)) = calls.last_mut() {
-            if let Some(w) = succ(v, *i) {
-                *i += 1;
-                let Some(w) = w else { continue };
-                if index[w] == NONE {
-                    index[w] = next;
-                    low[w] = next;
-                    next += 1;
-                    stack.push(w);
-                    on_stack[w] = true;
-                    calls.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-                continue;
-            }
-            calls.pop();
-            if let Some(&(u, _)) = calls.last() {
-                low[u] = low[u].min(low[v]);
-            }
-            if low[v] == index[v] {
-                let mut comp = Vec::new();
-                while let Some(w) = stack.pop() {
-                    on_stack[w] = false;
-                    comp.push(w);
-                    if w == v {
-                        break;
-                    }
-                }
-                let self_import = targets[v].targets.contains(&Some(order[v]));
-                if comp.len() > 1 || self_import {
-                    for w in comp {
-                        out[w] = true;
-                    }
-                }
-            }
+    for comp in scl_sema::graph::cyclic_components(n, succ) {
+        for w in comp {
+            out[w] = true;
         }
     }
     out

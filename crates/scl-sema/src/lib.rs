@@ -10,6 +10,7 @@
 
 pub mod builtins;
 mod eval;
+pub mod graph;
 mod items;
 mod limits;
 mod normalize;

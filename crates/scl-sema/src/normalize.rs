@@ -1152,56 +1152,7 @@ fn depends_on_cycles(services: &BTreeMap<String, Arc<EnvSpec>>) -> Vec<(Vec<Stri
         .collect();
     let n = names.len();
     const NONE: usize = usize::MAX;
-    let mut index = vec![NONE; n];
-    let mut low = vec![0; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<usize> = Vec::new();
-    let mut next = 0;
-    let mut comps: Vec<Vec<usize>> = Vec::new();
-    for root in 0..n {
-        if index[root] != NONE {
-            continue;
-        }
-        let mut calls: Vec<(usize, usize)> = vec![(root, 0)];
-        index[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        while let Some(&mut (v, ref mut i)) = calls.last_mut() {
-            if let Some(&w) = adj[v].get(*i) {
-                *i += 1;
-                if index[w] == NONE {
-                    index[w] = next;
-                    low[w] = next;
-                    next += 1;
-                    stack.push(w);
-                    on_stack[w] = true;
-                    calls.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-                continue;
-            }
-            calls.pop();
-            if let Some(&(u, _)) = calls.last() {
-                low[u] = low[u].min(low[v]);
-            }
-            if low[v] == index[v] {
-                let mut comp = Vec::new();
-                while let Some(w) = stack.pop() {
-                    on_stack[w] = false;
-                    comp.push(w);
-                    if w == v {
-                        break;
-                    }
-                }
-                if comp.len() > 1 || adj[v].contains(&v) {
-                    comps.push(comp);
-                }
-            }
-        }
-    }
+    let comps = crate::graph::cyclic_components(n, |v, i| adj[v].get(i).map(|&w| Some(w)));
     let mut out = Vec::new();
     let mut in_comp = vec![false; n];
     let mut prev = vec![NONE; n];
