@@ -954,16 +954,12 @@ pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> 
     // ([`ModuleGroup`]): this query depends on the groups, not on every
     // module, so after an edit salsa verifies a few dozen results here
     // and the modules of the groups that hold what changed.
-    for chunk in walk.post_order.chunks(MODULE_GROUP) {
-        group_values(db, ModuleGroup::new(db, chunk.to_vec()));
+    for group in module_groups(db, &walk.post_order) {
+        group_values(db, group);
     }
     let mut out: Vec<Diagnostic> = Vec::new();
-    for chunk in walk.order.chunks(MODULE_GROUP) {
-        out.extend(
-            group_diagnostics(db, ModuleGroup::new(db, chunk.to_vec()))
-                .iter()
-                .cloned(),
-        );
+    for group in module_groups(db, &walk.order) {
+        out.extend(group_diagnostics(db, group).iter().cloned());
     }
     out.extend(walk.cycles.iter().cloned());
     if out.is_empty() {
@@ -986,6 +982,17 @@ pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> 
 
 /// How many modules one [`ModuleGroup`] holds.
 pub(crate) const MODULE_GROUP: usize = 32;
+
+/// `files` cut into consecutive runs of [`MODULE_GROUP`], each interned as
+/// a [`ModuleGroup`] (the last run may be shorter).
+pub(crate) fn module_groups<'db, 'f>(
+    db: &'db dyn Db,
+    files: &'f [SourceFile],
+) -> impl Iterator<Item = ModuleGroup<'db>> + use<'db, 'f> {
+    files
+        .chunks(MODULE_GROUP)
+        .map(move |c| ModuleGroup::new(db, c.to_vec()))
+}
 
 /// Consecutive modules of a check's walk (at most [`MODULE_GROUP`]):
 /// what [`check_diagnostics`] depends on instead of each module.

@@ -169,10 +169,7 @@ impl<'a> DbImports<'a> {
                     ));
                     files.push(t);
                 }
-                let groups = files
-                    .chunks(crate::MODULE_GROUP)
-                    .map(|c| crate::ModuleGroup::new(self.db, c.to_vec()))
-                    .collect();
+                let groups = crate::module_groups(self.db, &files).collect();
                 Some(Grouped { groups, slot })
             })
             .as_ref()
