@@ -28,7 +28,7 @@ use scl_syntax::ast::{
     AssignOp, BinaryOp, Decl, Expr, ExprKind, Item, ItemKind, PostOpKind, StrPart,
 };
 
-use crate::{absolute_span, display_path, module_values, parse, Db, SourceFile};
+use crate::{absolute_span, decl_syntax, display_path, module_ast, module_values, Db, SourceFile};
 
 /// The origin of an IR field: the field itself, else the nearest enclosing
 /// path that has one (`assets[1]` → `assets`), else the first write below
@@ -450,7 +450,10 @@ fn plain_final(db: &dyn Db, l: &Layer) -> Option<Arc<FinalEnv>> {
         return None;
     }
     let file = db.module_file(l.id.module);
-    let name = match parse(db, file).module.decls.get(d)? {
+    if d >= crate::items(db, file).items.len() {
+        return None;
+    }
+    let name = match &decl_syntax(db, file, d).decl {
         Decl::Env(e) if e.params.is_none() => e.name.name.clone(),
         _ => return None,
     };
@@ -709,8 +712,8 @@ fn outside_envs(db: &dyn Db, modules: &[ModuleId], text: &str) -> Option<Place> 
     let mut best: Option<(usize, Place)> = None;
     let mut tie = false;
     for &m in modules {
-        let parsed = parse(db, db.module_file(m));
-        for d in &parsed.module.decls {
+        let module = module_ast(db, db.module_file(m));
+        for d in &module.decls {
             let roots: Vec<&Expr> = match d {
                 Decl::Let(l) => vec![&l.value],
                 Decl::Param(p) => vec![&p.default],
@@ -797,14 +800,20 @@ pub fn locate_field(
     locate(db, &top, field).0
 }
 
-/// The name of the env declaration named `name` in `file`.
+/// The name of the env declaration named `name` in `file` (its first
+/// declaration of that name that is an env).
 fn env_name_span(db: &dyn Db, file: SourceFile, name: &str) -> Span {
-    parse(db, file)
-        .module
-        .decls
+    let outline = crate::items(db, file);
+    outline
+        .items
         .iter()
-        .find_map(|d| match d {
-            Decl::Env(e) if e.name.name == name => Some(e.name.span),
+        .enumerate()
+        .filter(|(_, x)| x.name == name)
+        .find_map(|(i, _)| match &decl_syntax(db, file, i).decl {
+            Decl::Env(e) => {
+                let id = crate::DeclId::new(db, file, i as u32);
+                Some(crate::decl_spans(db, id).absolute(e.name.span))
+            }
             _ => None,
         })
         .unwrap_or_default()

@@ -1,8 +1,8 @@
 //! The evaluator's view of the database (`scl_sema::Host`), and import resolution.
 
 use crate::{
-    cyclic_values, decl_value, display_path, file_exists, import_targets, items, normalize_path,
-    parse, Db, DeclId, Imports, SourceFile, STDLIB, STD_PREFIX,
+    cyclic_values, decl_value, display_path, file_exists, import_targets, items, module_decls,
+    normalize_path, Db, DeclId, Imports, SourceFile, STDLIB, STD_PREFIX,
 };
 use rustc_hash::FxHashMap as HashMap;
 use scl_diag::{did_you_mean, Diagnostic};
@@ -386,17 +386,21 @@ pub(crate) fn import_path(db: &dyn Db, file: SourceFile, path: &str) -> Option<P
 }
 
 pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
-    let parse = parse(db, file);
-    let n = parse.module.decls.len();
+    let decls = module_decls(db, file);
+    let tables = &file.syntax(db).spans;
+    let n = decls.len();
     let mut out = Imports {
         targets: vec![None; n],
         spans: vec![Default::default(); n],
         diagnostics: Vec::new(),
     };
     let here = display_path(db, file);
-    for (i, d) in parse.module.decls.iter().enumerate() {
-        let Decl::Import(imp) = d else { continue };
-        out.spans[i] = imp.path_span;
+    for (i, d) in decls.iter().enumerate() {
+        let Decl::Import(imp) = &d.decl else { continue };
+        let path_span = tables
+            .get(i)
+            .map_or_else(Default::default, |t| t.absolute(imp.path_span));
+        out.spans[i] = path_span;
         let target = if let Some(name) = imp.path.strip_prefix(STD_PREFIX) {
             let name = name.strip_suffix(".env.scl").unwrap_or(name);
             let Some(path) = import_path(db, file, &imp.path) else {
@@ -416,7 +420,7 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
                 };
                 let mut d = Diagnostic::error(
                     "E0102",
-                    imp.path_span,
+                    path_span,
                     format!("the standard library has no module `{name}`"),
                 );
                 d = match did_you_mean(name, names.iter().map(|s| s.as_str())) {
@@ -439,7 +443,7 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
             match resolve_local(db, file, &imp.path) {
                 Err(FileError::OutsideWorkspace(p)) => {
                     out.diagnostics.push(
-                        Diagnostic::error("E0105", imp.path_span, format!("{:?} is outside the workspace", imp.path))
+                        Diagnostic::error("E0105", path_span, format!("{:?} is outside the workspace", imp.path))
                             .with_note(format!("it resolves to {p}"))
                             .with_help("imports must stay inside the workspace root (the folder with `scl.toml`, else the root file's folder)")
                             .in_file(&here),
@@ -457,7 +461,7 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
                         out.diagnostics.push(
                             Diagnostic::error(
                                 "E0107",
-                                imp.path_span,
+                                path_span,
                                 format!("module {:?} cannot be read: {why}", imp.path),
                             )
                             .with_note(format!("it resolves to {}", p.display()))
@@ -468,7 +472,7 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
                     } else if !file_exists(db, f) {
                         let mut d = Diagnostic::error(
                             "E0102",
-                            imp.path_span,
+                            path_span,
                             format!("cannot find module {:?}", imp.path),
                         )
                         .with_note(format!("looked for {}", p.display()));

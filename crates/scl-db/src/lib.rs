@@ -57,8 +57,10 @@ pub const MAX_FILE_BYTES: usize = 16 << 20;
 /// `unreadable` (reported as E0107 where it is used, never taken for an
 /// empty file).
 ///
-/// `syntax` is the parse of the contents (made by the database when it sets
-/// them, so that it can derive the file's [`Semantic`] input from it).
+/// `syntax` is what the database keeps of the parse of the contents besides
+/// the declarations ([`FileSyntax`]): it parses the contents when it sets
+/// them, anchors the declarations into the file's [`Semantic`] input, and
+/// keeps no other copy of the tree.
 #[salsa::input(debug)]
 pub struct SourceFile {
     #[returns(ref)]
@@ -68,7 +70,7 @@ pub struct SourceFile {
     #[returns(ref)]
     pub unreadable: Option<Arc<str>>,
     #[returns(ref)]
-    pub syntax: Arc<scl_syntax::Tree>,
+    pub syntax: Arc<FileSyntax>,
     /// Whether it exists (has contents): a field of its own, set only when
     /// that changes, so what depends on a file's existence (an import of
     /// it) is not re-verified when its text changes. It and `unreadable`
@@ -81,6 +83,78 @@ pub struct SourceFile {
     /// text. A tracked field (set once, MEDIUM), so that the switch is seen
     /// by salsa like any other change.
     pub text_changed: bool,
+}
+
+/// What the database keeps of a file's parse besides its declarations
+/// (which are anchored in its [`Semantic`] input: one tree per module):
+/// the parser's diagnostics, the declarations it recovered, and where each
+/// declaration's spans are now. The declarations with absolute spans are
+/// made again from these when a pass needs offsets ([`module_ast`]); the
+/// whole tree, doc comments included, only when an editor asks
+/// ([`parse`]).
+#[derive(Debug, Default)]
+pub struct FileSyntax {
+    /// The parser's diagnostics (no file set: see [`syntax_errors`]).
+    pub errors: Vec<Diagnostic>,
+    /// `ast::Module::recovered`: the declarations with a syntax error of
+    /// their own.
+    pub recovered: Vec<scl_diag::Span>,
+    /// By declaration index: the table that turns its anchored spans into
+    /// offsets in the text as it is now.
+    pub spans: Vec<Arc<scl_syntax::ast::SpanTable>>,
+}
+
+/// A file's text parsed as the database keeps it: the facts of the parse,
+/// the outline, and the declarations (absolute spans, not anchored yet:
+/// [`Parsed::anchor`]).
+struct Parsed {
+    syntax: Arc<FileSyntax>,
+    items: Arc<scl_sema::Items>,
+    decls: Vec<scl_syntax::ast::Decl>,
+}
+
+impl Parsed {
+    /// Parses the text the compiler reads from `contents`
+    /// ([`compiled_text`]).
+    fn of(contents: Option<&[u8]>, unreadable: bool) -> Parsed {
+        let tree = scl_syntax::parse_tree(&compiled_text(contents, unreadable));
+        let items = scl_sema::Items::of(&tree.module);
+        let module = Arc::unwrap_or_clone(tree.module);
+        let mut decls = module.decls;
+        let spans = decls
+            .iter_mut()
+            .map(|d| Arc::new(d.own_span_table()))
+            .collect();
+        Parsed {
+            syntax: Arc::new(FileSyntax {
+                errors: tree.errors,
+                recovered: module.recovered,
+                spans,
+            }),
+            items: Arc::new(items),
+            decls,
+        }
+    }
+
+    /// The declarations anchored in place (`Decl::anchor_to`), each to the
+    /// anchor `anchor` gives its name and occurrence: the [`Semantic`]
+    /// declarations. No copy of the tree is made.
+    fn anchor(self, anchor: &dyn Fn(&str, u32) -> u32) -> Vec<Arc<scl_sema::AnchoredDecl>> {
+        let Parsed {
+            syntax,
+            items,
+            decls,
+        } = self;
+        decls
+            .into_iter()
+            .zip(&items.items)
+            .zip(&syntax.spans)
+            .map(|((mut decl, x), table)| {
+                decl.anchor_to(table, anchor(&x.name, x.occurrence));
+                Arc::new(scl_sema::AnchoredDecl { decl })
+            })
+            .collect()
+    }
 }
 
 /// What a file's text means, apart from where it is written: its outline
@@ -246,7 +320,7 @@ impl Db for Database {
             Some(text) => (Some(text), None),
             None => read_source(&*self.system, path),
         };
-        let syntax = raw_parse(contents.as_deref(), unreadable.is_some());
+        let parsed = Parsed::of(contents.as_deref(), unreadable.is_some());
         // The stdlib does not change while the compiler runs: HIGH
         // durability lets salsa skip re-verifying what depends only on it
         // after an edit. A workspace file is MEDIUM until it is edited
@@ -263,13 +337,14 @@ impl Db for Database {
             path.to_path_buf(),
             contents,
             unreadable,
-            syntax.clone(),
+            parsed.syntax.clone(),
             exists,
             false,
         )
         .durability(durability)
         .new(self);
-        let (items, decls) = semantic_of(&|name, k| self.anchor(f, name, k), &syntax);
+        let items = parsed.items.clone();
+        let decls = parsed.anchor(&|name, k| self.anchor(f, name, k));
         let decls: Vec<DeclInput> = decls
             .into_iter()
             .map(|d| DeclInput::builder(d).durability(durability).new(self))
@@ -366,10 +441,6 @@ impl Registry {
 /// The parse of a file's text as the compiler reads it ([`compiled_text`];
 /// [`parse`] adds the diagnostics of a file that cannot be read or is too
 /// large).
-fn raw_parse(contents: Option<&[u8]>, unreadable: bool) -> Arc<scl_syntax::Tree> {
-    Arc::new(scl_syntax::parse_tree(&compiled_text(contents, unreadable)))
-}
-
 /// The text the compiler parses from a file's bytes: as [`reading_text`]
 /// reads them, or empty for a file that cannot be read or is too large.
 fn compiled_text(contents: Option<&[u8]>, unreadable: bool) -> String {
@@ -389,27 +460,6 @@ fn reading_text(bytes: &[u8]) -> String {
         text.replace_range(0..3, "   ");
     }
     text
-}
-
-/// The [`Semantic`] fields of `file` from its parse.
-fn semantic_of(
-    anchor: &dyn Fn(&str, u32) -> u32,
-    syntax: &scl_syntax::Tree,
-) -> (Arc<scl_sema::Items>, Vec<Arc<scl_sema::AnchoredDecl>>) {
-    let items = scl_sema::Items::of(&syntax.module);
-    let decls = syntax
-        .module
-        .decls
-        .iter()
-        .zip(&items.items)
-        .map(|(d, x)| {
-            let anchor = anchor(&x.name, x.occurrence);
-            Arc::new(scl_sema::AnchoredDecl {
-                decl: d.anchored(anchor),
-            })
-        })
-        .collect();
-    (Arc::new(items), decls)
 }
 
 /// The facts of [`PathInfo`] for `path`, an open buffer counting as a file.
@@ -665,7 +715,7 @@ impl Database {
         if *file.contents(self) == contents && *file.unreadable(self) == unreadable {
             return;
         }
-        let syntax = raw_parse(contents.as_deref(), unreadable.is_some());
+        let parsed = Parsed::of(contents.as_deref(), unreadable.is_some());
         let low = salsa::Durability::LOW;
         if !*file.text_changed(self) {
             // MEDIUM: what reads it (a module's types, which importers
@@ -690,8 +740,9 @@ impl Database {
         }
         file.set_syntax(self)
             .with_durability(low)
-            .to(syntax.clone());
-        let (items, decls) = semantic_of(&|name, k| self.anchor(file, name, k), &syntax);
+            .to(parsed.syntax.clone());
+        let items = parsed.items.clone();
+        let decls = parsed.anchor(&|name, k| self.anchor(file, name, k));
         let sem = self.semantic(file);
         if **sem.items(self) != *items {
             sem.set_items(self).with_durability(low).to(items);
@@ -1282,13 +1333,11 @@ impl Database {
         while !level.is_empty() {
             let mut paths: Vec<PathBuf> = Vec::new();
             for f in &level {
-                let syntax = f.syntax(self).clone();
-                for d in &syntax.module.decls {
-                    if let scl_syntax::ast::Decl::Import(imp) = d {
-                        if let Some(p) = host::import_path(self, *f, &imp.path) {
-                            if seen.insert(p.clone()) {
-                                paths.push(p);
-                            }
+                let outline = items(self, *f);
+                for imp in outline.items.iter().filter_map(|x| x.import.as_deref()) {
+                    if let Some(p) = host::import_path(self, *f, imp) {
+                        if seen.insert(p.clone()) {
+                            paths.push(p);
                         }
                     }
                 }
@@ -1380,55 +1429,42 @@ pub fn line_index(db: &dyn Db, file: SourceFile) -> Arc<scl_diag::LineIndex> {
     Arc::new(scl_diag::LineIndex::new(&String::from_utf8_lossy(&bytes)))
 }
 
-/// The parse of a file (never fails; a missing file parses as empty), its
-/// diagnostics in the file: the parse the database made when it set the
-/// bytes, with the problems of the bytes themselves (unreadable, too
-/// large, not UTF-8).
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Tree> {
+/// The diagnostics of a file's parse, in the file: the parser's, with the
+/// problems of the bytes themselves (unreadable, too large, not UTF-8).
+#[salsa::tracked(returns(ref))]
+pub fn syntax_errors(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
     let path = display_path(db, file);
     if let Some(why) = file.unreadable(db) {
-        let mut p = scl_syntax::parse_tree("");
-        p.errors.push(
-            Diagnostic::error(
-                "E0107",
-                scl_diag::Span::new(0, 0),
-                format!("the file cannot be read: {why}"),
-            )
-            .with_help("check that the file is readable by this user, or remove it")
-            .in_file(&path),
-        );
-        return Arc::new(p);
+        return Arc::new(vec![Diagnostic::error(
+            "E0107",
+            scl_diag::Span::new(0, 0),
+            format!("the file cannot be read: {why}"),
+        )
+        .with_help("check that the file is readable by this user, or remove it")
+        .in_file(&path)]);
     }
     let bytes = file.contents(db).as_deref().unwrap_or(b"");
     if too_large(bytes) {
-        let mut p = scl_syntax::parse_tree("");
-        p.errors.push(
-            Diagnostic::error(
-                "E0009",
-                scl_diag::Span::new(0, 0),
-                format!(
-                    "the file is larger than {} MiB, the most the compiler reads",
-                    MAX_FILE_BYTES >> 20
-                ),
-            )
-            .with_help("split it into modules, or keep generated data out of `.env.scl` files")
-            .in_file(&path),
-        );
-        return Arc::new(p);
+        return Arc::new(vec![Diagnostic::error(
+            "E0009",
+            scl_diag::Span::new(0, 0),
+            format!(
+                "the file is larger than {} MiB, the most the compiler reads",
+                MAX_FILE_BYTES >> 20
+            ),
+        )
+        .with_help("split it into modules, or keep generated data out of `.env.scl` files")
+        .in_file(&path)]);
     }
-    let syntax = file.syntax(db);
-    let mut p = scl_syntax::Tree {
-        module: syntax.module.clone(),
-        errors: syntax
-            .errors
-            .iter()
-            .map(|d| d.clone().in_file(&path))
-            .collect(),
-    };
+    let mut errors: Vec<Diagnostic> = file
+        .syntax(db)
+        .errors
+        .iter()
+        .map(|d| d.clone().in_file(&path))
+        .collect();
     if let Err(e) = std::str::from_utf8(bytes) {
         let at = e.valid_up_to();
-        p.errors.insert(
+        errors.insert(
             0,
             Diagnostic::error(
                 "E0001",
@@ -1441,7 +1477,53 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Tree> {
             .in_file(&path),
         );
     }
-    Arc::new(p)
+    Arc::new(errors)
+}
+
+/// The whole parse of a file, doc comments included (never fails; a
+/// missing file parses as empty), with its diagnostics in the file
+/// ([`syntax_errors`]): made again from the text when asked, for an
+/// editor's features (outline, hover, navigation). A compile does not ask
+/// for it: it reads the anchored declarations ([`Semantic`]) and, where a
+/// pass needs offsets, [`module_ast`].
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Tree> {
+    let text = compiled_text(file.contents(db).as_deref(), file.unreadable(db).is_some());
+    Arc::new(scl_syntax::Tree {
+        module: scl_syntax::parse_tree(&text).module,
+        errors: syntax_errors(db, file).as_ref().clone(),
+    })
+}
+
+/// The anchored declarations of a module, in order (one dependency for
+/// what reads them all, instead of one per declaration: a module may
+/// declare 5,000 imports). Compared by value (the same `Arc`s when no
+/// declaration changed).
+#[salsa::tracked(returns(ref))]
+pub fn module_decls(db: &dyn Db, file: SourceFile) -> Arc<Vec<Arc<scl_sema::AnchoredDecl>>> {
+    Arc::new(
+        db.semantic(file)
+            .decls(db)
+            .iter()
+            .map(|d| d.decl(db).clone())
+            .collect(),
+    )
+}
+
+/// A module's declarations with absolute spans, made again from the
+/// anchored ones and the span tables (`Decl::absolute`): what the static
+/// pass and the placing of findings read. Equal to the parse but for the
+/// doc comments; a copy, not kept (not a query).
+pub fn module_ast(db: &dyn Db, file: SourceFile) -> scl_syntax::ast::Module {
+    let syntax = file.syntax(db);
+    scl_syntax::ast::Module {
+        decls: module_decls(db, file)
+            .iter()
+            .zip(&syntax.spans)
+            .map(|(d, table)| d.decl.absolute(table))
+            .collect(),
+        recovered: syntax.recovered.clone(),
+    }
 }
 
 /// The lossless table of `file`'s text (every byte in one piece; see
@@ -1680,15 +1762,12 @@ pub fn decl_syntax(db: &dyn Db, file: SourceFile, index: usize) -> Arc<scl_sema:
 /// its anchored spans back into offsets.
 #[salsa::tracked(returns(ref))]
 pub fn decl_spans<'db>(db: &'db dyn Db, id: DeclId<'db>) -> Arc<scl_syntax::ast::SpanTable> {
-    let parsed = parse(db, id.file(db));
-    Arc::new(
-        parsed
-            .module
-            .decls
-            .get(id.index(db) as usize)
-            .map(|d| d.span_table())
-            .unwrap_or_default(),
-    )
+    id.file(db)
+        .syntax(db)
+        .spans
+        .get(id.index(db) as usize)
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The value of one clean declaration (see `scl_sema::Items::clean`) and
@@ -1803,8 +1882,8 @@ pub fn absolute_diagnostic(db: &dyn Db, mut d: Diagnostic) -> Diagnostic {
 /// Every diagnostic of one module: syntax, imports, static checks, evaluation.
 #[salsa::tracked(returns(ref))]
 pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> {
-    let syntax = &parse(db, file).errors;
-    let mut out: Vec<Diagnostic> = syntax.clone();
+    let syntax = syntax_errors(db, file);
+    let mut out: Vec<Diagnostic> = syntax.as_ref().clone();
     out.extend(imports(db, file).diagnostics.iter().cloned());
     // A semantic error on text the parser already reported is a cascade
     // (`4GB` is E0005; "memory needs a unit" on it would be noise): drop it.
@@ -1814,7 +1893,7 @@ pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
     // (one with a syntax error of its own: a missing part, text after it)
     // is covered whole: what it would mean is unknown, so nothing is
     // said about it beyond the syntax error.
-    let parsed = parse(db, file);
+    let recovered = &file.syntax(db).recovered;
     let regions = scl_diag::Ranges::new(
         syntax
             .iter()
@@ -1828,13 +1907,7 @@ pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
                     .unwrap_or(0);
                 (start, e.at.span.end.max(e.at.span.start + 1))
             })
-            .chain(
-                parsed
-                    .module
-                    .recovered
-                    .iter()
-                    .map(|s| (s.start, s.end.max(s.start + 1))),
-            )
+            .chain(recovered.iter().map(|s| (s.start, s.end.max(s.start + 1))))
             .collect(),
     );
     let cascade = |d: &Diagnostic| {

@@ -5,7 +5,7 @@
 //! `module_types` compares by value, so an edit that changes no
 //! declaration's type (a comment, a body) re-checks no importer.
 
-use crate::{display_path, parse, Db, SourceFile, STDLIB, STD_PREFIX};
+use crate::{display_path, Db, SourceFile, STDLIB, STD_PREFIX};
 use scl_sema::typeck::{ImportTypes, ModuleTypes, TypeTable, Typed};
 use scl_sema::{KnownModule, StaticInputs};
 use std::sync::{Arc, OnceLock};
@@ -40,11 +40,11 @@ pub fn type_table(db: &dyn Db, file: SourceFile) -> Arc<TypeTable> {
 
 /// The static pass over one module (names and types).
 fn static_pass(db: &dyn Db, file: SourceFile) -> Typed {
-    let parsed = parse(db, file);
+    let module = crate::module_ast(db, file);
     let text = crate::source_text(db, file);
     let path = display_path(db, file);
     let mut typed = scl_sema::check_module_with(
-        &parsed.module,
+        &module,
         &StaticInputs {
             text,
             imports: &DbImports::new(db, file),
@@ -81,10 +81,9 @@ pub fn module_types(db: &dyn Db, file: SourceFile) -> Arc<ModuleTypes> {
     }
     let sem = db.semantic(file);
     let module = scl_syntax::ast::Module {
-        decls: sem
-            .decls(db)
+        decls: crate::module_decls(db, file)
             .iter()
-            .map(|d| d.decl(db).decl.clone())
+            .map(|d| d.decl.clone())
             .collect(),
         recovered: Vec::new(),
     };

@@ -607,10 +607,12 @@ impl SpanTable {
 impl Decl {
     /// The span table of this declaration (absolute spans).
     pub fn span_table(&self) -> SpanTable {
-        self.clone().table_of_own_spans()
+        self.clone().own_span_table()
     }
 
-    fn table_of_own_spans(&mut self) -> SpanTable {
+    /// [`Decl::span_table`] without a copy (the walk that reads the spans
+    /// is the one that can rewrite them, hence `&mut`; nothing changes).
+    pub fn own_span_table(&mut self) -> SpanTable {
         let (mut starts, mut ends) = (Vec::new(), Vec::new());
         self.for_each_span_mut(&mut |s| {
             starts.push(s.start);
@@ -618,8 +620,10 @@ impl Decl {
         });
         starts.sort_unstable();
         starts.dedup();
+        starts.shrink_to_fit();
         ends.sort_unstable();
         ends.dedup();
+        ends.shrink_to_fit();
         SpanTable { starts, ends }
     }
 
@@ -633,22 +637,49 @@ impl Decl {
     /// two spans ([`Span::to`]) still works. `anchor` must not be 0.
     pub fn anchored(&self, anchor: u32) -> Decl {
         let mut d = self.clone();
-        let table = d.table_of_own_spans();
+        d.anchor(anchor);
+        d
+    }
+
+    /// [`Decl::anchored`] in place, without a copy: the declaration
+    /// becomes its anchored form, and the table of where its spans were
+    /// (what [`Decl::absolute`] needs to turn them back) is returned. How a
+    /// compile keeps one tree per module: the parse is anchored, its span
+    /// tables kept, and the absolute form made again only where a pass
+    /// needs offsets.
+    pub fn anchor(&mut self, anchor: u32) -> SpanTable {
+        let table = self.own_span_table();
+        self.anchor_to(&table, anchor);
+        table
+    }
+
+    /// [`Decl::anchor`] with the declaration's table already made
+    /// ([`Decl::own_span_table`]: `table` must be this declaration's).
+    pub fn anchor_to(&mut self, table: &SpanTable, anchor: u32) {
         let rank = |list: &[u32], x: u32| list.binary_search(&x).unwrap_or(0) as u32;
-        d.for_each_span_mut(&mut |s| {
+        self.for_each_span_mut(&mut |s| {
             *s = Span {
                 start: rank(&table.starts, s.start),
                 end: rank(&table.ends, s.end),
                 anchor,
             }
         });
-        d.strip_docs();
+        self.strip_docs();
+    }
+
+    /// The declaration with absolute spans again, from its anchored form
+    /// ([`Decl::anchor`]) and the table of where its spans are: equal to
+    /// the parse it was anchored from, but for the doc comments (left
+    /// out). A copy: the anchored form is what is kept.
+    pub fn absolute(&self, table: &SpanTable) -> Decl {
+        let mut d = self.clone();
+        d.for_each_span_mut(&mut |s| *s = table.absolute(*s));
         d
     }
 
     /// Leaves out every doc comment: of the declaration and of the items
     /// of every block in it (they do not change what the code means).
-    fn strip_docs(&mut self) {
+    pub fn strip_docs(&mut self) {
         match self {
             Decl::Import(_) => {}
             Decl::Param(d) => d.doc = None,

@@ -53,6 +53,24 @@ fn anchored_spans_turn_back_into_the_original_offsets() {
 }
 
 #[test]
+fn anchoring_in_place_and_back_gives_the_parse_without_its_docs() {
+    let mut docs = 0;
+    for text in texts() {
+        for d in &parse(&text).module.decls {
+            let mut a = d.clone();
+            let table = a.anchor(7);
+            assert_eq!(a, d.anchored(7));
+            assert_eq!(table, d.span_table());
+            let mut expected = d.clone();
+            expected.strip_docs();
+            docs += usize::from(expected != *d);
+            assert_eq!(a.absolute(&table), expected);
+        }
+    }
+    assert!(docs > 0, "no declaration with a doc comment was tried");
+}
+
+#[test]
 fn layout_and_comments_do_not_change_the_anchored_tree() {
     // Every space, newline and comment position of a declaration varied:
     // the anchored tree is the same; a change of meaning is not.
