@@ -1839,8 +1839,9 @@ pub fn lossy_text(db: &dyn Db, file: SourceFile) -> Arc<str> {
 }
 
 /// The text of a file as the parser reads it (lossy UTF-8, a byte order
-/// mark blanked), made once per revision of its bytes.
-#[salsa::tracked(returns(ref))]
+/// mark blanked): made each time it is asked for, not kept (a compile
+/// reads it once per module, in the static pass, and otherwise only to
+/// quote source in an error message; the bytes are kept already).
 pub fn source_text(db: &dyn Db, file: SourceFile) -> Arc<str> {
     Arc::from(reading_text(file.contents(db).as_deref().unwrap_or(b"")))
 }

@@ -46,7 +46,7 @@ fn static_pass(db: &dyn Db, file: SourceFile) -> Typed {
     let mut typed = scl_sema::check_module_with(
         &module,
         &StaticInputs {
-            text,
+            text: &text,
             imports: &DbImports::new(db, file),
             known_modules: known_modules(),
         },

@@ -374,3 +374,66 @@ fn opening_a_buffer_with_the_files_own_text_reruns_nothing() {
         few(&run)
     );
 }
+
+#[test]
+fn a_check_keeps_one_tree_per_module_and_parses_nothing_again() {
+    // The files were parsed when their inputs were made; the check (the
+    // static pass, import resolution, evaluation) reads their anchored
+    // declarations and never runs `parse`, the editor's whole parse.
+    let mut ws = Ws::new();
+    let (run, _) = ws.log.take();
+    assert!(
+        run.iter().filter(|e| e.query == "typed_module").count() > N,
+        "the log did not see the check's static pass"
+    );
+    let parses: Vec<&Executed> = run.iter().filter(|e| e.query == "parse").collect();
+    assert!(
+        parses.is_empty(),
+        "the check parsed again: {}",
+        few(&parses)
+    );
+    let run = ws.edit("mod500.env.scl", &module(500, "changed"));
+    assert!(run.iter().any(|e| e.query == "typed_module"));
+    let parses: Vec<&Executed> = run.iter().filter(|e| e.query == "parse").collect();
+    assert!(
+        parses.is_empty(),
+        "the re-check parsed again: {}",
+        few(&parses)
+    );
+}
+
+#[test]
+fn the_declarations_made_absolute_are_the_parse_without_its_doc_comments() {
+    // Doc comments, a declaration with a syntax error of its own, and an
+    // edit that moves every declaration: `module_ast` follows the text.
+    let texts = [
+        "/// The base.\nenv a {\n  /// Its image.\n  base = image(\"debian:12\")\n}\n\nlet x = 1 2\nlet y = \"${x}\"\n",
+        "// moved down\n\n/// The base.\nenv a {\n  /// Its image.\n  base = image(\"debian:12\")\n  labels { k = \"v\" }\n}\n\nlet x = 1 2\nlet y = \"${x}\"\nfn f(n: Int) -> Int = n + 1\n",
+    ];
+    let fs = Arc::new(MemorySystem::new());
+    fs.write("/w/a.env.scl", texts[0]);
+    fs.set_current_dir("/w");
+    let mut db = Database::with_system(fs, Path::new("/w"), None);
+    let f = db.open(Path::new("/w/a.env.scl"));
+    for text in texts {
+        db.set_text(f, text);
+        let mut expected = scl_syntax::parse_tree(text).module.as_ref().clone();
+        for d in &mut expected.decls {
+            d.strip_docs();
+        }
+        assert!(!expected.recovered.is_empty(), "{text}: nothing recovered");
+        let made = scl_db::module_ast(&db, f);
+        assert_eq!(made.decls, expected.decls, "{text}");
+        assert_eq!(made.recovered, expected.recovered, "{text}");
+        // The editor's parse keeps the doc comments.
+        let parsed = scl_db::parse(&db, f);
+        assert_eq!(
+            *parsed.module,
+            scl_syntax::parse_tree(text).module.as_ref().clone()
+        );
+        assert_ne!(
+            parsed.module.decls, expected.decls,
+            "{text}: no doc comment"
+        );
+    }
+}
