@@ -586,21 +586,119 @@ fn names_in_expr(e: &Expr, f: &mut dyn FnMut(&str)) {
 /// ([`SpanTable::absolute`]).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct SpanTable {
-    starts: Vec<u32>,
-    ends: Vec<u32>,
+    /// The smallest start: the offsets are kept relative to it.
+    base: u32,
+    /// How many of `offsets` are starts (the ends follow).
+    starts: u32,
+    /// The starts, then the ends, each list sorted, minus `base`: in one
+    /// allocation, and as `u16` when the declaration is shorter than
+    /// 64 KiB (every module keeps a table per declaration).
+    offsets: Offsets,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Offsets {
+    Narrow(Box<[u16]>),
+    Wide(Box<[u32]>),
+}
+
+impl Default for Offsets {
+    fn default() -> Self {
+        Offsets::Narrow(Box::default())
+    }
 }
 
 impl SpanTable {
+    /// The table of these starts and ends (any order, repeats allowed).
+    fn new(mut starts: Vec<u32>, mut ends: Vec<u32>) -> SpanTable {
+        starts.sort_unstable();
+        starts.dedup();
+        ends.sort_unstable();
+        ends.dedup();
+        let base = starts
+            .first()
+            .copied()
+            .unwrap_or(0)
+            .min(ends.first().copied().unwrap_or(0));
+        let all = starts.iter().chain(&ends).map(|x| x - base);
+        let offsets = if ends.last().is_none_or(|e| e - base <= u32::from(u16::MAX)) {
+            Offsets::Narrow(all.map(|x| x as u16).collect())
+        } else {
+            Offsets::Wide(all.collect())
+        };
+        SpanTable {
+            base,
+            starts: starts.len() as u32,
+            offsets,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match &self.offsets {
+            Offsets::Narrow(x) => x.len(),
+            Offsets::Wide(x) => x.len(),
+        }
+    }
+
+    /// The `i`-th of all offsets (starts, then ends), absolute.
+    fn at(&self, i: usize) -> u32 {
+        self.base
+            + match &self.offsets {
+                Offsets::Narrow(x) => u32::from(x[i]),
+                Offsets::Wide(x) => x[i],
+            }
+    }
+
+    /// The start of rank `r`, clamped to the last one (0 when none).
+    fn start(&self, r: u32) -> u32 {
+        let n = self.starts as usize;
+        match n {
+            0 => 0,
+            _ => self.at((r as usize).min(n - 1)),
+        }
+    }
+
+    /// The end of rank `r`, clamped to the last one (0 when none).
+    fn end(&self, r: u32) -> u32 {
+        let (from, n) = (self.starts as usize, self.len() - self.starts as usize);
+        match n {
+            0 => 0,
+            _ => self.at(from + (r as usize).min(n - 1)),
+        }
+    }
+
+    /// The rank of `x` among the starts (`from` 0) or the ends (`from`
+    /// the number of starts); 0 when it is not one of them.
+    fn rank(&self, from: usize, to: usize, x: u32) -> u32 {
+        let Some(x) = x.checked_sub(self.base) else {
+            return 0;
+        };
+        let found = match &self.offsets {
+            Offsets::Narrow(v) => match u16::try_from(x) {
+                Ok(x) => v[from..to].binary_search(&x).ok(),
+                Err(_) => None,
+            },
+            Offsets::Wide(v) => v[from..to].binary_search(&x).ok(),
+        };
+        found.unwrap_or(0) as u32
+    }
+
     /// The absolute span an anchored span of this declaration stands for
     /// (a rank out of range, which an edit that changed the declaration's
     /// shape can leave in a stale value, is clamped to the declaration).
     pub fn absolute(&self, s: Span) -> Span {
-        let start = self.starts.get(s.start as usize).or(self.starts.last());
-        let end = self.ends.get(s.end as usize).or(self.ends.last());
-        Span::new(
-            start.copied().unwrap_or(0) as usize,
-            end.copied().unwrap_or(0) as usize,
-        )
+        Span::new(self.start(s.start) as usize, self.end(s.end) as usize)
+    }
+
+    /// The anchored form of absolute span `s` of this declaration: its
+    /// start's and end's ranks (see [`Decl::anchored`]).
+    fn anchored(&self, s: Span, anchor: u32) -> Span {
+        let n = self.starts as usize;
+        Span {
+            start: self.rank(0, n, s.start),
+            end: self.rank(n, self.len(), s.end),
+            anchor,
+        }
     }
 }
 
@@ -618,13 +716,7 @@ impl Decl {
             starts.push(s.start);
             ends.push(s.end);
         });
-        starts.sort_unstable();
-        starts.dedup();
-        starts.shrink_to_fit();
-        ends.sort_unstable();
-        ends.dedup();
-        ends.shrink_to_fit();
-        SpanTable { starts, ends }
+        SpanTable::new(starts, ends)
     }
 
     /// The position- and layout-independent form of this declaration, the
@@ -656,14 +748,7 @@ impl Decl {
     /// [`Decl::anchor`] with the declaration's table already made
     /// ([`Decl::own_span_table`]: `table` must be this declaration's).
     pub fn anchor_to(&mut self, table: &SpanTable, anchor: u32) {
-        let rank = |list: &[u32], x: u32| list.binary_search(&x).unwrap_or(0) as u32;
-        self.for_each_span_mut(&mut |s| {
-            *s = Span {
-                start: rank(&table.starts, s.start),
-                end: rank(&table.ends, s.end),
-                anchor,
-            }
-        });
+        self.for_each_span_mut(&mut |s| *s = table.anchored(*s, anchor));
         self.strip_docs();
     }
 

@@ -3,6 +3,7 @@
 //! the declaration's start, and moving a declaration (text added above it)
 //! gives an equal anchored tree.
 
+use scl_diag::Span;
 use scl_syntax::{ast::Decl, parse};
 
 mod common;
@@ -97,4 +98,47 @@ fn moving_a_declaration_keeps_its_anchored_tree() {
             assert_eq!(x.anchored(1), y.anchored(1));
         }
     }
+}
+
+#[test]
+fn a_declaration_longer_than_64_kib_turns_back_into_its_offsets() {
+    // The table keeps offsets as `u16` below 64 KiB and as `u32` above:
+    // both forms give the original spans back, here and in a file where
+    // the declaration starts past 64 KiB.
+    let long = "a".repeat(70_000);
+    for text in [
+        format!("let x = [\"{long}\", 1, y]\n"),
+        format!("let pad = \"{long}\"\nlet x = [\"b\", 1, y]\n"),
+        format!("let pad = \"{long}\"\nlet x = [\"{long}\", 1, y]\n"),
+    ] {
+        let p = parse(&text);
+        assert!(p.errors.is_empty(), "{:?}", p.errors);
+        for d in &p.module.decls {
+            let mut a = d.clone();
+            let table = a.anchor(5);
+            assert_eq!(a.absolute(&table), *d);
+        }
+    }
+}
+
+#[test]
+fn a_rank_out_of_range_is_clamped_to_the_declaration() {
+    // A stale anchored span (from before an edit that changed the
+    // declaration's shape) lands on the declaration's last start and end.
+    let p = parse("let x = [1, 2]\n");
+    let d = &p.module.decls[0];
+    let table = d.span_table();
+    let last = table.absolute(Span {
+        start: 1_000,
+        end: 1_000,
+        anchor: 1,
+    });
+    let mut starts = Vec::new();
+    let mut ends = Vec::new();
+    d.clone().for_each_span_mut(&mut |s| {
+        starts.push(s.start);
+        ends.push(s.end);
+    });
+    assert_eq!(last.start, *starts.iter().max().unwrap());
+    assert_eq!(last.end, *ends.iter().max().unwrap());
 }
