@@ -407,10 +407,7 @@ pub(crate) fn call(
                     "pin a tag (`debian:12.5`) or a digest (`digest = \"sha256:…\"`)",
                 );
             }
-            Ok(Value::Image {
-                reference: r,
-                digest: digest.map(|d| d.0),
-            })
+            Ok(Value::image(r, digest.map(|d| d.0)))
         }
         Builtin::File => {
             let (p, sp) = str_arg(0)?.unwrap();
@@ -429,7 +426,7 @@ pub(crate) fn call(
         Builtin::Secret => {
             let (n, _) = str_arg(0)?.unwrap();
             let (k, _) = str_arg(1)?.unwrap();
-            Ok(Value::Secret { name: n, key: k })
+            Ok(Value::secret(n, k))
         }
         Builtin::Huggingface => {
             let (repo, rsp) = str_arg(0)?.unwrap();
@@ -460,7 +457,7 @@ pub(crate) fn call(
             r.insert("to".into(), to);
             match &vals[4] {
                 None => {}
-                Some((v @ Value::Secret { .. }, _)) => {
+                Some((v @ Value::Secret(_), _)) => {
                     r.insert("token".into(), v.clone());
                 }
                 Some((v, sp)) => {
@@ -850,7 +847,7 @@ fn mismatch(ev: &Evaluator, m: ModuleId, v: &Value, ty: &Ty, span: Span) -> Repo
         | Value::Bool(_)
         | Value::Memory(_)
         | Value::Cpu(_)
-        | Value::Enum { .. } => {
+        | Value::Enum(_) => {
             format!(" {v}")
         }
         _ => String::new(),
@@ -1052,12 +1049,9 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
         }
         (Ty::Image, Value::Str(s)) => {
             check_image_ref(ev, m, &s, span)?;
-            Ok(Value::Image {
-                reference: s,
-                digest: None,
-            })
+            Ok(Value::image(s, None))
         }
-        (Ty::Image, v @ Value::Image { .. }) => Ok(v),
+        (Ty::Image, v @ Value::Image(_)) => Ok(v),
         (Ty::Memory, Value::Memory(bytes)) => {
             let b = bytes.get();
             if b < 0 {
@@ -1140,26 +1134,30 @@ pub(crate) fn coerce(ev: &Evaluator, m: ModuleId, v: Value, ty: &Ty, span: Span)
             Diagnostic::error("E0201", span, format!("expected File, found String {v}"))
                 .with_help(format!("read it with `file({v})`")),
         )),
-        (Ty::Secret, v @ Value::Secret { .. }) => Ok(v),
-        (Ty::StrOrSecret, v @ (Value::Str(_) | Value::Secret { .. })) => Ok(v),
-        (Ty::Enum(def), Value::Enum { ty, variant }) => {
-            if ty.as_deref().is_some_and(|t| t != def.name) {
+        (Ty::Secret, v @ Value::Secret(_)) => Ok(v),
+        (Ty::StrOrSecret, v @ (Value::Str(_) | Value::Secret(_))) => Ok(v),
+        (Ty::Enum(def), Value::Enum(e)) => {
+            let EnumVal { ty, variant } = &*e;
+            if let Some(t) = ty.as_deref().filter(|t| *t != def.name) {
                 return ev.err(
                     m,
                     "E0201",
                     span,
-                    format!("expected {}, found {} .{variant}", def.name, ty.unwrap()),
+                    format!("expected {}, found {t} .{variant}", def.name),
                 );
             }
-            if def.variants.iter().any(|x| **x == *variant) {
-                Ok(Value::Enum {
-                    ty: Some(def.name.as_str().into()),
-                    variant,
-                })
-            } else {
-                let d = crate::wording::unknown_variant_diag(span, &variant, def);
-                Err(ev.report(m, d))
+            if !def.variants.iter().any(|x| **x == **variant) {
+                let d = crate::wording::unknown_variant_diag(span, variant, def);
+                return Err(ev.report(m, d));
             }
+            if ty.is_some() {
+                // Already of this type (checked above): the same value.
+                return Ok(Value::Enum(e));
+            }
+            Ok(Value::enum_value(
+                Some(def.name.as_str().into()),
+                variant.clone(),
+            ))
         }
         (Ty::List(et), Value::List(l)) => {
             if **et == Ty::Any {

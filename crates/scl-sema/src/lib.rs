@@ -30,7 +30,7 @@ pub use eval::{
 };
 pub use items::{AnchoredDecl, DeclKind, ItemInfo, Items};
 pub use resolve::{check_module, check_module_with, KnownModule, StaticInputs};
-pub use value::{EnvValue, FinalEnv, Origin, Origins, Value};
+pub use value::{EnumVal, EnvValue, FinalEnv, ImageVal, Origin, Origins, SecretVal, Value};
 
 use scl_diag::{Diagnostic, Span};
 use std::sync::Arc;

@@ -71,12 +71,12 @@ fn ir_bytes(v: &Value, limit: u64) -> u64 {
         }
         total += match v {
             Value::Str(s) => s.len() as u64,
-            Value::Enum { variant, .. } => variant.len() as u64,
+            Value::Enum(e) => e.variant.len() as u64,
             Value::File(f) => (f.path.len() + f.sha256.len()) as u64,
-            Value::Image { reference, digest } => {
-                (reference.len() + digest.as_ref().map_or(0, |d| d.len())) as u64
+            Value::Image(i) => {
+                (i.reference.len() + i.digest.as_ref().map_or(0, |d| d.len())) as u64
             }
-            Value::Secret { name, key } => (name.len() + key.len()) as u64,
+            Value::Secret(x) => (x.name.len() + x.key.len()) as u64,
             Value::List(l) => {
                 todo.extend(l.iter());
                 l.len() as u64 * entry
@@ -310,7 +310,7 @@ fn get_path<'a>(r: &'a Record, path: &FieldPath) -> Option<&'a Value> {
 fn s(v: &Value) -> String {
     match v {
         Value::Str(s) => s.to_string(),
-        Value::Enum { variant, .. } => variant.to_string(),
+        Value::Enum(e) => e.variant.to_string(),
         other => other.to_string(),
     }
 }
@@ -319,7 +319,7 @@ fn s(v: &Value) -> String {
 fn shared(v: &Value) -> Arc<str> {
     match v {
         Value::Str(s) => s.clone(),
-        Value::Enum { variant, .. } => variant.clone(),
+        Value::Enum(e) => e.variant.clone(),
         other => other.to_string().into(),
     }
 }
@@ -356,7 +356,7 @@ fn int_default(rt: RecordTy, name: &str) -> i64 {
 /// default from the schema.
 fn variant_or_default<'a>(rt: RecordTy, r: &'a Record, name: &str) -> Cow<'a, str> {
     match r.get(name) {
-        Some(Value::Enum { variant, .. }) => Cow::Borrowed(&**variant),
+        Some(Value::Enum(e)) => Cow::Borrowed(&*e.variant),
         _ => Cow::Borrowed(schema::default_str(rt, name).unwrap_or_default()),
     }
 }
@@ -561,16 +561,16 @@ pub(crate) fn normalize(
         description: r.get("description").map(s),
         ..EnvSpec::default()
     };
-    if let Some(Value::Image { reference, digest }) = get(r, &["base"]) {
+    if let Some(Value::Image(i)) = get(r, &["base"]) {
         spec.base = Some(ImageRef {
-            reference: reference.to_string(),
-            digest: digest.as_ref().map(|d| d.to_string()),
+            reference: i.reference.to_string(),
+            digest: i.digest.as_ref().map(|d| d.to_string()),
         });
     }
-    if let Some(Value::Image { reference, digest }) = get(r, &["builder"]) {
+    if let Some(Value::Image(i)) = get(r, &["builder"]) {
         spec.builder = Some(ImageRef {
-            reference: reference.to_string(),
-            digest: digest.as_ref().map(|d| d.to_string()),
+            reference: i.reference.to_string(),
+            digest: i.digest.as_ref().map(|d| d.to_string()),
         });
     }
     spec.test = strs(get(r, &["test"]));
@@ -611,8 +611,8 @@ pub(crate) fn normalize(
     // system
     let packages = shared_strs(get(r, &["system", "packages"]));
     let manager = match get(r, &["system", "manager"]) {
-        Some(Value::Enum { variant, .. }) => {
-            Some(SystemManager::from_name(variant).unwrap_or(SystemManager::Apt))
+        Some(Value::Enum(e)) => {
+            Some(SystemManager::from_name(&e.variant).unwrap_or(SystemManager::Apt))
         }
         _ => spec.base.as_ref().map(|b| infer_manager(&b.reference)),
     };
@@ -868,9 +868,9 @@ pub(crate) fn normalize(
         spec.vars = Fields::with_capacity(vars.len());
         for (k, v) in vars.iter().filter(|(k, _)| !is_type_mark(k)) {
             let val = match v {
-                Value::Secret { name, key } => VarValue::Secret(SecretRef {
-                    secret: name.to_string(),
-                    key: key.to_string(),
+                Value::Secret(x) => VarValue::Secret(SecretRef {
+                    secret: x.name.to_string(),
+                    key: x.key.to_string(),
                 }),
                 other => VarValue::Plain(s(other)),
             };
@@ -1210,7 +1210,7 @@ fn depends_on_cycles(services: &BTreeMap<String, Arc<EnvSpec>>) -> Vec<(Vec<Stri
 pub(crate) fn self_view(r: &Record) -> Record {
     let mut r = effective(r).into_owned();
     let base = match r.get("base") {
-        Some(Value::Image { reference, .. }) => Some(reference.to_string()),
+        Some(Value::Image(i)) => Some(i.reference.to_string()),
         _ => None,
     };
     // The fields the schema says are inferred: `system` (a record) and
@@ -1219,10 +1219,10 @@ pub(crate) fn self_view(r: &Record) -> Record {
         let b = base.as_deref()?;
         match (rt, name) {
             (RecordTy::Env, "system") => Some(Value::Record(Arc::new(Record::new()))),
-            (RecordTy::System, "manager") => Some(Value::Enum {
-                ty: Some("SystemManager".into()),
-                variant: infer_manager(b).name().into(),
-            }),
+            (RecordTy::System, "manager") => Some(Value::enum_value(
+                Some("SystemManager".into()),
+                infer_manager(b).name().into(),
+            )),
             _ => None,
         }
     };
@@ -1244,10 +1244,9 @@ fn fill_defaults(r: &mut Record, rt: RecordTy, infer: &dyn Fn(RecordTy, &str) ->
                 (FieldDefault::Empty, _) => Some(Value::List(Arc::new(Vec::new()))),
                 (FieldDefault::Str(x), _) => Some(Value::str(x)),
                 (FieldDefault::Int(i), _) => Some(Value::Int(i)),
-                (FieldDefault::Variant(x), Ty::Enum(def)) => Some(Value::Enum {
-                    ty: Some(def.name.as_str().into()),
-                    variant: x.into(),
-                }),
+                (FieldDefault::Variant(x), Ty::Enum(def)) => {
+                    Some(Value::enum_value(Some(def.name.as_str().into()), x.into()))
+                }
                 (FieldDefault::Variant(_), _) => None,
                 (FieldDefault::Inferred(_), _) => infer(rt, f.name),
                 (FieldDefault::Fields, _) => Some(Value::Record(Arc::new(Record::new()))),
@@ -1265,9 +1264,9 @@ fn fill_defaults(r: &mut Record, rt: RecordTy, infer: &dyn Fn(RecordTy, &str) ->
 /// The IR reference of a `secret(...)` value.
 fn secret_ref(v: &Value) -> Option<SecretRef> {
     match v {
-        Value::Secret { name, key } => Some(SecretRef {
-            secret: name.to_string(),
-            key: key.to_string(),
+        Value::Secret(x) => Some(SecretRef {
+            secret: x.name.to_string(),
+            key: x.key.to_string(),
         }),
         _ => None,
     }

@@ -32,24 +32,17 @@ pub enum Value {
     Memory(Bytes),
     /// Millicores.
     Cpu(i64),
-    /// An enum value; `ty` is `None` for a literal not yet resolved against a type.
-    Enum {
-        ty: Option<Arc<str>>,
-        variant: Arc<str>,
-    },
+    /// An enum value ([`EnumVal`]).
+    Enum(Arc<EnumVal>),
     List(Arc<Vec<Value>>),
     Record(Arc<Record>),
-    Image {
-        reference: Arc<str>,
-        digest: Option<Arc<str>>,
-    },
+    /// An image reference ([`ImageVal`]).
+    Image(Arc<ImageVal>),
     /// A file read at compile time ([`FileValue`]; behind an `Arc`, so that
     /// the rare file does not make every value larger).
     File(Arc<FileValue>),
-    Secret {
-        name: Arc<str>,
-        key: Arc<str>,
-    },
+    /// A reference to a secret ([`SecretVal`]).
+    Secret(Arc<SecretVal>),
     Env(Arc<EnvValue>),
     /// A plain env declared in another module, by reference (`mod.name`):
     /// resolved through the host where its content is read (a field, an
@@ -78,12 +71,54 @@ pub enum Value {
 }
 
 // Every record, list and module keeps values for the whole run: a larger
-// value costs memory in every one of them (the bench's memory slope).
+// value costs memory in every one of them (the bench's memory slope). No
+// variant holds more than 16 bytes: the two-field payloads (enum values,
+// images, secrets) sit behind an `Arc`.
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(std::mem::size_of::<Value>() == 40);
+const _: () = assert!(std::mem::size_of::<Value>() == 24);
+
+/// The payload of [`Value::Enum`]: the variant, and the enum type's name
+/// (`None` for a literal not yet resolved against a type).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnumVal {
+    pub ty: Option<Arc<str>>,
+    pub variant: Arc<str>,
+}
+
+/// The payload of [`Value::Image`]: the reference as written, and its
+/// digest when pinned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImageVal {
+    pub reference: Arc<str>,
+    pub digest: Option<Arc<str>>,
+}
+
+/// The payload of [`Value::Secret`]: the secret's name and key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SecretVal {
+    pub name: Arc<str>,
+    pub key: Arc<str>,
+}
+
+impl Value {
+    /// An enum value ([`EnumVal`]).
+    pub fn enum_value(ty: Option<Arc<str>>, variant: Arc<str>) -> Value {
+        Value::Enum(Arc::new(EnumVal { ty, variant }))
+    }
+
+    /// An image value ([`ImageVal`]).
+    pub fn image(reference: Arc<str>, digest: Option<Arc<str>>) -> Value {
+        Value::Image(Arc::new(ImageVal { reference, digest }))
+    }
+
+    /// A secret reference ([`SecretVal`]).
+    pub fn secret(name: Arc<str>, key: Arc<str>) -> Value {
+        Value::Secret(Arc::new(SecretVal { name, key }))
+    }
+}
 
 /// The byte count of a [`Value::Memory`]: an `i128` kept as two 8-byte
-/// halves, so that a [`Value`] is 8-byte aligned and 40 bytes long (an
+/// halves, so that a [`Value`] is 8-byte aligned and 24 bytes long (an
 /// `i128` field made every value 48). [`Bytes::get`] gives the number.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Bytes([u64; 2]);
@@ -128,13 +163,15 @@ impl Value {
             Value::Str(_) => "String".into(),
             Value::Memory(_) => "Memory".into(),
             Value::Cpu(_) => "Cpu".into(),
-            Value::Enum { ty: Some(t), .. } => t.to_string(),
-            Value::Enum { ty: None, .. } => "enum literal".into(),
+            Value::Enum(e) => match &e.ty {
+                Some(t) => t.to_string(),
+                None => "enum literal".into(),
+            },
             Value::List(_) => "list".into(),
             Value::Record(_) => "record".into(),
-            Value::Image { .. } => "Image".into(),
+            Value::Image(_) => "Image".into(),
             Value::File(_) => "File".into(),
-            Value::Secret { .. } => "Secret".into(),
+            Value::Secret(_) => "Secret".into(),
             Value::Env(_) | Value::EnvRef(_) => "Env".into(),
             Value::Func { .. } | Value::Builtin(_) => "function".into(),
             Value::Template { .. } => "template".into(),
@@ -236,7 +273,7 @@ impl fmt::Display for Whole<'_> {
             Value::Str(s) => write!(f, "{s:?}"),
             Value::Memory(b) => write!(f, "{}", format_memory(b.get())),
             Value::Cpu(m) => write!(f, "{}", format_cpu(*m)),
-            Value::Enum { variant, .. } => write!(f, ".{variant}"),
+            Value::Enum(e) => write!(f, ".{}", e.variant),
             Value::List(l) => {
                 write!(f, "[")?;
                 for (i, v) in l.iter().enumerate() {
@@ -257,9 +294,9 @@ impl fmt::Display for Whole<'_> {
                 }
                 write!(f, " }}")
             }
-            Value::Image { reference, .. } => write!(f, "image({reference:?})"),
+            Value::Image(i) => write!(f, "image({:?})", i.reference),
             Value::File(file) => write!(f, "file({:?})", file.path),
-            Value::Secret { name, key } => write!(f, "secret({name:?}, key = {key:?})"),
+            Value::Secret(s) => write!(f, "secret({:?}, key = {:?})", s.name, s.key),
             Value::Env(e) => write!(f, "env {}", e.name),
             Value::EnvRef(r) => write!(f, "env {}", r.name),
             other => write!(f, "<{}>", other.type_name()),

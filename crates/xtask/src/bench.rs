@@ -1395,7 +1395,7 @@ const PHASES: &[PhaseSpec] = &[
     PhaseSpec {
         name: "parsing",
         slug: "parse",
-        entries: &[&["scl_db::raw_parse"]],
+        entries: &[&["scl_db::Parsed::of"]],
     },
     PhaseSpec {
         name: "imports",

@@ -22,7 +22,7 @@ pub(crate) fn compare_work(a: &Value, b: &Value) -> u64 {
 /// a field), enums by variant, numbers across Int/Float.
 pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Enum { variant: x, .. }, Value::Enum { variant: y, .. }) => x == y,
+        (Value::Enum(x), Value::Enum(y)) => x.variant == y.variant,
         (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => (*x as f64) == *y,
         (Value::List(x), Value::List(y)) => {
             Arc::ptr_eq(x, y)

@@ -105,14 +105,11 @@ impl Evaluator<'_> {
                 builtins::quantity(self, cx.module, number, *suffix, e.span)
             }
             ExprKind::EnumLit(v) => match ty {
-                Ty::Enum(def) => Ok(Value::Enum {
-                    ty: Some(def.name.as_str().into()),
-                    variant: v.as_str().into(),
-                }),
-                _ => Ok(Value::Enum {
-                    ty: None,
-                    variant: v.as_str().into(),
-                }),
+                Ty::Enum(def) => Ok(Value::enum_value(
+                    Some(def.name.as_str().into()),
+                    v.as_str().into(),
+                )),
+                _ => Ok(Value::enum_value(None, v.as_str().into())),
             },
             ExprKind::Name(n) => self.lookup(cx, n, e.span),
             ExprKind::SelfRef => match cx.selfcx {
@@ -429,12 +426,12 @@ impl Evaluator<'_> {
             Value::Int(i) => i.to_string(),
             Value::Float(f) => f.to_string(),
             Value::Bool(b) => b.to_string(),
-            Value::Enum { variant, .. } => variant.to_string(),
+            Value::Enum(e) => e.variant.to_string(),
             Value::Memory(b) => format_memory(b.get()),
             Value::Cpu(c) => format_cpu(*c),
-            Value::Image { reference, .. } => reference.to_string(),
+            Value::Image(i) => i.reference.to_string(),
             Value::File(f) => f.path.to_string(),
-            Value::Secret { .. } => {
+            Value::Secret(_) => {
                 return Err(self.report(
                     m,
                     Diagnostic::error("E0210", span, "a secret cannot be interpolated into a string")

@@ -175,9 +175,9 @@ impl Evaluator<'_> {
                 let e = self.resolve_env(r)?;
                 self.member(m, &Value::Env(e), name, span)
             }
-            Value::Image { reference, digest } => match name {
-                "ref" => Ok(Value::Str(reference.clone())),
-                "digest" => Ok(digest.clone().map(Value::Str).unwrap_or(Value::str(""))),
+            Value::Image(i) => match name {
+                "ref" => Ok(Value::Str(i.reference.clone())),
+                "digest" => Ok(i.digest.clone().map(Value::Str).unwrap_or(Value::str(""))),
                 _ => self.err(
                     m,
                     "E0311",
@@ -187,10 +187,10 @@ impl Evaluator<'_> {
             },
             Value::EnumType(def) => {
                 if def.variants.iter().any(|v| v == name) {
-                    Ok(Value::Enum {
-                        ty: Some(def.name.as_str().into()),
-                        variant: name.into(),
-                    })
+                    Ok(Value::enum_value(
+                        Some(def.name.as_str().into()),
+                        name.into(),
+                    ))
                 } else {
                     self.err(
                         m,
