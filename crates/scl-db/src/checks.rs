@@ -800,9 +800,11 @@ pub fn locate_field(
     locate(db, &top, field).0
 }
 
-/// The name of the env declaration named `name` in `file` (its first
-/// declaration of that name that is an env).
-fn env_name_span(db: &dyn Db, file: SourceFile, name: &str) -> Span {
+/// The span of the name of the env declaration named `name` in `file`
+/// (its first declaration of that name that is an env; an empty span at
+/// 0 when there is none): from the anchored declaration and its span
+/// table, without the file's whole tree.
+pub fn env_name_span(db: &dyn Db, file: SourceFile, name: &str) -> Span {
     let outline = crate::items(db, file);
     outline
         .items

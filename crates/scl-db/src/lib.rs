@@ -1497,17 +1497,41 @@ pub fn parse(db: &dyn Db, file: SourceFile) -> Arc<scl_syntax::Tree> {
 
 /// The anchored declarations of a module, in order (one dependency for
 /// what reads them all, instead of one per declaration: a module may
-/// declare 5,000 imports). Compared by value (the same `Arc`s when no
-/// declaration changed).
+/// declare 5,000 imports).
 #[salsa::tracked(returns(ref))]
-pub fn module_decls(db: &dyn Db, file: SourceFile) -> Arc<Vec<Arc<scl_sema::AnchoredDecl>>> {
-    Arc::new(
+pub fn module_decls(db: &dyn Db, file: SourceFile) -> Arc<ModuleDecls> {
+    Arc::new(ModuleDecls(
         db.semantic(file)
             .decls(db)
             .iter()
             .map(|d| d.decl(db).clone())
             .collect(),
-    )
+    ))
+}
+
+/// What [`module_decls`] returns: a module's anchored declarations (a
+/// slice, through `Deref`). Compared `Arc` by `Arc`: a declaration an edit
+/// left alone keeps its `Arc`, so comparing the old list with the new one
+/// compares no tree but the changed declarations'.
+#[derive(Debug, Default)]
+pub struct ModuleDecls(pub Vec<Arc<scl_sema::AnchoredDecl>>);
+
+impl PartialEq for ModuleDecls {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|(a, b)| Arc::ptr_eq(a, b) || a == b)
+    }
+}
+
+impl std::ops::Deref for ModuleDecls {
+    type Target = [Arc<scl_sema::AnchoredDecl>];
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 /// A module's declarations with absolute spans, made again from the

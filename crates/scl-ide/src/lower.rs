@@ -86,17 +86,8 @@ pub(crate) fn lower(
     let key = a.key(file);
     // Each env is the folder `--out/<env>`: two envs whose names differ
     // only in case would be one folder on a case-insensitive file system.
-    let parsed = a.parse(file);
     for (i, j) in scl_backends::case_clashes(envs) {
-        let span = parsed
-            .module
-            .decls
-            .iter()
-            .find_map(|d| match d {
-                scl_syntax::ast::Decl::Env(e) if e.name.name == envs[i] => Some(e.name.span),
-                _ => None,
-            })
-            .unwrap_or_default();
+        let span = scl_db::checks::env_name_span(a.db(), a.source_file(file), &envs[i]);
         let mut d = Diagnostic::error(
             "E0406",
             span,
@@ -123,15 +114,7 @@ pub(crate) fn lower(
         let l = target.0.lower(spec, &cx);
         // Point each warning and error at the source of its field, else
         // (a default, a field no item wrote) at the env's name.
-        let env_span = parsed
-            .module
-            .decls
-            .iter()
-            .find_map(|d| match d {
-                scl_syntax::ast::Decl::Env(e) if e.name.name == *name => Some(e.name.span),
-                _ => None,
-            })
-            .unwrap_or_default();
+        let env_span = scl_db::checks::env_name_span(a.db(), a.source_file(file), name);
         // A list element at its own expression (`volumes[0]` at the
         // `s3.mount(...)` that made it, not at the last item that appended
         // to the list), as the domain checks place theirs.

@@ -10,11 +10,9 @@ use std::sync::Arc;
 
 /// The declaration index of the import of `root` named `alias`.
 fn import_named(db: &Database, root: SourceFile, alias: &str) -> Option<usize> {
-    scl_db::parse(db, root)
-        .module
-        .decls
+    scl_db::module_decls(db, root)
         .iter()
-        .position(|d| matches!(d, scl_syntax::ast::Decl::Import(i) if i.alias.name == alias))
+        .position(|d| matches!(&d.decl, scl_syntax::ast::Decl::Import(i) if i.alias.name == alias))
 }
 
 /// Whether the `--set` flag `flag` is addressed to `root`: `NAME=VALUE`
@@ -26,11 +24,9 @@ pub(crate) fn addressed_to(db: &Database, root: SourceFile, flag: &str) -> bool 
         return true;
     };
     match key.trim().split_once('.') {
-        None => scl_db::parse(db, root)
-            .module
-            .decls
-            .iter()
-            .any(|d| matches!(d, scl_syntax::ast::Decl::Param(p) if p.name.name == key.trim())),
+        None => scl_db::module_decls(db, root).iter().any(
+            |d| matches!(&d.decl, scl_syntax::ast::Decl::Param(p) if p.name.name == key.trim()),
+        ),
         Some((alias, _)) => import_named(db, root, alias).is_some(),
     }
 }
