@@ -42,7 +42,10 @@ pub struct ItemInfo {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Items {
     pub items: Vec<ItemInfo>,
-    /// The first declaration of each name.
+    /// The first declaration of each name, for an outline of more than
+    /// [`Items::INDEXED`] declarations (empty for a smaller one, which
+    /// [`Items::get`] scans: every module keeps its outline, and most
+    /// declare a handful of names).
     pub index: HashMap<String, usize>,
     /// The clean declarations, each after every declaration of the module
     /// it names: evaluated in this order, evaluating one never recurses
@@ -87,6 +90,9 @@ impl Items {
         for &i in &order {
             items[i].clean = true;
         }
+        if items.len() <= Items::INDEXED {
+            index = HashMap::default();
+        }
         Items {
             items,
             index,
@@ -102,8 +108,14 @@ impl Items {
         self.items.get(i).is_some_and(|x| x.clean)
     }
 
+    /// How many declarations an outline has at most without an index.
+    pub const INDEXED: usize = 8;
+
     /// The first declaration named `name`.
     pub fn get(&self, name: &str) -> Option<usize> {
+        if self.items.len() <= Items::INDEXED {
+            return self.items.iter().position(|x| x.name == name);
+        }
         self.index.get(name).copied()
     }
 
