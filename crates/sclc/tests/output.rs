@@ -501,3 +501,27 @@ fn one_target_keeps_the_other_targets_files() {
     assert!(files().contains(&"environment.yml".to_string()));
     assert!(files().contains(&"Dockerfile".to_string()));
 }
+
+#[cfg(all(target_os = "linux", not(feature = "sysalloc")))]
+#[test]
+fn the_allocator_is_tuned_before_it_starts() {
+    // `sclc` sets two mimalloc options by number as it is loaded, before
+    // the first allocation reserves an arena; mimalloc's verbose report
+    // names each option with its value, so this checks both the numbers
+    // and that they were set in time.
+    let o = Command::new(env!("CARGO_BIN_EXE_sclc"))
+        .arg("--version")
+        .env("MIMALLOC_VERBOSE", "1")
+        .env_remove("MIMALLOC_ARENA_EAGER_COMMIT")
+        .env_remove("MIMALLOC_PURGE_DELAY")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    for line in ["option 'arena_eager_commit': 0", "option 'purge_delay': 10"] {
+        assert!(
+            err.lines().any(|l| l.trim_end() == line),
+            "no `{line}` in mimalloc's report:\n{err}"
+        );
+    }
+}
