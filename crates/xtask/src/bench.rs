@@ -646,6 +646,16 @@ fn run(o: &Opts) -> Result<bool, String> {
         return Err("cargo build --release -p sclc failed".into());
     }
     let sclc = target_dir(&root).join("release/sclc");
+    if let Some((found, listed)) = crate::link_order::coverage(&root, &sclc) {
+        println!(
+            "link order: {found} of {listed} functions of crates/sclc/link-order.txt are in the binary{}",
+            if found * 10 < listed * 9 {
+                " (regenerate it: cargo run --release -p xtask -- link-order)"
+            } else {
+                ""
+            }
+        );
+    }
     let tools = Tools {
         time: Some(PathBuf::from("/usr/bin/time")).filter(|p| p.is_file()),
     };

@@ -5,6 +5,7 @@
 mod bench;
 mod editor;
 mod gen_domain;
+mod link_order;
 mod parse_time;
 mod workload;
 
@@ -26,13 +27,15 @@ fn main() {
         Some("gen") => workload::gen_main(&args[1..]),
         Some("parse-time") => parse_time::main(&args[1..]),
         Some("gen-domain") => gen_domain::main(&args[1..]),
+        Some("link-order") => link_order::main(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo run --release -p xtask -- bench [--n 100,1000,5000,20000] [--topology chain|fanin] \
                  [--runs R] [--edits E] [--shared DIR] [--keep DIR] [--no-peer] [--no-inprocess] [--no-editor | --editor-edits E] [--deep LIST | --no-deep] [--profile DIR]\n       \
                  cargo run --release -p xtask -- gen OUTDIR N [--topology chain|fanin]\n       \
                  cargo run --release -p xtask -- parse-time [--baseline COMMIT] [--n N] [--rounds R] [--runs K]\n       \
-                 cargo run -p xtask -- gen-domain [--check]"
+                 cargo run -p xtask -- gen-domain [--check]\n       \
+                 cargo run --release -p xtask -- link-order [--check]"
             );
             2
         }
