@@ -364,7 +364,7 @@ impl Job<'_> {
         }
         for (i, v) in spec.volumes.iter().enumerate() {
             if v.mode != scl_ir::VolumeMode::ReadOnly {
-                paths.push((format!("volumes[{i}].mount"), v.mount.clone()));
+                paths.push((format!("volumes[{i}].mount"), v.mount.to_string()));
             }
         }
         for (field, p) in paths {

@@ -553,7 +553,7 @@ impl Job<'_> {
                     });
                     continue;
                 }
-                _ => &v.source,
+                _ => &*v.source,
             };
             if !is_compose_name(&v.name) {
                 self.refuse(
@@ -611,7 +611,7 @@ impl Job<'_> {
                     }
                 }
             };
-            match self.volumes.get(&v.name) {
+            match self.volumes.get(&*v.name) {
                 Some((s, _)) if s != source => {
                     self.refuse(
                         &field,
@@ -625,12 +625,13 @@ impl Job<'_> {
                     continue;
                 }
                 _ => {
-                    self.volumes.insert(v.name.clone(), (source.clone(), def));
+                    self.volumes
+                        .insert(v.name.to_string(), (source.to_string(), def));
                 }
             }
             mounts.push(Mount {
                 kind: "volume",
-                source: v.name.clone(),
+                source: v.name.to_string(),
                 target: escape(&v.mount),
                 read_only,
             });

@@ -819,7 +819,7 @@ impl<'a> Job<'a> {
                     "POSIX shells get the value as written, but conda's fish, csh, PowerShell and cmd.exe activators write it in double quotes, where `$`, `` ` ``, `\\` or `%` are expanded",
                 );
             }
-            out.insert(name.as_str(), value.as_str());
+            out.insert(&**name, &**value);
         }
         out
     }

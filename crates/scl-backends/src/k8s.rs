@@ -574,7 +574,7 @@ impl<'a> Pod<'a> {
                 );
                 continue;
             }
-            if mounts.iter().any(|m| m.mount_path == v.mount) {
+            if mounts.iter().any(|m| *m.mount_path == *v.mount) {
                 self.refuse(
                     &field,
                     ErrorKind::NameClash,

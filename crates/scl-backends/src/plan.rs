@@ -1571,7 +1571,7 @@ impl Planner<'_> {
         }
         for (i, v) in spec.volumes.iter().enumerate() {
             if v.mode != VolumeMode::ReadOnly {
-                dirs.push((format!("volumes[{i}].mount"), v.mount.clone()));
+                dirs.push((format!("volumes[{i}].mount"), v.mount.to_string()));
             }
         }
         let mut seen = std::collections::BTreeSet::new();

@@ -139,11 +139,11 @@ fn check_def(what: &str, spec: &EnvSpec, text: &str) -> Result<Def, String> {
     }
     // %environment, sourced by sh: every plain var, no secret.
     let env = def.section("environment").unwrap_or_default();
-    let names: Vec<&str> = spec.vars.keys().map(String::as_str).collect();
+    let names: Vec<&str> = spec.vars.keys().map(|k| &**k).collect();
     let got = deffile::sourced(&env, &names).map_err(|e| err(format!("sh: {e}")))?;
     for ((k, v), g) in spec.vars.iter().zip(got) {
         let want = match v {
-            VarValue::Plain(s) => Some(s.clone()),
+            VarValue::Plain(s) => Some(s.to_string()),
             VarValue::Secret(_) => None,
         };
         if g != want {

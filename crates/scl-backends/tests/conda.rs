@@ -230,7 +230,7 @@ fn check_file(
         .vars
         .iter()
         .filter_map(|(k, v)| match v {
-            VarValue::Plain(v) => Some((k.clone(), v.clone())),
+            VarValue::Plain(v) => Some((k.to_string(), v.to_string())),
             VarValue::Secret(_) => None,
         })
         .collect();
@@ -635,7 +635,7 @@ const HOSTILE: &[&str] = &[
 /// The env with one var.
 fn var_env(name: &str, value: &str) -> EnvSpec {
     EnvSpec {
-        vars: [(name.to_string(), VarValue::Plain(value.to_string()))].into(),
+        vars: [(name.into(), VarValue::Plain(value.into()))].into(),
         ..EnvSpec::default()
     }
 }

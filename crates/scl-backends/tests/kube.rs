@@ -457,7 +457,7 @@ fn host_volumes_become_host_paths_under_host_root() {
     let v: Value = serde_yaml_ng::from_str(text).unwrap();
     let vols = &v["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["volumes"];
     let spec = fixture("ddp_multinode");
-    assert_eq!(spec.volumes[2].source, "host:cache");
+    assert_eq!(&*spec.volumes[2].source, "host:cache");
     assert!(
         vols.as_array().unwrap().contains(&json!({
             "name": "cache",
@@ -502,7 +502,7 @@ fn compose_names_the_docker_targets_dockerfiles() {
 #[test]
 fn secrets_are_references_never_values() {
     for (name, spec) in fixtures() {
-        let secrets: Vec<(&String, &SecretRef)> = spec
+        let secrets: Vec<(&std::sync::Arc<str>, &SecretRef)> = spec
             .vars
             .iter()
             .filter_map(|(k, v)| match v {

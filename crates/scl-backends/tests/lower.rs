@@ -854,7 +854,7 @@ fn setup_steps() {
         "--network=host --security=insecure echo".into(),
         "echo it's".into(),
     ];
-    s.vars = Fields::from([("AFTER".to_string(), VarValue::Plain("1".into()))]);
+    s.vars = Fields::from([("AFTER".into(), VarValue::Plain("1".into()))]);
     let text = dockerfile(&s);
     assert!(
         !text.contains("# syntax="),
@@ -896,12 +896,12 @@ fn setup_steps() {
 fn vars_and_labels() {
     let mut s = built("debian:12.5");
     s.vars = Fields::from([
-        ("B".to_string(), VarValue::Plain("x $y \"z\"".into())),
-        ("A".to_string(), VarValue::Plain("1".into())),
-        ("C".to_string(), VarValue::Plain("C:\\dir\\".into())),
-        ("D".to_string(), VarValue::Plain("a\\\"b".into())),
+        ("B".into(), VarValue::Plain("x $y \"z\"".into())),
+        ("A".into(), VarValue::Plain("1".into())),
+        ("C".into(), VarValue::Plain("C:\\dir\\".into())),
+        ("D".into(), VarValue::Plain("a\\\"b".into())),
         (
-            "TOKEN".to_string(),
+            "TOKEN".into(),
             VarValue::Secret(SecretRef {
                 secret: "s".into(),
                 key: "k".into(),
@@ -928,9 +928,9 @@ fn vars_and_labels() {
 fn unwritable_vars_and_labels_are_errors() {
     let mut s = built("debian:12.5");
     s.vars = Fields::from([
-        ("NL".to_string(), VarValue::Plain("a\nb".into())),
-        ("bad key".to_string(), VarValue::Plain("v".into())),
-        ("K=V".to_string(), VarValue::Plain("v".into())),
+        ("NL".into(), VarValue::Plain("a\nb".into())),
+        ("bad key".into(), VarValue::Plain("v".into())),
+        ("K=V".into(), VarValue::Plain("v".into())),
     ]);
     s.labels = Fields::from([
         ("dev.scl.ir.sha256".into(), "forged".into()),
@@ -1485,7 +1485,7 @@ fn user_names_of_digits_are_uids() {
 fn values_fit_on_a_line() {
     let long = "x".repeat(MAX_VALUE_BYTES + 1);
     let mut s = built("debian:12.5");
-    s.vars = Fields::from([("V".to_string(), VarValue::Plain(long.clone()))]);
+    s.vars = Fields::from([("V".into(), VarValue::Plain(long.as_str().into()))]);
     s.setup = vec![format!("echo {long}\necho ok")];
     s.entrypoint = vec!["a".repeat(MAX_VALUE_BYTES); 4];
     assert_eq!(
@@ -1533,7 +1533,7 @@ fn invisible_characters_are_refused_or_shown_escaped() {
     ] {
         let mut s = built("debian:12.5");
         s.setup = vec![format!("echo safe{hidden}rm -rf /data")];
-        s.vars = Fields::from([("V".to_string(), VarValue::Plain(format!("a{hidden}b")))]);
+        s.vars = Fields::from([("V".into(), VarValue::Plain(format!("a{hidden}b").into()))]);
         s.labels = Fields::from([("l".into(), format!("a{hidden}b").into())]);
         s.system = Some(System {
             manager: SystemManager::Apt,

@@ -230,8 +230,8 @@ fn ownership_follows_the_uid_and_spares_existing_folders() {
                         .volumes
                         .iter()
                         .filter(|v| v.mode != scl_ir::VolumeMode::ReadOnly)
-                        .map(|v| &v.mount);
-                    for d in spec.writable.iter().chain(mounts) {
+                        .map(|v| &*v.mount);
+                    for d in spec.writable.iter().map(String::as_str).chain(mounts) {
                         let q = scl_backends::quote::shell(d.trim_end_matches('/'));
                         if !dirs.contains(&q) {
                             dirs.push(q);
@@ -305,7 +305,7 @@ fn no_secret_reaches_env_or_arg() {
                 .filter(|i| i.keyword == "ENV" || i.keyword == "ARG" || i.keyword == "LABEL")
             {
                 assert!(
-                    !i.args.contains(k.as_str()),
+                    !i.args.contains(&**k),
                     "{what}: secret var {k} in {} {}",
                     i.keyword,
                     i.args
@@ -373,7 +373,7 @@ fn volumes_are_never_baked() {
                 .filter(|i| i.keyword == "COPY" || i.keyword == "ADD")
             {
                 assert!(
-                    !i.args.split_whitespace().any(|w| w == v.mount),
+                    !i.args.split_whitespace().any(|w| w == &*v.mount),
                     "{what}: {} copies to mount {}",
                     i.args,
                     v.mount

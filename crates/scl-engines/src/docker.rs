@@ -690,7 +690,7 @@ pub fn container_body(spec: &EnvSpec, r: &RunInputs<'_>) -> (ContainerCreateBody
         .filter_map(|(k, _)| {
             r.secrets
                 .iter()
-                .find(|(n, _)| n == k)
+                .find(|(n, _)| **n == **k)
                 .map(|(n, v)| format!("{n}={v}"))
         })
         .collect();
@@ -705,7 +705,7 @@ pub fn container_body(spec: &EnvSpec, r: &RunInputs<'_>) -> (ContainerCreateBody
                     r.root.join(p)
                 };
                 mounts.push(Mount {
-                    target: Some(v.mount.clone()),
+                    target: Some(v.mount.to_string()),
                     source: Some(source.to_string_lossy().into_owned()),
                     typ: Some(MountType::BIND),
                     read_only: Some(v.mode == VolumeMode::ReadOnly),

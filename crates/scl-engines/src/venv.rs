@@ -277,7 +277,7 @@ pub fn left_out(spec: &EnvSpec) -> Vec<LeftOut> {
         .iter()
         .partition(|(_, v)| matches!(v, VarValue::Secret(_)));
     if !plain.is_empty() {
-        let names: Vec<&String> = plain.iter().map(|(k, _)| *k).collect();
+        let names: Vec<&std::sync::Arc<str>> = plain.iter().map(|(k, _)| *k).collect();
         push(
             Warning,
             "vars",
@@ -288,7 +288,7 @@ pub fn left_out(spec: &EnvSpec) -> Vec<LeftOut> {
         );
     }
     if !secrets.is_empty() {
-        let names: Vec<&String> = secrets.iter().map(|(k, _)| *k).collect();
+        let names: Vec<&std::sync::Arc<str>> = secrets.iter().map(|(k, _)| *k).collect();
         push(
             Warning,
             "vars",

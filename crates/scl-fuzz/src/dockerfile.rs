@@ -333,7 +333,7 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
     // ENV: exactly the plain vars, by name, besides the one instruction of
     // a virtual environment (`VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH`,
     // written right after `RUN python3 -m venv /opt/venv`).
-    let want_env: Vec<&String> = spec
+    let want_env: Vec<&std::sync::Arc<str>> = spec
         .vars
         .iter()
         .filter(|(_, v)| matches!(v, VarValue::Plain(_)))
@@ -350,7 +350,9 @@ pub fn check_dockerfile(spec: &EnvSpec, text: &str) -> Vec<String> {
         .collect();
     let mut got_sorted = got_env.clone();
     got_sorted.sort();
-    if got_sorted.iter().collect::<Vec<_>>() != want_env {
+    if got_sorted.iter().map(String::as_str).collect::<Vec<_>>()
+        != want_env.iter().map(|k| &***k).collect::<Vec<&str>>()
+    {
         problems.push(format!(
             "ENV sets {:?}, the IR's plain vars are {:?}",
             got_env, want_env

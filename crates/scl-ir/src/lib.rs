@@ -96,7 +96,7 @@ pub struct EnvSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<User>,
     #[serde(default, skip_serializing_if = "Fields::is_empty")]
-    pub vars: Fields<String, VarValue>,
+    pub vars: Fields<Arc<str>, VarValue>,
     /// Ordered; kept exactly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<Volume>,
@@ -325,10 +325,10 @@ impl Resources {
 pub struct Volume {
     pub mode: VolumeMode,
     /// Container path.
-    pub mount: String,
-    pub name: String,
+    pub mount: Arc<str>,
+    pub name: Arc<str>,
     /// `s3://…`, `pvc://NAME`, `nfs://HOST/PATH`, or `host:PATH` (workspace-relative).
-    pub source: String,
+    pub source: Arc<str>,
 }
 
 impl Volume {
@@ -369,7 +369,7 @@ pub enum VolumeMode {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum VarValue {
-    Plain(String),
+    Plain(Arc<str>),
     Secret(SecretRef),
 }
 
@@ -672,9 +672,9 @@ mod tests {
                 mode: VolumeMode::ReadWriteMany,
             }],
             vars: [
-                ("A".to_string(), VarValue::Plain("1".into())),
+                ("A".into(), VarValue::Plain("1".into())),
                 (
-                    "B".to_string(),
+                    "B".into(),
                     VarValue::Secret(SecretRef {
                         secret: "s".into(),
                         key: "k".into(),

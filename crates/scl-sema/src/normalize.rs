@@ -821,6 +821,7 @@ pub(crate) fn normalize(
     }
     // volumes
     if let Some(Value::List(vs)) = get(r, &["volumes"]) {
+        spec.volumes.reserve_exact(vs.len());
         for v in vs.iter() {
             let Value::Record(v) = v else { continue };
             let mode = match &*variant_or_default(RecordTy::Volume, v, "mode") {
@@ -829,9 +830,9 @@ pub(crate) fn normalize(
                 _ => VolumeMode::ReadOnly,
             };
             spec.volumes.push(Volume {
-                name: v.get("name").map(s).unwrap_or_default(),
-                source: v.get("source").map(s).unwrap_or_default(),
-                mount: v.get("mount").map(s).unwrap_or_default(),
+                name: v.get("name").map(shared).unwrap_or_default(),
+                source: v.get("source").map(shared).unwrap_or_default(),
+                mount: v.get("mount").map(shared).unwrap_or_default(),
                 mode,
             });
         }
@@ -872,9 +873,9 @@ pub(crate) fn normalize(
                     secret: x.name.to_string(),
                     key: x.key.to_string(),
                 }),
-                other => VarValue::Plain(s(other)),
+                other => VarValue::Plain(shared(other)),
             };
-            spec.vars.insert(k.to_string(), val);
+            spec.vars.insert(k.clone(), val);
         }
     }
     if let Some(Value::List(a)) = get(r, &["assets"]) {

@@ -502,7 +502,7 @@ mod tests {
                 mount: "/v".into(),
                 mode: VolumeMode::ReadOnly,
             }],
-            vars: [("A".to_string(), VarValue::Plain("1".into()))].into(),
+            vars: [("A".into(), VarValue::Plain("1".into()))].into(),
             assets: vec![Asset::Url {
                 url: "https://z".into(),
                 sha256: None,

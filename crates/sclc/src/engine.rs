@@ -608,7 +608,7 @@ fn start(
         .vars
         .iter()
         .filter(|(_, v)| matches!(v, VarValue::Secret(_)))
-        .map(|(k, _)| (k.clone(), k.clone()))
+        .map(|(k, _)| (k.to_string(), k.to_string()))
         .collect();
     let secrets = match read_values(
         &secret_vars,
