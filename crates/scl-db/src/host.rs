@@ -198,7 +198,7 @@ fn resolve_local_now(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf
     }
     let p = normalize_path(&dir.join(rel));
     let root = db.workspace().root(db);
-    if !p.starts_with(root) {
+    if !is_under(&p, root) {
         return Err(FileError::OutsideWorkspace(p.display().to_string()));
     }
     // A symlink must not lead out of the workspace either. Folders are
@@ -213,7 +213,7 @@ fn resolve_local_now(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf
             .and_then(|dir| p.file_name().map(|n| dir.join(n)))
     };
     if let (Some(real), Some(real_root)) = (real, real_root) {
-        if !real.starts_with(&real_root) {
+        if !is_under(&real, &real_root) {
             return Err(FileError::OutsideWorkspace(format!(
                 "{} (a link to {})",
                 p.display(),
@@ -222,6 +222,19 @@ fn resolve_local_now(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf
         }
     }
     Ok(p)
+}
+
+/// `Path::starts_with` (`p` is `root` or below it, component by
+/// component), answered from the bytes when `root`'s are a prefix of `p`'s
+/// ending at a separator: the usual case, and the component-by-component
+/// walk costs about 1,200 instructions per import.
+fn is_under(p: &Path, root: &Path) -> bool {
+    let (b, r) = (
+        p.as_os_str().as_encoded_bytes(),
+        root.as_os_str().as_encoded_bytes(),
+    );
+    let at_separator = b.len() == r.len() || r.ends_with(b"/") || b.get(r.len()) == Some(&b'/');
+    (b.starts_with(r) && !r.is_empty() && at_separator) || p.starts_with(root)
 }
 
 /// `p` relative to the workspace root, as written on disk: a `\\` in a
@@ -501,4 +514,42 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
         out.targets[i] = target;
     }
     Arc::new(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_under;
+    use std::path::Path;
+
+    /// The byte test answers as `Path::starts_with` on every pair,
+    /// normalized or not.
+    #[test]
+    fn is_under_is_path_starts_with() {
+        let paths = [
+            "/",
+            "/a",
+            "/a/",
+            "/a/b",
+            "/ab",
+            "/a/bc",
+            "/a/b/c",
+            "/a//b",
+            "/a/./b",
+            "/a/b/..",
+            "/a/b/../c",
+            "a",
+            "a/b",
+            ".",
+            "./a",
+            "",
+            "//a",
+            "/a/b/",
+        ];
+        for p in paths {
+            for r in paths {
+                let (p, r) = (Path::new(p), Path::new(r));
+                assert_eq!(is_under(p, r), p.starts_with(r), "{p:?} under {r:?}");
+            }
+        }
+    }
 }

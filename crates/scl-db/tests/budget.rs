@@ -220,3 +220,24 @@ fn comparing_lists_is_work() {
     );
     assert_eq!(check(&src), too_much_work(17, 22));
 }
+
+#[test]
+fn what_normalization_copies_is_charged_where_the_field_is_set() {
+    // `s19` is 8 MiB; `command` holds 40 references to it, which the IR
+    // would copy 40 times (320 MiB): E0316 at the `command` line, found
+    // only once the budget is passed.
+    let mut src = doubling(19);
+    src.push_str("env e {\n  base = image(\"debian:12.5\")\n  workdir = \"/w\"\n");
+    let refs: Vec<&str> = (0..40).map(|_| "s19").collect();
+    src.push_str(&format!("  command = [{}]\n}}\n", refs.join(", ")));
+    let d = check(&src);
+    assert_eq!(
+        d,
+        vec![(
+            "E0316".into(),
+            24,
+            3,
+            "evaluation produced more than 256 MiB of strings, lists and inherited fields".into()
+        )]
+    );
+}

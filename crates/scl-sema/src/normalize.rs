@@ -391,8 +391,9 @@ pub(crate) trait Sink {
     fn report(&self, m: crate::ModuleId, d: Diagnostic) -> Reported;
     /// Records a warning with a help (none when empty).
     fn warn(&self, m: crate::ModuleId, code: &'static str, span: Span, msg: String, help: &str);
-    /// Charges `bytes` copied into the IR to the evaluation budget.
-    fn charge_ir(&self, m: crate::ModuleId, span: Span, bytes: usize) -> R<()>;
+    /// Charges `bytes` copied into the IR to the evaluation budget; `at`
+    /// gives the place of the error, asked for only past the budget.
+    fn charge_ir(&self, at: &dyn Fn() -> (crate::ModuleId, Span), bytes: usize) -> R<()>;
     /// The final, normalized value of an env (a service).
     fn final_of(&self, env: &Arc<EnvValue>) -> R<Arc<FinalEnv>>;
     /// `f` with the services it holds by reference added to its IR
@@ -549,11 +550,13 @@ pub(crate) fn normalize(
         if &**k == "services" {
             continue;
         }
-        // A top-level key is its own path.
-        let (m, span) = origins
-            .get(&FieldPath::root().key(k))
-            .map_or((env.module, env.extends_span), |o| (o.module, o.span));
-        ev.charge_ir(m, span, ir_bytes(v, MAX_PRODUCED) as usize)?;
+        // A top-level key is its own path (looked up only for an error).
+        let at = || {
+            origins
+                .get(&FieldPath::root().key(k))
+                .map_or((env.module, env.extends_span), |o| (o.module, o.span))
+        };
+        ev.charge_ir(&at, ir_bytes(v, MAX_PRODUCED) as usize)?;
     }
     // Kept without `apiVersion` (it is added on output), so that an env used
     // as a service is shared, not copied.

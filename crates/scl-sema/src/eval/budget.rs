@@ -98,7 +98,14 @@ impl Evaluator<'_> {
     /// Charges `bytes` against [`MAX_PRODUCED`]; past it, `E0316` (reported
     /// once) and every later charge fails.
     pub(super) fn charge(&self, m: ModuleId, span: Span, bytes: usize) -> R<()> {
+        self.charge_at(&|| (m, span), bytes)
+    }
+
+    /// [`Self::charge`] with the place of the error asked for only when
+    /// there is one (finding it can cost more than the charge).
+    fn charge_at(&self, at: &dyn Fn() -> (ModuleId, Span), bytes: usize) -> R<()> {
         self.spend(&self.produced, MAX_PRODUCED, bytes as u64, || {
+            let (m, span) = at();
             self.report(
                 m,
                 Diagnostic::error(
@@ -116,9 +123,9 @@ impl Evaluator<'_> {
 
     /// Charges `bytes` that normalization copies into the IR (shared
     /// values become owned copies there) against [`MAX_PRODUCED`]; past it,
-    /// `E0316` at `span` (reported once).
-    pub(crate) fn charge_ir(&self, m: ModuleId, span: Span, bytes: usize) -> R<()> {
-        self.charge(m, span, bytes)
+    /// `E0316` at the place `at` gives (asked for then only; reported once).
+    pub(crate) fn charge_ir(&self, at: &dyn Fn() -> (ModuleId, Span), bytes: usize) -> R<()> {
+        self.charge_at(at, bytes)
     }
 
     /// Before a string of `len` bytes is built: at most [`MAX_SIZE`], and

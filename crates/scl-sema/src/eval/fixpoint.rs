@@ -333,8 +333,8 @@ impl normalize::Sink for Evaluator<'_> {
     fn warn(&self, m: ModuleId, code: &'static str, span: Span, msg: String, help: &str) {
         Evaluator::warn(self, m, code, span, msg, help)
     }
-    fn charge_ir(&self, m: ModuleId, span: Span, bytes: usize) -> R<()> {
-        Evaluator::charge_ir(self, m, span, bytes)
+    fn charge_ir(&self, at: &dyn Fn() -> (ModuleId, Span), bytes: usize) -> R<()> {
+        Evaluator::charge_ir(self, at, bytes)
     }
     fn final_of(&self, env: &Arc<EnvValue>) -> R<Arc<FinalEnv>> {
         Evaluator::final_of(self, env)
