@@ -56,8 +56,10 @@ fn dedup_list(l: &[Value]) -> Option<Vec<Value>> {
     )
 }
 
-/// What normalizing `v` copies into the IR: the bytes of every string (a
-/// value shared by many references is copied once per reference) and
+/// What normalizing `v` puts into the IR, as if copied: the bytes of every
+/// string (a value shared by many references counts once per reference,
+/// although some IR fields share the string itself: what is charged bounds
+/// the size of the JSON and of the lowered files) and
 /// [`VALUE_BYTES`] per list element or map entry;
 /// services are shared specs, not copied. Walks at most until `limit` is
 /// passed, so the walk itself is bounded by the budget.
@@ -543,8 +545,8 @@ pub(crate) fn normalize(
         }
     }
     let r: &Record = &effective(r);
-    // Every byte this copies into the IR is charged to the evaluation
-    // budget before it is copied (field by field, at the field's origin),
+    // Every byte this puts into the IR is charged to the evaluation
+    // budget before it is built (field by field, at the field's origin),
     // so that many references to one large value stop at E0316.
     for (k, v) in r.iter() {
         if &**k == "services" {

@@ -499,12 +499,12 @@ fn inprocess(
     })
 }
 
-fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     p.canonicalize().unwrap_or(p)
 }
 
-fn target_dir(root: &Path) -> PathBuf {
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) => PathBuf::from(d),
         None => root.join("target"),

@@ -14,35 +14,44 @@
 //! benchmark workload (`ir` and `check` at N = 200, both topologies), on
 //! every example of `examples/` (`ir`, `check`, and `build` to every
 //! target); every function that ran and is in the binary's symbol table is
-//! written, the most instructions first. The names are v0-mangled: they
-//! do not change when a function's body changes, only when it is renamed
-//! or moved, or when a crate's version or the compiler changes. A name the
-//! binary no longer has is skipped by the linker (`--check` counts them:
-//! regenerate when many are missing).
+//! written, the most instructions first. The names are mangled symbols
+//! (most in the legacy scheme, `_ZN…17h<hash>E`, whose hash covers the
+//! function's path and signature and cargo's `-C metadata` of its crate):
+//! they do not change when a function's body changes, only when it is
+//! renamed or moved, or when a crate's version or features, the profile or
+//! the compiler change. A name the binary no longer has is skipped by the
+//! linker (`--check` counts them, and the bench prints the count:
+//! regenerate when many are missing). Paths are the repository's and
+//! `$CARGO_TARGET_DIR`'s, wherever the command runs.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The file `crates/sclc/build.rs` hands to the linker.
+/// The file `crates/sclc/build.rs` hands to the linker, in the repository.
 const ORDER_FILE: &str = "crates/sclc/link-order.txt";
 
 pub fn main(args: &[String]) -> i32 {
     let check = args.iter().any(|a| a == "--check");
-    let bin = PathBuf::from("target/release/sclc");
+    let root = crate::bench::repo_root();
+    let bin = crate::bench::target_dir(&root).join("release/sclc");
     if !bin.exists() {
-        eprintln!("error: build it first: cargo build --release -p sclc");
+        eprintln!(
+            "error: {} is missing: build it first (cargo build --release -p sclc)",
+            bin.display()
+        );
         return 2;
     }
     let symbols = match text_symbols(&bin) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: nm {}: {e}", bin.display());
+            eprintln!("error: {e}");
             return 1;
         }
     };
+    let order_file = root.join(ORDER_FILE);
     if check {
-        let (found, listed) = count_found(Path::new(ORDER_FILE), &symbols);
+        let (found, listed) = count_found(&order_file, &symbols);
         println!(
             "{ORDER_FILE}: {found} of {listed} functions are in {} ({:.0} %)",
             bin.display(),
@@ -50,7 +59,7 @@ pub fn main(args: &[String]) -> i32 {
         );
         return 0;
     }
-    match generate(&bin, &symbols) {
+    match generate(&root, &bin, &order_file, &symbols) {
         Ok((names, bytes)) => {
             println!(
                 "{ORDER_FILE}: {} functions, {:.2} MB of {:.2} MB of code",
@@ -83,9 +92,21 @@ fn count_found(file: &Path, symbols: &HashMap<String, u64>) -> (usize, usize) {
     (found, names.len())
 }
 
-/// The binary's functions (text symbols) and their sizes in bytes.
-fn text_symbols(bin: &Path) -> std::io::Result<HashMap<String, u64>> {
-    let out = Command::new("nm").arg("-S").arg(bin).output()?;
+/// The binary's functions (text symbols) and their sizes in bytes; an
+/// error when `nm` fails or finds none (a stripped binary).
+fn text_symbols(bin: &Path) -> Result<HashMap<String, u64>, String> {
+    let out = Command::new("nm")
+        .arg("-S")
+        .arg(bin)
+        .output()
+        .map_err(|e| format!("nm {}: {e} (install binutils)", bin.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "nm {}: {}",
+            bin.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
     let mut syms = HashMap::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
@@ -95,12 +116,23 @@ fn text_symbols(bin: &Path) -> std::io::Result<HashMap<String, u64>> {
             }
         }
     }
+    if syms.is_empty() {
+        return Err(format!(
+            "{} has no symbol table (stripped?): the order file names functions by their symbols",
+            bin.display()
+        ));
+    }
     Ok(syms)
 }
 
 /// Runs the workloads under callgrind and writes the order file: the number
 /// of functions written and their bytes of code.
-fn generate(bin: &Path, symbols: &HashMap<String, u64>) -> Result<(usize, u64), String> {
+fn generate(
+    root: &Path,
+    bin: &Path,
+    order_file: &Path,
+    symbols: &HashMap<String, u64>,
+) -> Result<(usize, u64), String> {
     let bin = std::fs::canonicalize(bin).map_err(|e| e.to_string())?;
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let mut runs: Vec<(PathBuf, Vec<String>)> = Vec::new();
@@ -114,7 +146,7 @@ fn generate(bin: &Path, symbols: &HashMap<String, u64>) -> Result<(usize, u64), 
             runs.push((dir.clone(), vec![cmd.into(), "top.env.scl".into()]));
         }
     }
-    let examples = std::fs::canonicalize("examples").map_err(|e| e.to_string())?;
+    let examples = std::fs::canonicalize(root.join("examples")).map_err(|e| e.to_string())?;
     let mut files: Vec<PathBuf> = walk_scl(&examples);
     files.sort();
     for f in &files {
@@ -143,6 +175,10 @@ fn generate(bin: &Path, symbols: &HashMap<String, u64>) -> Result<(usize, u64), 
         let status = Command::new("valgrind")
             .arg("--tool=callgrind")
             .arg("--demangle=no")
+            // Self cost per line, recursion folded into one name: what
+            // `callgrind_costs` reads, whatever a `.valgrindrc` says.
+            .arg("--dump-instr=no")
+            .arg("--separate-recs=1")
             .arg(format!("--callgrind-out-file={}", out.display()))
             .arg(&bin)
             .args(args)
@@ -151,7 +187,13 @@ fn generate(bin: &Path, symbols: &HashMap<String, u64>) -> Result<(usize, u64), 
             .stderr(std::process::Stdio::null())
             .status()
             .map_err(|e| format!("valgrind (install it: apt-get install valgrind): {e}"))?;
-        let _ = status; // a command may exit 1 on diagnostics: its functions still count
+        // A command may exit 1 on diagnostics: its functions still count.
+        if !matches!(status.code(), Some(0 | 1)) {
+            eprintln!(
+                "warning: sclc {} ended with {status} under valgrind",
+                args.join(" ")
+            );
+        }
         let text = std::fs::read_to_string(&out)
             .map_err(|e| format!("{}: {e} (sclc {})", out.display(), args.join(" ")))?;
         for (name, c) in callgrind_costs(&text) {
@@ -171,7 +213,7 @@ fn generate(bin: &Path, symbols: &HashMap<String, u64>) -> Result<(usize, u64), 
         text.push_str(n);
         text.push('\n');
     }
-    std::fs::write(ORDER_FILE, text).map_err(|e| format!("{ORDER_FILE}: {e}"))?;
+    std::fs::write(order_file, text).map_err(|e| format!("{}: {e}", order_file.display()))?;
     Ok((names.len(), bytes))
 }
 
@@ -232,6 +274,11 @@ fn callgrind_costs(text: &str) -> HashMap<String, u64> {
             Some((id, _)) => ids.get(id).copied().unwrap_or(""),
             None => rest.trim(),
         };
+        // `name'2` is a deeper recursion level of `name` (`--separate-recs`).
+        let name = match name.rsplit_once('\'') {
+            Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
+            _ => name,
+        };
         if kind == "fn" {
             cur = Some(name);
             if seen.insert(name) {
@@ -248,9 +295,10 @@ mod tests {
 
     #[test]
     fn callgrind_costs_count_self_instructions_and_skip_calls() {
-        let text = "fn=(1) a\n0 10\n+1 5\ncfn=(2) b\ncalls=1 0\n0 100\nfn=(2)\n0 7\nfn=(1)\n0 1\n";
+        let text = "fn=(1) a\n0 10\n+1 5\ncfn=(2) b\ncalls=1 0\n0 100\nfn=(2)\n0 7\nfn=(1)\n0 1\nfn=(3) a'2\n0 4\n";
         let c = callgrind_costs(text);
-        assert_eq!(c["a"], 16);
+        assert_eq!(c["a"], 20);
         assert_eq!(c["b"], 7);
+        assert_eq!(c.len(), 2);
     }
 }
