@@ -24,7 +24,7 @@
 //! regenerate when many are missing). Paths are the repository's and
 //! `$CARGO_TARGET_DIR`'s, wherever the command runs.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -239,8 +239,7 @@ fn walk_scl(dir: &Path) -> Vec<PathBuf> {
 /// with a position, then the instruction count).
 fn callgrind_costs(text: &str) -> HashMap<String, u64> {
     let mut ids: HashMap<&str, &str> = HashMap::new();
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut cost: HashMap<String, u64> = HashMap::new();
+    let mut cost: HashMap<&str, u64> = HashMap::new();
     let mut cur: Option<&str> = None;
     let mut in_call = false;
     for line in text.lines() {
@@ -259,7 +258,7 @@ fn callgrind_costs(text: &str) -> HashMap<String, u64> {
                         continue;
                     }
                     if let (Some(f), Some(c)) = (cur, line.split_whitespace().nth(1)) {
-                        *cost.entry(f.to_string()).or_default() += c.parse::<u64>().unwrap_or(0);
+                        *cost.entry(f).or_default() += c.parse::<u64>().unwrap_or(0);
                     }
                 }
                 continue;
@@ -281,12 +280,10 @@ fn callgrind_costs(text: &str) -> HashMap<String, u64> {
         };
         if kind == "fn" {
             cur = Some(name);
-            if seen.insert(name) {
-                cost.entry(name.to_string()).or_default();
-            }
+            cost.entry(name).or_default();
         }
     }
-    cost
+    cost.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
 #[cfg(test)]
