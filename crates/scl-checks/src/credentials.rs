@@ -295,7 +295,6 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
         let VarValue::Plain(value) = v else {
             continue;
         };
-        let field = format!("vars.{}", scl_ir::path::quote_segment(k));
         let what = match token_shape(value) {
             Some(shape) => Some(format!("`{k}` holds what looks like {shape}, and it")),
             None if credential_name(k).is_some_and(|kind| !harmless(value, kind)) => {
@@ -305,7 +304,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
         };
         if let Some(what) = what {
             out.push(finding(
-                field,
+                format!("vars.{}", scl_ir::path::quote_segment(k)),
                 what,
                 format!(
                     "make it a secret the runner provides: `vars.{} = secret(\"{}\", key = \"token\")`",
@@ -344,13 +343,15 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
     // Other text that reaches the lowered files: direct references of
     // packages (`pkg @ git+https://TOKEN@…`), conda channels, asset URLs,
     // the description.
-    let mut texts: Vec<(String, &str)> = Vec::new();
+    // Each text with its field: a list's name and the index in it (the
+    // field's name is made only for a finding).
+    let mut texts: Vec<(&str, Option<usize>, &str)> = Vec::new();
     if let Some(py) = &spec.python {
         texts.extend(
             py.packages
                 .iter()
                 .enumerate()
-                .map(|(i, p)| (format!("python.packages[{i}]"), &**p)),
+                .map(|(i, p)| ("python.packages", Some(i), &**p)),
         );
     }
     if let Some(c) = &spec.conda {
@@ -358,24 +359,29 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
             c.channels
                 .iter()
                 .enumerate()
-                .map(|(i, p)| (format!("conda.channels[{i}]"), p.as_str())),
+                .map(|(i, p)| ("conda.channels", Some(i), p.as_str())),
         );
     }
     for (i, a) in spec.assets.iter().enumerate() {
         if let scl_ir::Asset::Url { url, .. } = a {
-            texts.push((format!("assets[{i}]"), url.as_str()));
+            texts.push(("assets", Some(i), url.as_str()));
         }
     }
     if let Some(d) = &spec.description {
-        texts.push(("description".to_string(), d.as_str()));
+        texts.push(("description", None, d.as_str()));
     }
-    for (field, t) in texts {
-        let what = match token_shape(t) {
+    for (name, index, t) in texts {
+        let shape = token_shape(t);
+        if shape.is_none() && !t.split_whitespace().any(has_password) {
+            continue;
+        }
+        let field = match index {
+            Some(i) => format!("{name}[{i}]"),
+            None => name.to_string(),
+        };
+        let what = match shape {
             Some(shape) => format!("`{field}` holds what looks like {shape}, and it"),
-            None if t.split_whitespace().any(has_password) => {
-                format!("`{field}` has a password in a URL, and it")
-            }
-            None => continue,
+            None => format!("`{field}` has a password in a URL, and it"),
         };
         out.push(finding(
             field,
@@ -439,6 +445,7 @@ fn has_password(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scl_ir::EnvSpec;
 
     #[test]
     fn shapes_and_names() {
@@ -558,6 +565,50 @@ mod tests {
         ] {
             assert!(!reported(name, value), "{name} = {value:?}");
         }
+    }
+
+    /// The texts that reach the lowered files are reported at their own
+    /// field (`python.packages[1]`, `description`), with the shape or the
+    /// password in the message; clean ones are not reported.
+    #[test]
+    fn texts_are_reported_at_their_field() {
+        let spec = EnvSpec {
+            description: Some("see https://ci:hunter2hunter2@ci.example.com/x".into()),
+            python: Some(scl_ir::Python {
+                extra_index_urls: Vec::new(),
+                index_credentials: None,
+                index_url: None,
+                manager: scl_ir::PythonManager::Pip,
+                packages: vec![
+                    "numpy".into(),
+                    "lib @ git+https://ghp_Ab3dEf6hIj9lMn2pQr5tUv8xYz1bC4eF7hI0@github.com/o/lib"
+                        .into(),
+                ],
+                requirements: Vec::new(),
+                version: None,
+            }),
+            ..EnvSpec::default()
+        };
+        let cx = Cx::new(&spec, &crate::Inputs::default());
+        let mut out = Vec::new();
+        check(&cx, &mut out);
+        let got: Vec<(&str, &str)> = out
+            .iter()
+            .map(|f| (f.field.as_str(), f.message.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "python.packages[1]",
+                    "`python.packages[1]` holds what looks like a GitHub token, and it is written as plain text: it ends up in the image, the job's spec and every lowered file"
+                ),
+                (
+                    "description",
+                    "`description` has a password in a URL, and it is written as plain text: it ends up in the image, the job's spec and every lowered file"
+                ),
+            ]
+        );
     }
 
     #[test]
