@@ -568,8 +568,9 @@ mod tests {
     }
 
     /// The texts that reach the lowered files are reported at their own
-    /// field (`python.packages[1]`, `description`), with the shape or the
-    /// password in the message; clean ones are not reported.
+    /// field (`python.packages[1]`, `conda.channels[1]`, `assets[1]`,
+    /// `description`), with the shape or the password in the message;
+    /// clean ones are not reported.
     #[test]
     fn texts_are_reported_at_their_field() {
         let spec = EnvSpec {
@@ -587,6 +588,26 @@ mod tests {
                 requirements: Vec::new(),
                 version: None,
             }),
+            conda: Some(scl_ir::Conda {
+                channels: vec![
+                    "conda-forge".into(),
+                    "https://me:s3cretpass@conda.example.com/channel".into(),
+                ],
+                packages: Vec::new(),
+            }),
+            assets: vec![
+                scl_ir::Asset::Url {
+                    sha256: None,
+                    to: "/models/a.bin".into(),
+                    url: "https://example.com/a.bin".into(),
+                },
+                scl_ir::Asset::Url {
+                    sha256: None,
+                    to: "/models/b.bin".into(),
+                    url: "https://ghp_Ab3dEf6hIj9lMn2pQr5tUv8xYz1bC4eF7hI0@example.com/b.bin"
+                        .into(),
+                },
+            ],
             ..EnvSpec::default()
         };
         let cx = Cx::new(&spec, &crate::Inputs::default());
@@ -602,6 +623,14 @@ mod tests {
                 (
                     "python.packages[1]",
                     "`python.packages[1]` holds what looks like a GitHub token, and it is written as plain text: it ends up in the image, the job's spec and every lowered file"
+                ),
+                (
+                    "conda.channels[1]",
+                    "`conda.channels[1]` has a password in a URL, and it is written as plain text: it ends up in the image, the job's spec and every lowered file"
+                ),
+                (
+                    "assets[1]",
+                    "`assets[1]` holds what looks like a GitHub token, and it is written as plain text: it ends up in the image, the job's spec and every lowered file"
                 ),
                 (
                     "description",
