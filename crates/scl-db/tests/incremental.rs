@@ -278,6 +278,55 @@ fn one_service_module_edit_reevaluates_that_service_only() {
 }
 
 #[test]
+fn a_path_is_resolved_once_per_folder() {
+    // The 1,000 modules share a folder: `./base.env.scl`, which each of
+    // them writes, is resolved once, and `./mod<i>.env.scl`, written by the
+    // top module and by module i + 1, once; not once per module.
+    let ws = Ws::new();
+    let (run, _) = ws.log.take();
+    let resolved = run.iter().filter(|e| e.query == "resolved_local").count();
+    assert!(resolved > 0, "the log did not see the import resolution");
+    assert_eq!(resolved, N + 1, "one resolution per folder and path");
+}
+
+#[test]
+fn the_same_path_in_two_folders_resolves_in_each() {
+    // `./x.env.scl` written in `a/` and in `b/` names two files: only
+    // `b/`'s is missing, and only `b/m.env.scl` reports it.
+    let fs = Arc::new(MemorySystem::new());
+    fs.write("/w/a/x.env.scl", "let v = 1\n");
+    fs.write(
+        "/w/a/m.env.scl",
+        "import \"./x.env.scl\" as x\nlet w = x.v\n",
+    );
+    fs.write(
+        "/w/b/m.env.scl",
+        "import \"./x.env.scl\" as x\nlet w = x.v\n",
+    );
+    fs.write(
+        "/w/top.env.scl",
+        "import \"./a/m.env.scl\" as a\nimport \"./b/m.env.scl\" as b\nlet s = [a.w, b.w]\n",
+    );
+    fs.set_current_dir("/w");
+    let db = Database::with_system(fs, Path::new("/w"), None);
+    let top = db.open(Path::new("/w/top.env.scl"));
+    let d = db.check(top);
+    let found: Vec<(String, &str, String)> = d
+        .iter()
+        .map(|d| (d.at.file.to_string(), d.code, d.message.clone()))
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "b/m.env.scl".to_string(),
+            "E0102",
+            "cannot find module \"./x.env.scl\"".to_string()
+        )],
+        "{d:?}"
+    );
+}
+
+#[test]
 fn an_edited_module_leaves_its_importers_import_resolution_durable() {
     // A file opened for editing has LOW text, but whether it exists and
     // can be read stay MEDIUM (an edit does not change them): the top
