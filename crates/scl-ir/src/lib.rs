@@ -11,6 +11,7 @@
 pub mod bases;
 pub mod conda;
 pub mod fields;
+pub mod json;
 pub mod path;
 pub use fields::Fields;
 pub use path::FieldPath;
@@ -527,9 +528,9 @@ impl EnvSpec {
     /// keys, two-space indent, trailing newline.
     pub fn to_canonical_json(&self) -> String {
         let mut s = if self.api_version.is_empty() {
-            serde_json::to_string_pretty(&self.versioned())
+            json::to_string(&self.versioned())
         } else {
-            serde_json::to_string_pretty(self)
+            json::to_string(self)
         }
         .expect("EnvSpec serializes");
         s.push('\n');
@@ -549,7 +550,7 @@ impl EnvSpec {
 /// Canonical text of any JSON value: sorted keys (serde_json's map is a
 /// BTreeMap), two-space indent, trailing newline.
 pub fn canonical_json(v: &serde_json::Value) -> String {
-    let mut s = serde_json::to_string_pretty(v).expect("JSON serializes");
+    let mut s = json::to_string(v).expect("JSON serializes");
     s.push('\n');
     s
 }

@@ -1435,9 +1435,10 @@ const PHASES: &[PhaseSpec] = &[
     PhaseSpec {
         name: "output (IR serialization)",
         slug: "output",
-        // `serde_json::to_writer_pretty` is inlined into `sclc`'s `ir`
+        // `scl_ir::json::to_writer` is inlined into `sclc`'s `ir`
         // command; what it calls per env is the IR's `Serialize`.
         entries: &[&[
+            "scl_ir::json::to_writer*",
             "serde_json::ser::to_writer_pretty*",
             "scl_ir::_::<impl serde_core::ser::Serialize for scl_ir::EnvSpec>::serialize",
             "scl_ir::_::<impl serde::ser::Serialize for scl_ir::EnvSpec>::serialize",
