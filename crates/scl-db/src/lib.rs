@@ -24,6 +24,7 @@ mod host;
 mod paths;
 mod stack;
 pub mod system;
+pub mod timings;
 mod types;
 
 pub use paths::{find_workspace_root, find_workspace_root_in, normalize_path};
@@ -393,11 +394,26 @@ impl Db for Database {
         self.stdlib_dir.clone()
     }
     fn path_info(&self, path: &Path) -> PathInfo {
+        // The system call is made without the registry's lock, so that
+        // threads resolving imports in parallel (the preload) do not wait
+        // on each other's; one that loses a race drops its facts.
+        let facts = {
+            let reg = self.reg();
+            if let Some(i) = reg.infos.get(path) {
+                return *i;
+            }
+            reg.overlays
+                .contains_key(path)
+                .then(|| stat(&*self.system, &reg.overlays, path))
+        };
+        let (kind, is_link, canonical) = match facts {
+            Some(f) => f,
+            None => stat(&*self.system, &HashMap::default(), path),
+        };
         let mut reg = self.reg();
         if let Some(i) = reg.infos.get(path) {
             return *i;
         }
-        let (kind, is_link, canonical) = stat(&*self.system, &reg.overlays, path);
         let i = PathInfo::builder(path.to_path_buf(), kind, is_link, canonical)
             .durability(salsa::Durability::HIGH)
             .new(self);
@@ -946,10 +962,14 @@ impl Database {
     pub fn check(&self, file: SourceFile) -> Vec<Diagnostic> {
         if self.reg().checked.insert(file) {
             self.preload(file);
+            timings::mark("preload");
             let _ = walk(self, file, &|todo: &[SourceFile]| self.prefetch(todo));
+            timings::mark("walk");
             self.check_on_two_cores(file);
         }
-        check_diagnostics(self, file).as_ref().clone()
+        let diagnostics = check_diagnostics(self, file).as_ref().clone();
+        timings::mark("diagnostics");
+        diagnostics
     }
 
     /// The first check of `root`, shared between two threads (when the
@@ -987,9 +1007,11 @@ impl Database {
             for f in order {
                 let _ = module_values(&main, *f);
             }
+            timings::mark("evaluation");
             for f in order.iter().rev() {
                 let _ = module_diagnostics(&main, *f);
             }
+            timings::mark("module diagnostics");
             // A helper that could not start or panicked leaves its queries
             // to `check_diagnostics`, on this thread.
             if let Ok(h) = helper {
@@ -1324,9 +1346,12 @@ const PREFETCH_MIN: usize = 16;
 
 impl Database {
     /// Reads and parses the modules `root` reaches, level by level, each
-    /// level on every core (a file's input is parsed when it is made): the
-    /// walk that follows finds them made. Only a warm-up: it creates no
-    /// input the walk would not (the same path resolution).
+    /// level on every core: each thread resolves a share of the level's
+    /// imports and reads the files they name (a file's input is parsed when
+    /// it is made), so that the root's thousands of imports are not
+    /// resolved on one thread while the other waits. The walk that follows
+    /// finds them made. Only a warm-up: it creates no input the walk would
+    /// not (the same path resolution).
     fn preload(&self, root: SourceFile) {
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
@@ -1335,37 +1360,41 @@ impl Database {
             return;
         }
         let mut level = vec![root];
-        let mut seen: HashSet<PathBuf> = HashSet::default();
+        let mut seen: HashSet<SourceFile> = HashSet::default();
+        seen.insert(root);
         while !level.is_empty() {
-            let mut paths: Vec<PathBuf> = Vec::new();
-            for f in &level {
-                let outline = items(self, *f);
-                for imp in outline.items.iter().filter_map(|x| x.import.as_deref()) {
-                    if let Some(p) = host::import_path(self, *f, imp) {
-                        if seen.insert(p.clone()) {
-                            paths.push(p);
-                        }
-                    }
-                }
-            }
-            if paths.len() < PREFETCH_MIN {
-                level = paths.iter().map(|p| self.input(p)).collect();
-                continue;
-            }
-            let chunk = paths.len().div_ceil(threads);
-            level = std::thread::scope(|s| {
-                let parts: Vec<_> = paths
-                    .chunks(chunk)
-                    .map(|part| {
-                        let db = self.clone();
-                        s.spawn(move || part.iter().map(|p| db.input(p)).collect::<Vec<_>>())
-                    })
-                    .collect();
-                parts
-                    .into_iter()
-                    .flat_map(|h| h.join().unwrap_or_default())
-                    .collect()
-            });
+            let outlines: Vec<(SourceFile, Arc<scl_sema::Items>)> =
+                level.iter().map(|f| (*f, items(self, *f))).collect();
+            // Every import of the level: the module and the path as written.
+            let work: Vec<(SourceFile, &str)> = outlines
+                .iter()
+                .flat_map(|(f, o)| {
+                    o.items
+                        .iter()
+                        .filter_map(|x| x.import.as_deref())
+                        .map(move |p| (*f, p))
+                })
+                .collect();
+            let found: Vec<SourceFile> = if work.len() < PREFETCH_MIN {
+                resolve_and_read(self, &work)
+            } else {
+                let chunk = work.len().div_ceil(threads);
+                std::thread::scope(|s| {
+                    let parts: Vec<_> = work
+                        .chunks(chunk)
+                        .map(|part| {
+                            let db = self.clone();
+                            s.spawn(move || resolve_and_read(&db, part))
+                        })
+                        .collect();
+                    parts
+                        .into_iter()
+                        .flat_map(|h| h.join().unwrap_or_default())
+                        .collect()
+                })
+            };
+            timings::mark("preload: a level resolved, read and parsed");
+            level = found.into_iter().filter(|f| seen.insert(*f)).collect();
         }
     }
 
@@ -1391,6 +1420,25 @@ impl Database {
             }
         });
     }
+}
+
+/// The modules the imports `work` (a module and a path as written) name,
+/// read and parsed (a file's input is parsed when it is made), each once:
+/// the preload's share of one thread. Paths are told apart by their bytes
+/// (resolution gives normalized paths; `Path`'s own hash walks components).
+fn resolve_and_read(db: &Database, work: &[(SourceFile, &str)]) -> Vec<SourceFile> {
+    let mut seen: HashSet<std::ffi::OsString> = HashSet::default();
+    let mut out = Vec::new();
+    for (f, imp) in work {
+        if let Some(p) = host::import_path(db, *f, imp) {
+            let p = p.into_os_string();
+            if !seen.contains(&p) {
+                out.push(db.input(Path::new(&p)));
+                seen.insert(p);
+            }
+        }
+    }
+    out
 }
 
 fn absolute(cwd: &Path, p: &Path) -> PathBuf {

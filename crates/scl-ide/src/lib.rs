@@ -33,6 +33,7 @@ pub use nav::{Completion, CompletionKind, Hover, NavTarget, Symbol, SymbolKind};
 pub use refactor::{ActionKind, ChainLink, CodeAction};
 pub use salsa::Cancelled;
 pub use scl_backends::{Artifact, Lowered};
+pub use scl_db::timings;
 pub use scl_db::{
     normalize_path, with_compiler_stack, DirEntry, MemorySystem, OsSystem, PathKind, System,
     COMPILER_STACK_SIZE, MAX_DIAGNOSTICS_PER_FILE, MAX_FILE_BYTES,

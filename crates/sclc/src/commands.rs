@@ -275,6 +275,24 @@ pub fn main() -> i32 {
             ));
         }
     }
+    // `SCL_TIMINGS=1`: the phases of this run on stderr at the end
+    // (`scl_db::timings`; for profiling, not a stable format).
+    let timings = std::env::var_os("SCL_TIMINGS").is_some_and(|v| !v.is_empty());
+    if timings {
+        scl_ide::timings::enable();
+    }
+    let code = run_command(cli, fmt);
+    if timings {
+        let mut err = std::io::stderr().lock();
+        for (phase, at, took) in scl_ide::timings::take() {
+            let _ = writeln!(err, "timings: {at:9.1} ms {took:9.1} ms  {phase}");
+        }
+    }
+    code
+}
+
+/// Runs the command `cli` names; its exit code.
+fn run_command(cli: Cli, fmt: MessageFormat) -> i32 {
     match cli.command {
         Command::Explain { code, list } => explain(code, list),
         Command::Doc { out, check } => doc(&out, check, cli.stdlib.as_deref()),
@@ -508,6 +526,7 @@ fn load(
     stdlib: Option<PathBuf>,
 ) -> Result<(AnalysisHost, Analysis, FileId, Vec<Diagnostic>), i32> {
     let opened = AnalysisHost::open_root(Arc::new(OsSystem), file, stdlib);
+    scl_ide::timings::mark("root file read and parsed");
     load_opened(file, opened, set)
 }
 
@@ -702,6 +721,7 @@ fn ir(
         };
         specs.insert(name, spec.versioned());
     }
+    scl_ide::timings::mark("IR gathered");
     let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     if provenance {
         // With provenance: through a JSON value (sorted keys) to add the table.
@@ -726,14 +746,15 @@ fn ir(
         // straight into the buffered output: no copy of the whole text.
         let _ = match env {
             Some(_) => {
-                serde_json::to_writer_pretty(&mut stdout, specs.values().next().expect("one env"))
+                scl_ide::ir::json::to_writer(&mut stdout, specs.values().next().expect("one env"))
             }
-            None => serde_json::to_writer_pretty(&mut stdout, &specs),
+            None => scl_ide::ir::json::to_writer(&mut stdout, &specs),
         }
         .map_err(std::io::Error::from)
         .and_then(|_| stdout.write_all(b"\n"));
     }
     let _ = stdout.flush();
+    scl_ide::timings::mark("JSON written");
     // The process ends here: freeing the database would only cost time.
     std::mem::forget(specs);
     std::mem::forget(a);
