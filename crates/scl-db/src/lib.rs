@@ -27,6 +27,7 @@ pub mod system;
 pub mod timings;
 mod types;
 
+use paths::PathMap;
 pub use paths::{find_workspace_root, find_workspace_root_in, normalize_path};
 pub use stack::{with_compiler_stack, COMPILER_STACK_SIZE};
 pub use system::{DirEntry, MemorySystem, OsSystem, PathKind, System};
@@ -271,12 +272,12 @@ pub trait Db: salsa::Database {
 /// The inputs made so far, by path, and the open editor buffers.
 #[derive(Default)]
 struct Registry {
-    by_path: HashMap<PathBuf, SourceFile>,
+    by_path: PathMap<SourceFile>,
     ids: Vec<SourceFile>,
     id_of: HashMap<SourceFile, ModuleId>,
-    infos: HashMap<PathBuf, PathInfo>,
-    listings: HashMap<PathBuf, DirListing>,
-    overlays: HashMap<PathBuf, Arc<[u8]>>,
+    infos: PathMap<PathInfo>,
+    listings: PathMap<DirListing>,
+    overlays: PathMap<Arc<[u8]>>,
     /// Files by display path (the file key of their diagnostics).
     by_key: HashMap<Arc<str>, SourceFile>,
     /// Files [`Database::check`] was asked about.
@@ -289,6 +290,10 @@ struct Registry {
     /// Anchor `a` names `anchors[a - 1]`.
     anchors: Vec<(SourceFile, Arc<str>, u32)>,
     anchor_of: HashMap<(SourceFile, Arc<str>, u32), u32>,
+    /// Bumped whenever path facts may have changed (an overlay opened or
+    /// closed, a path refreshed): [`Db::path_info`] stats without the lock
+    /// and keeps what it read only if no change came in between.
+    facts_generation: u64,
 }
 
 /// The concrete database.
@@ -358,7 +363,7 @@ impl Db for Database {
             return *f;
         }
         reg.semantic.insert(f, sem);
-        reg.by_path.insert(path.to_path_buf(), f);
+        reg.by_path.insert(path, f);
         reg.by_key.entry(display_path(self, f)).or_insert(f);
         let id = ModuleId(reg.ids.len() as u32);
         reg.ids.push(f);
@@ -396,28 +401,36 @@ impl Db for Database {
     fn path_info(&self, path: &Path) -> PathInfo {
         // The system call is made without the registry's lock, so that
         // threads resolving imports in parallel (the preload) do not wait
-        // on each other's; one that loses a race drops its facts.
-        let facts = {
+        // on each other's; one that loses a race drops its facts, and facts
+        // read while an overlay or a refresh changed them are read again.
+        let (mut reg, (kind, is_link, canonical)) = loop {
+            let (generation, facts) = {
+                let reg = self.reg();
+                if let Some(i) = reg.infos.get(path) {
+                    return *i;
+                }
+                let facts = reg
+                    .overlays
+                    .contains_key(path)
+                    .then(|| stat(&*self.system, &reg.overlays, path));
+                (reg.facts_generation, facts)
+            };
+            let facts = match facts {
+                Some(f) => f,
+                None => stat(&*self.system, &PathMap::default(), path),
+            };
             let reg = self.reg();
             if let Some(i) = reg.infos.get(path) {
                 return *i;
             }
-            reg.overlays
-                .contains_key(path)
-                .then(|| stat(&*self.system, &reg.overlays, path))
+            if reg.facts_generation == generation {
+                break (reg, facts);
+            }
         };
-        let (kind, is_link, canonical) = match facts {
-            Some(f) => f,
-            None => stat(&*self.system, &HashMap::default(), path),
-        };
-        let mut reg = self.reg();
-        if let Some(i) = reg.infos.get(path) {
-            return *i;
-        }
         let i = PathInfo::builder(path.to_path_buf(), kind, is_link, canonical)
             .durability(salsa::Durability::HIGH)
             .new(self);
-        reg.infos.insert(path.to_path_buf(), i);
+        reg.infos.insert(path, i);
         i
     }
     fn anchor(&self, file: SourceFile, name: &str, occurrence: u32) -> u32 {
@@ -436,7 +449,7 @@ impl Db for Database {
         let l = DirListing::builder(dir.to_path_buf(), entries)
             .durability(salsa::Durability::HIGH)
             .new(self);
-        reg.listings.insert(dir.to_path_buf(), l);
+        reg.listings.insert(dir, l);
         l
     }
 }
@@ -487,7 +500,7 @@ fn reading_text(bytes: &[u8]) -> String {
 /// The facts of [`PathInfo`] for `path`, an open buffer counting as a file.
 fn stat(
     system: &dyn System,
-    overlays: &HashMap<PathBuf, Arc<[u8]>>,
+    overlays: &PathMap<Arc<[u8]>>,
     path: &Path,
 ) -> (PathKind, bool, Option<PathBuf>) {
     if overlays.contains_key(path) {
@@ -504,11 +517,7 @@ fn stat(
 
 /// The listing of [`DirListing`] for `dir`: the folder's entries plus the
 /// open buffers directly in it (an unsaved new file is listed).
-fn list(
-    system: &dyn System,
-    overlays: &HashMap<PathBuf, Arc<[u8]>>,
-    dir: &Path,
-) -> Option<Arc<[DirEntry]>> {
+fn list(system: &dyn System, overlays: &PathMap<Arc<[u8]>>, dir: &Path) -> Option<Arc<[DirEntry]>> {
     let mut entries = system.read_dir(dir);
     for p in overlays.keys().filter(|p| p.parent() == Some(dir)) {
         let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -798,11 +807,11 @@ impl Database {
     pub fn set_overlay(&mut self, path: &Path, text: &str) {
         let path = self.absolute(path);
         let bytes: Arc<[u8]> = Arc::from(text.as_bytes());
-        let was_open = self
-            .reg()
-            .overlays
-            .insert(path.clone(), bytes.clone())
-            .is_some();
+        let was_open = {
+            let mut reg = self.reg();
+            reg.facts_generation += 1;
+            reg.overlays.insert(&path, bytes.clone()).is_some()
+        };
         let file = self.input(&path);
         if file.contents(self).as_deref() != Some(&*bytes) {
             self.will_edit(file);
@@ -816,7 +825,11 @@ impl Database {
     /// Closes the editor buffer over `path`: queries see the disk again.
     pub fn remove_overlay(&mut self, path: &Path) {
         let path = self.absolute(path);
-        let removed = self.reg().overlays.remove(&path);
+        let removed = {
+            let mut reg = self.reg();
+            reg.facts_generation += 1;
+            reg.overlays.remove(&path)
+        };
         if removed.is_some() {
             self.did_change_files(&[path]);
         }
@@ -845,7 +858,7 @@ impl Database {
                 .keys()
                 .chain(reg.infos.keys())
                 .chain(reg.listings.keys())
-                .cloned()
+                .map(Path::to_path_buf)
                 .collect();
             v.sort();
             v.dedup();
@@ -859,7 +872,8 @@ impl Database {
     /// Reads the facts about `path` (and its folder's listing) again.
     fn refresh(&mut self, path: &Path) {
         let (file, info, listings, contents, facts, lists) = {
-            let reg = self.reg();
+            let mut reg = self.reg();
+            reg.facts_generation += 1;
             let file = reg.by_path.get(path).copied();
             let info = reg.infos.get(path).copied();
             let contents = file.map(|_| match reg.overlays.get(path) {
@@ -1360,8 +1374,9 @@ impl Database {
             return;
         }
         let mut level = vec![root];
-        let mut seen: HashSet<SourceFile> = HashSet::default();
-        seen.insert(root);
+        // The paths read so far (every thread's): each file is read and
+        // parsed by the one thread that claims its path.
+        let claimed: Mutex<HashSet<std::ffi::OsString>> = Mutex::default();
         while !level.is_empty() {
             let outlines: Vec<(SourceFile, Arc<scl_sema::Items>)> =
                 level.iter().map(|f| (*f, items(self, *f))).collect();
@@ -1375,16 +1390,17 @@ impl Database {
                         .map(move |p| (*f, p))
                 })
                 .collect();
-            let found: Vec<SourceFile> = if work.len() < PREFETCH_MIN {
-                resolve_and_read(self, &work)
+            level = if work.len() < PREFETCH_MIN {
+                resolve_and_read(self, &work, &claimed)
             } else {
                 let chunk = work.len().div_ceil(threads);
+                let claimed = &claimed;
                 std::thread::scope(|s| {
                     let parts: Vec<_> = work
                         .chunks(chunk)
                         .map(|part| {
                             let db = self.clone();
-                            s.spawn(move || resolve_and_read(&db, part))
+                            s.spawn(move || resolve_and_read(&db, part, claimed))
                         })
                         .collect();
                     parts
@@ -1394,7 +1410,6 @@ impl Database {
                 })
             };
             timings::mark("preload: a level resolved, read and parsed");
-            level = found.into_iter().filter(|f| seen.insert(*f)).collect();
         }
     }
 
@@ -1422,20 +1437,28 @@ impl Database {
     }
 }
 
-/// The modules the imports `work` (a module and a path as written) name,
-/// read and parsed (a file's input is parsed when it is made), each once:
-/// the preload's share of one thread. Paths are told apart by their bytes
-/// (resolution gives normalized paths; `Path`'s own hash walks components).
-fn resolve_and_read(db: &Database, work: &[(SourceFile, &str)]) -> Vec<SourceFile> {
-    let mut seen: HashSet<std::ffi::OsString> = HashSet::default();
+/// The modules the imports `work` (a module and a path as written) name
+/// that no thread has claimed yet (`claimed`, by path), read and parsed (a
+/// file's input is parsed when it is made): the preload's share of one
+/// thread. Paths are told apart by their bytes (resolution gives
+/// normalized paths; `Path`'s own hash walks components).
+fn resolve_and_read(
+    db: &Database,
+    work: &[(SourceFile, &str)],
+    claimed: &Mutex<HashSet<std::ffi::OsString>>,
+) -> Vec<SourceFile> {
     let mut out = Vec::new();
     for (f, imp) in work {
-        if let Some(p) = host::import_path(db, *f, imp) {
-            let p = p.into_os_string();
-            if !seen.contains(&p) {
-                out.push(db.input(Path::new(&p)));
-                seen.insert(p);
-            }
+        let Some(p) = host::import_path(db, *f, imp) else {
+            continue;
+        };
+        let p = p.into_os_string();
+        let mine = claimed
+            .lock()
+            .map(|mut c| !c.contains(&p) && c.insert(p.clone()))
+            .unwrap_or(false);
+        if mine {
+            out.push(db.input(Path::new(&p)));
         }
     }
     out

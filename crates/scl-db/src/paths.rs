@@ -143,3 +143,139 @@ mod tests {
         assert!(!is_normal(Path::new("/w/./mod1.env.scl")));
     }
 }
+
+/// A map keyed by paths that compares them as [`Path`] does (component by
+/// component: `/w//a`, `/w/./a` and `/w/a/` are `/w/a`) but hashes and
+/// compares bytes: a key is stored in its component form, and a lookup
+/// rebuilds that form only for a path with a doubled separator, a `.`
+/// component after the first or a trailing separator. `Path`'s own hash
+/// walks the components (about 2,000 instructions for a 40-byte path), and
+/// the registry looks paths up several times per module.
+#[derive(Debug)]
+pub(crate) struct PathMap<V> {
+    map: rustc_hash::FxHashMap<std::ffi::OsString, V>,
+}
+
+impl<V> Default for PathMap<V> {
+    fn default() -> Self {
+        PathMap {
+            map: Default::default(),
+        }
+    }
+}
+
+/// `p` in its component form (what `p.components().collect::<PathBuf>()`
+/// gives): `p` itself unless it has a doubled separator, a `.` component
+/// after the first, or a trailing separator (Unix paths; elsewhere always
+/// rebuilt).
+fn component_form(p: &Path) -> std::borrow::Cow<'_, Path> {
+    #[cfg(unix)]
+    {
+        // One look after each separator: a separator, a `.` that ends a
+        // component, or the end (a trailing separator; `/` alone is plain).
+        let b = p.as_os_str().as_encoded_bytes();
+        let plain = b.iter().enumerate().all(|(i, &c)| {
+            c != b'/'
+                || match b.get(i + 1) {
+                    None => b.len() == 1,
+                    Some(b'/') => false,
+                    Some(b'.') => !matches!(b.get(i + 2), None | Some(b'/')),
+                    Some(_) => true,
+                }
+        });
+        if plain {
+            return std::borrow::Cow::Borrowed(p);
+        }
+    }
+    std::borrow::Cow::Owned(p.components().collect())
+}
+
+impl<V> PathMap<V> {
+    /// The value of `path`.
+    pub(crate) fn get(&self, path: &Path) -> Option<&V> {
+        self.map.get(component_form(path).as_os_str())
+    }
+
+    /// True when `path` has a value.
+    pub(crate) fn contains_key(&self, path: &Path) -> bool {
+        self.get(path).is_some()
+    }
+
+    /// Sets the value of `path`; the value it had.
+    pub(crate) fn insert(&mut self, path: &Path, v: V) -> Option<V> {
+        self.map
+            .insert(component_form(path).into_owned().into_os_string(), v)
+    }
+
+    /// Drops the value of `path`; the value it had.
+    pub(crate) fn remove(&mut self, path: &Path) -> Option<V> {
+        self.map.remove(component_form(path).as_os_str())
+    }
+
+    /// Every path with a value (in their component form), in no order.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &Path> {
+        self.map.keys().map(Path::new)
+    }
+}
+
+#[cfg(test)]
+mod path_map_tests {
+    use super::PathMap;
+    use std::path::Path;
+
+    #[test]
+    fn keys_compare_as_paths_do() {
+        // Every spelling `Path` calls equal finds the same entry, and each
+        // is its own component form or is rebuilt to it.
+        let same = [
+            "/w/a.env.scl",
+            "/w//a.env.scl",
+            "//w/a.env.scl",
+            "/w/./a.env.scl",
+            "/w/a.env.scl/",
+            "/w/a.env.scl/.",
+            "/w/a.env.scl//",
+        ];
+        for p in same {
+            assert_eq!(Path::new(p), Path::new(same[0]), "{p}");
+            assert_eq!(
+                super::component_form(Path::new(p)).as_os_str(),
+                Path::new(p)
+                    .components()
+                    .collect::<std::path::PathBuf>()
+                    .as_os_str(),
+                "{p}"
+            );
+        }
+        let mut m: PathMap<u32> = PathMap::default();
+        assert_eq!(m.insert(Path::new(same[1]), 1), None);
+        for p in same {
+            assert_eq!(m.get(Path::new(p)), Some(&1), "{p}");
+        }
+        assert_eq!(m.insert(Path::new(same[4]), 2), Some(1));
+        assert_eq!(m.keys().collect::<Vec<_>>(), [Path::new(same[0])]);
+        // Paths `Path` tells apart stay apart: `..` is not resolved, a
+        // leading `.` is kept, case counts.
+        for p in [
+            "/w/x/../a.env.scl",
+            "./w/a.env.scl",
+            "w/a.env.scl",
+            "/w/A.env.scl",
+            "/",
+            ".",
+        ] {
+            assert_ne!(Path::new(p), Path::new(same[0]), "{p}");
+            assert_eq!(m.get(Path::new(p)), None, "{p}");
+            assert_eq!(
+                super::component_form(Path::new(p)).as_os_str(),
+                Path::new(p)
+                    .components()
+                    .collect::<std::path::PathBuf>()
+                    .as_os_str(),
+                "{p}"
+            );
+        }
+        assert_eq!(m.remove(Path::new("/w/./a.env.scl")), Some(2));
+        assert!(!m.contains_key(Path::new(same[0])));
+    }
+}

@@ -53,20 +53,3 @@ pub fn take() -> Vec<(&'static str, f64, f64)> {
         })
         .collect()
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn marks_are_kept_in_order_only_when_enabled() {
-        super::mark("before");
-        assert!(super::take().is_empty(), "recorded while off");
-        super::enable();
-        super::mark("a");
-        super::mark("b");
-        let m = super::take();
-        let names: Vec<&str> = m.iter().map(|x| x.0).collect();
-        assert_eq!(names, ["start", "a", "b"]);
-        assert!(m.windows(2).all(|w| w[0].1 <= w[1].1 && w[1].2 >= 0.0));
-        assert!(super::take().is_empty(), "take forgets");
-    }
-}

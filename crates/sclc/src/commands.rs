@@ -276,8 +276,12 @@ pub fn main() -> i32 {
         }
     }
     // `SCL_TIMINGS=1`: the phases of this run on stderr at the end
-    // (`scl_db::timings`; for profiling, not a stable format).
-    let timings = std::env::var_os("SCL_TIMINGS").is_some_and(|v| !v.is_empty());
+    // (`scl_db::timings`; for profiling, not a stable format). Not with
+    // JSON diagnostics (stderr is then JSON lines) nor for the language
+    // server (a session, not a run).
+    let timings = std::env::var_os("SCL_TIMINGS").is_some_and(|v| v == "1")
+        && fmt != MessageFormat::Json
+        && !matches!(cli.command, Command::Lsp { .. });
     if timings {
         scl_ide::timings::enable();
     }
