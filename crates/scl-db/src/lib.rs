@@ -884,7 +884,7 @@ impl Database {
             let dirs: Vec<&Path> = [Some(path), path.parent()].into_iter().flatten().collect();
             let listings: Vec<DirListing> = dirs
                 .iter()
-                .filter_map(|d| reg.listings.get(*d).copied())
+                .filter_map(|d| reg.listings.get(d).copied())
                 .collect();
             let lists: Vec<Option<Arc<[DirEntry]>>> = listings
                 .iter()
