@@ -313,62 +313,13 @@ impl salsa::Database for Database {}
 #[salsa::db]
 impl Db for Database {
     fn input(&self, path: &Path) -> SourceFile {
-        let overlay = {
-            let reg = self.reg();
-            if let Some(f) = reg.by_path.get(path) {
-                return *f;
+        // Read without the lock (below); an overlay opened or closed, or a
+        // refresh, while it read makes it read again (`facts_generation`).
+        loop {
+            if let Some(f) = self.try_input(path) {
+                return f;
             }
-            reg.overlays.get(path).cloned()
-        };
-        // Read and parse without the lock: threads that prefetch imports
-        // parse in parallel (one that loses a race drops its parse).
-        let (contents, unreadable) = match overlay {
-            Some(text) => (Some(text), None),
-            None => read_source(&*self.system, path),
-        };
-        let parsed = Parsed::of(contents.as_deref(), unreadable.is_some());
-        // The stdlib does not change while the compiler runs: HIGH
-        // durability lets salsa skip re-verifying what depends only on it
-        // after an edit. A workspace file is MEDIUM until it is edited
-        // (see [`Semantic`]); an edit makes what it changed LOW.
-        let durability = if self.is_stdlib_path(path) {
-            salsa::Durability::HIGH
-        } else {
-            salsa::Durability::MEDIUM
-        };
-        let exists = contents.is_some();
-        // The inputs are made without the registry's lock too (a thread
-        // that loses a race leaves its inputs unused).
-        let f = SourceFile::builder(
-            path.to_path_buf(),
-            contents,
-            unreadable,
-            parsed.syntax.clone(),
-            exists,
-            false,
-        )
-        .durability(durability)
-        .new(self);
-        let items = parsed.items.clone();
-        let decls = parsed.anchor(&|name, k| self.anchor(f, name, k));
-        let decls: Vec<DeclInput> = decls
-            .into_iter()
-            .map(|d| DeclInput::builder(d).durability(durability).new(self))
-            .collect();
-        let sem = Semantic::builder(items, Arc::new(decls))
-            .durability(durability)
-            .new(self);
-        let mut reg = self.reg();
-        if let Some(f) = reg.by_path.get(path) {
-            return *f;
         }
-        reg.semantic.insert(f, sem);
-        reg.by_path.insert(path, f);
-        reg.by_key.entry(display_path(self, f)).or_insert(f);
-        let id = ModuleId(reg.ids.len() as u32);
-        reg.ids.push(f);
-        reg.id_of.insert(f, id);
-        f
     }
     fn semantic(&self, file: SourceFile) -> Semantic {
         self.reg().semantic[&file]
@@ -571,6 +522,71 @@ impl Database {
         self.registry
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// [`Db::input`] once: the file's input, or `None` when an overlay or a
+    /// refresh changed the path's facts while the file was read without the
+    /// lock (the caller reads again; what this read made is left unused).
+    fn try_input(&self, path: &Path) -> Option<SourceFile> {
+        let (overlay, generation) = {
+            let reg = self.reg();
+            if let Some(f) = reg.by_path.get(path) {
+                return Some(*f);
+            }
+            (reg.overlays.get(path).cloned(), reg.facts_generation)
+        };
+        // Read and parse without the lock: threads that prefetch imports
+        // parse in parallel (one that loses a race drops its parse).
+        let (contents, unreadable) = match overlay {
+            Some(text) => (Some(text), None),
+            None => read_source(&*self.system, path),
+        };
+        let parsed = Parsed::of(contents.as_deref(), unreadable.is_some());
+        // The stdlib does not change while the compiler runs: HIGH
+        // durability lets salsa skip re-verifying what depends only on it
+        // after an edit. A workspace file is MEDIUM until it is edited
+        // (see [`Semantic`]); an edit makes what it changed LOW.
+        let durability = if self.is_stdlib_path(path) {
+            salsa::Durability::HIGH
+        } else {
+            salsa::Durability::MEDIUM
+        };
+        let exists = contents.is_some();
+        // The inputs are made without the registry's lock too (a thread
+        // that loses a race leaves its inputs unused).
+        let f = SourceFile::builder(
+            path.to_path_buf(),
+            contents,
+            unreadable,
+            parsed.syntax.clone(),
+            exists,
+            false,
+        )
+        .durability(durability)
+        .new(self);
+        let items = parsed.items.clone();
+        let decls = parsed.anchor(&|name, k| self.anchor(f, name, k));
+        let decls: Vec<DeclInput> = decls
+            .into_iter()
+            .map(|d| DeclInput::builder(d).durability(durability).new(self))
+            .collect();
+        let sem = Semantic::builder(items, Arc::new(decls))
+            .durability(durability)
+            .new(self);
+        let mut reg = self.reg();
+        if let Some(f) = reg.by_path.get(path) {
+            return Some(*f);
+        }
+        if reg.facts_generation != generation {
+            return None;
+        }
+        reg.semantic.insert(f, sem);
+        reg.by_path.insert(path, f);
+        reg.by_key.entry(display_path(self, f)).or_insert(f);
+        let id = ModuleId(reg.ids.len() as u32);
+        reg.ids.push(f);
+        reg.id_of.insert(f, id);
+        Some(f)
     }
 
     /// A database for the workspace rooted at `root` (made absolute), with
@@ -1376,7 +1392,8 @@ impl Database {
         let mut level = vec![root];
         // The paths read so far (every thread's): each file is read and
         // parsed by the one thread that claims its path.
-        let claimed: Mutex<HashSet<std::ffi::OsString>> = Mutex::default();
+        let claimed: Mutex<HashSet<std::ffi::OsString>> =
+            Mutex::new(std::iter::once(root.path(self).as_os_str().to_os_string()).collect());
         while !level.is_empty() {
             let outlines: Vec<(SourceFile, Arc<scl_sema::Items>)> =
                 level.iter().map(|f| (*f, items(self, *f))).collect();
@@ -1403,6 +1420,9 @@ impl Database {
                             s.spawn(move || resolve_and_read(&db, part, claimed))
                         })
                         .collect();
+                    // A thread that panicked loses its share of the warm-up
+                    // (the files it claimed are not preloaded further); the
+                    // walk reaches them all the same.
                     parts
                         .into_iter()
                         .flat_map(|h| h.join().unwrap_or_default())

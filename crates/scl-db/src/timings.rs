@@ -1,6 +1,6 @@
 //! Phase marks of one run, for finding where a cold check's time goes:
 //! off unless the front end turns them on (`sclc` does when the
-//! environment variable `SCL_TIMINGS` is set), and then a mark costs one
+//! environment variable `SCL_TIMINGS` is `1`), and then a mark costs one
 //! clock read and a lock. The library only records; the front end prints
 //! ([`take`]), since library crates never print.
 
