@@ -223,6 +223,18 @@ mod path_map_tests {
     use super::PathMap;
     use std::path::Path;
 
+    /// `component_form(p)` is what collecting `p`'s components gives.
+    fn assert_component_form(p: &str) {
+        assert_eq!(
+            super::component_form(Path::new(p)).as_os_str(),
+            Path::new(p)
+                .components()
+                .collect::<std::path::PathBuf>()
+                .as_os_str(),
+            "{p}"
+        );
+    }
+
     #[test]
     fn keys_compare_as_paths_do() {
         // Every spelling `Path` calls equal finds the same entry, and each
@@ -238,14 +250,7 @@ mod path_map_tests {
         ];
         for p in same {
             assert_eq!(Path::new(p), Path::new(same[0]), "{p}");
-            assert_eq!(
-                super::component_form(Path::new(p)).as_os_str(),
-                Path::new(p)
-                    .components()
-                    .collect::<std::path::PathBuf>()
-                    .as_os_str(),
-                "{p}"
-            );
+            assert_component_form(p);
         }
         let mut m: PathMap<u32> = PathMap::default();
         assert_eq!(m.insert(Path::new(same[1]), 1), None);
@@ -254,6 +259,9 @@ mod path_map_tests {
         }
         assert_eq!(m.insert(Path::new(same[4]), 2), Some(1));
         assert_eq!(m.keys().collect::<Vec<_>>(), [Path::new(same[0])]);
+        for p in ["", "..", "./", ".//a", "a/.b", "a/..", "./.", "/./a", "/."] {
+            assert_component_form(p);
+        }
         // Paths `Path` tells apart stay apart: `..` is not resolved, a
         // leading `.` is kept, case counts.
         for p in [
@@ -266,14 +274,7 @@ mod path_map_tests {
         ] {
             assert_ne!(Path::new(p), Path::new(same[0]), "{p}");
             assert_eq!(m.get(Path::new(p)), None, "{p}");
-            assert_eq!(
-                super::component_form(Path::new(p)).as_os_str(),
-                Path::new(p)
-                    .components()
-                    .collect::<std::path::PathBuf>()
-                    .as_os_str(),
-                "{p}"
-            );
+            assert_component_form(p);
         }
         assert_eq!(m.remove(Path::new("/w/./a.env.scl")), Some(2));
         assert!(!m.contains_key(Path::new(same[0])));

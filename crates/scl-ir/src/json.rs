@@ -47,21 +47,34 @@ impl Pretty {
     }
 }
 
-impl Formatter for Pretty {
-    #[inline]
-    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+impl Pretty {
+    /// Opens an array or object (`open` is `[` or `{`) one level deeper.
+    fn open<W: ?Sized + io::Write>(&mut self, w: &mut W, open: &[u8]) -> io::Result<()> {
         self.depth += 1;
         self.has_value = false;
-        w.write_all(b"[")
+        w.write_all(open)
     }
 
-    #[inline]
-    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+    /// Closes an array or object (`close` is `]` or `}`): on a line of its
+    /// own unless it is empty.
+    fn close<W: ?Sized + io::Write>(&mut self, w: &mut W, close: &[u8]) -> io::Result<()> {
         self.depth -= 1;
         if self.has_value {
             self.line(w, true)?;
         }
-        w.write_all(b"]")
+        w.write_all(close)
+    }
+}
+
+impl Formatter for Pretty {
+    #[inline]
+    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.open(w, b"[")
+    }
+
+    #[inline]
+    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.close(w, b"]")
     }
 
     #[inline]
@@ -81,18 +94,12 @@ impl Formatter for Pretty {
 
     #[inline]
     fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.depth += 1;
-        self.has_value = false;
-        w.write_all(b"{")
+        self.open(w, b"{")
     }
 
     #[inline]
     fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.depth -= 1;
-        if self.has_value {
-            self.line(w, true)?;
-        }
-        w.write_all(b"}")
+        self.close(w, b"}")
     }
 
     #[inline]
