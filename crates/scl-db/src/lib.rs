@@ -355,21 +355,14 @@ impl Db for Database {
         // on each other's; one that loses a race drops its facts, and facts
         // read while an overlay or a refresh changed them are read again.
         let (mut reg, (kind, is_link, canonical)) = loop {
-            let (generation, facts) = {
+            let (generation, open) = {
                 let reg = self.reg();
                 if let Some(i) = reg.infos.get(path) {
                     return *i;
                 }
-                let facts = reg
-                    .overlays
-                    .contains_key(path)
-                    .then(|| stat(&*self.system, &reg.overlays, path));
-                (reg.facts_generation, facts)
+                (reg.facts_generation, reg.overlays.contains_key(path))
             };
-            let facts = match facts {
-                Some(f) => f,
-                None => stat(&*self.system, &PathMap::default(), path),
-            };
+            let facts = stat(&*self.system, open, path);
             let reg = self.reg();
             if let Some(i) = reg.infos.get(path) {
                 return *i;
@@ -448,13 +441,10 @@ fn reading_text(bytes: &[u8]) -> String {
     text
 }
 
-/// The facts of [`PathInfo`] for `path`, an open buffer counting as a file.
-fn stat(
-    system: &dyn System,
-    overlays: &PathMap<Arc<[u8]>>,
-    path: &Path,
-) -> (PathKind, bool, Option<PathBuf>) {
-    if overlays.contains_key(path) {
+/// The facts of [`PathInfo`] for `path`: a file when `open` (an editor buffer
+/// over it), else what the system says.
+fn stat(system: &dyn System, open: bool, path: &Path) -> (PathKind, bool, Option<PathBuf>) {
+    if open {
         return (PathKind::File, false, None);
     }
     let (kind, is_link) = system.kind_and_link(path);
@@ -896,7 +886,7 @@ impl Database {
                 Some(t) => (Some(t.clone()), None),
                 None => read_source(&*self.system, path),
             });
-            let facts = info.map(|_| stat(&*self.system, &reg.overlays, path));
+            let facts = info.map(|_| stat(&*self.system, reg.overlays.contains_key(path), path));
             let dirs: Vec<&Path> = [Some(path), path.parent()].into_iter().flatten().collect();
             let listings: Vec<DirListing> = dirs
                 .iter()
