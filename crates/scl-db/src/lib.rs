@@ -113,6 +113,9 @@ struct Parsed {
     syntax: Arc<FileSyntax>,
     items: Arc<scl_sema::Items>,
     decls: Vec<scl_syntax::ast::Decl>,
+    /// By declaration index: its spans' ranks in its table
+    /// (`Decl::ranked_span_table`), for [`Parsed::anchor`].
+    ranks: Vec<scl_syntax::ast::SpanRanks>,
 }
 
 impl Parsed {
@@ -123,10 +126,13 @@ impl Parsed {
         let items = scl_sema::Items::of(&tree.module);
         let module = Arc::unwrap_or_clone(tree.module);
         let mut decls = module.decls;
-        let spans = decls
+        let (spans, ranks) = decls
             .iter_mut()
-            .map(|d| Arc::new(d.own_span_table()))
-            .collect();
+            .map(|d| {
+                let (table, ranks) = d.ranked_span_table();
+                (Arc::new(table), ranks)
+            })
+            .unzip();
         Parsed {
             syntax: Arc::new(FileSyntax {
                 errors: tree.errors,
@@ -135,24 +141,26 @@ impl Parsed {
             }),
             items: Arc::new(items),
             decls,
+            ranks,
         }
     }
 
-    /// The declarations anchored in place (`Decl::anchor_to`), each to the
+    /// The declarations anchored in place (`Decl::anchor_ranked`), each to the
     /// anchor `anchor` gives its name and occurrence: the [`Semantic`]
     /// declarations. No copy of the tree is made.
     fn anchor(self, anchor: &dyn Fn(&str, u32) -> u32) -> Vec<Arc<scl_sema::AnchoredDecl>> {
         let Parsed {
-            syntax,
+            syntax: _,
             items,
             decls,
+            ranks,
         } = self;
         decls
             .into_iter()
             .zip(&items.items)
-            .zip(&syntax.spans)
-            .map(|((mut decl, x), table)| {
-                decl.anchor_to(table, anchor(&x.name, x.occurrence));
+            .zip(&ranks)
+            .map(|((mut decl, x), ranks)| {
+                decl.anchor_ranked(ranks, anchor(&x.name, x.occurrence));
                 Arc::new(scl_sema::AnchoredDecl { decl })
             })
             .collect()

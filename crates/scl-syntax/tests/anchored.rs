@@ -62,6 +62,11 @@ fn anchoring_in_place_and_back_gives_the_parse_without_its_docs() {
             let table = a.anchor(7);
             assert_eq!(a, d.anchored(7));
             assert_eq!(table, d.span_table());
+            // The ranks written in visit order are the ones a lookup of
+            // each span in the table gives.
+            let mut looked_up = d.clone();
+            looked_up.anchor_to(&table, 7);
+            assert_eq!(a, looked_up);
             let mut expected = d.clone();
             expected.strip_docs();
             docs += usize::from(expected != *d);
