@@ -197,12 +197,12 @@ pub(crate) fn credential_name(name: &str) -> Option<NameKind> {
     let password = |w: &str| {
         ["PASSWORD", "PASSWD", "PASSPHRASE"]
             .iter()
-            .any(|p| w.contains(p))
+            .any(|p| contains(w, p))
     };
     if password(last) || last == "PWD" {
         return Some(NameKind::Password);
     }
-    if words.iter().any(|w| password(w) || w.contains("SECRET")) {
+    if words.iter().any(|w| password(w) || contains(w, "SECRET")) {
         return Some(NameKind::Token);
     }
     let has = |list: &[&str]| before.iter().any(|w| list.contains(w));
@@ -431,11 +431,24 @@ fn secret_name(var: &str) -> String {
     }
 }
 
+/// Whether `text` contains `part`: `str::contains` for the short words
+/// and values checked here, without the setup of its two-way searcher
+/// (which cost more than the search: every env's variable names and texts
+/// pass here).
+fn contains(text: &str, part: &str) -> bool {
+    part.is_empty()
+        || text
+            .as_bytes()
+            .windows(part.len())
+            .any(|w| w == part.as_bytes())
+}
+
 /// Whether a URL carries `user:password@`.
 fn has_password(url: &str) -> bool {
-    let Some((_, rest)) = url.split_once("://") else {
+    let Some(at) = url.as_bytes().windows(3).position(|w| w == b"://") else {
         return false;
     };
+    let rest = &url[at + 3..];
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     authority
         .rsplit_once('@')
@@ -446,6 +459,36 @@ fn has_password(url: &str) -> bool {
 mod tests {
     use super::*;
     use scl_ir::EnvSpec;
+
+    #[test]
+    fn contains_is_str_contains() {
+        let texts = [
+            "",
+            "a",
+            "PASSWORD",
+            "DB_PASSWD",
+            "MY-SECRET-X",
+            "ab",
+            "é://x",
+            "x://",
+        ];
+        let parts = ["", "a", "PASSWD", "SECRET", "://", "abc", "é"];
+        for t in texts {
+            for p in parts {
+                assert_eq!(contains(t, p), t.contains(p), "{t:?} {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_password_is_found_after_the_scheme() {
+        assert!(has_password("https://user:pw@host/x"));
+        assert!(has_password("git+https://u:p@é.example/r"));
+        assert!(!has_password("https://host/a:b@c"));
+        assert!(!has_password("user:pw@host"));
+        assert!(!has_password("://"));
+        assert!(has_password("://a:b@"));
+    }
 
     #[test]
     fn shapes_and_names() {

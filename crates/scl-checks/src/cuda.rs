@@ -584,7 +584,7 @@ pub(crate) fn driver(cx: &Cx, driver: &str, out: &mut Vec<Finding>) {
     {
         if let Some(c) = p.cuda() {
             if !runtimes.iter().any(|(r, _, _)| major_minor(r) == c) {
-                runtimes.push((c, p.field.clone(), p.shown()));
+                runtimes.push((c, p.field.to_string(), p.shown()));
             }
         }
     }

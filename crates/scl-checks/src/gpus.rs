@@ -129,7 +129,7 @@ fn floors(cx: &Cx, g: &Gpu, field: &str, out: &mut Vec<Finding>) {
     );
     let torch = cx
         .pin("torch")
-        .and_then(|p| Some((p.release()?.to_string(), p.field.clone(), p.shown())))
+        .and_then(|p| Some((p.release()?.to_string(), p.field.to_string(), p.shown())))
         .or_else(|| {
             let t = cx.ships.torch.clone()?;
             Some((
@@ -162,7 +162,7 @@ fn floors(cx: &Cx, g: &Gpu, field: &str, out: &mut Vec<Finding>) {
         .pins
         .iter()
         .filter(|p| p.name == "torch")
-        .find_map(|p| Some((p.cuda()?, p.field.clone(), p.shown())))
+        .find_map(|p| Some((p.cuda()?, p.field.to_string(), p.shown())))
         .or_else(|| {
             let c = cx.base_cuda.clone()?;
             Some((

@@ -72,7 +72,7 @@ fn system_libraries(cx: &Cx, out: &mut Vec<Finding>) {
             .join(", ");
         let mut f = Finding::warning(
             "W0502",
-            p.field.clone(),
+            p.field.to_string(),
             format!(
                 "{} needs the system {} {} ({}), which the env does not install",
                 p.shown(),

@@ -30,12 +30,45 @@ pub struct Pin {
     /// The requirement as written.
     pub text: String,
     /// The IR field (`python.packages[0]`, `python.requirements[1]`).
-    pub field: String,
+    pub field: PinField,
     /// Where in a requirements file (`requirements.lock line 3`), else empty.
     pub place: String,
     /// The environment marker (`python_version < "3.12"`; always true
     /// without one).
     pub marker: pep508_rs::MarkerTree,
+}
+
+/// The IR field a [`Pin`] comes from: its name is made only for a
+/// finding (an env of ten packages checks ten pins and usually reports
+/// none). Turns into the field's name (`python.packages[0]`) with
+/// `String::from` or `to_string`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PinField {
+    /// `python.packages[i]`.
+    Package(usize),
+    /// `python.requirements[i]`: a line of that requirements file.
+    Requirement(usize),
+}
+
+impl std::fmt::Display for PinField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PinField::Package(i) => write!(f, "python.packages[{i}]"),
+            PinField::Requirement(i) => write!(f, "python.requirements[{i}]"),
+        }
+    }
+}
+
+impl From<PinField> for String {
+    fn from(f: PinField) -> String {
+        f.to_string()
+    }
+}
+
+impl From<&PinField> for String {
+    fn from(f: &PinField) -> String {
+        f.to_string()
+    }
 }
 
 impl Pin {
@@ -169,7 +202,7 @@ pub fn exact_pin(text: &str) -> Option<(String, String)> {
 
 /// A requirement as a [`Pin`]; `None` when it does not parse or pip would
 /// skip it on Linux with `python` ([`applies`]).
-fn parse(text: &str, field: String, place: String, python: Option<&str>) -> Option<Pin> {
+fn parse(text: &str, field: PinField, place: String, python: Option<&str>) -> Option<Pin> {
     let r = parsed(text)?;
     if !applies(&r.requirement, python) {
         return None;
@@ -248,12 +281,7 @@ pub(crate) fn collect(spec: &EnvSpec, inputs: &Inputs, python: Option<&str>) -> 
         return out;
     };
     for (i, p) in py.packages.iter().enumerate() {
-        out.extend(parse(
-            p,
-            format!("python.packages[{i}]"),
-            String::new(),
-            python,
-        ));
+        out.extend(parse(p, PinField::Package(i), String::new(), python));
     }
     for (i, r) in py.requirements.iter().enumerate() {
         let Some(file) = inputs.requirements.iter().find(|f| f.path == r.path) else {
@@ -263,7 +291,7 @@ pub(crate) fn collect(spec: &EnvSpec, inputs: &Inputs, python: Option<&str>) -> 
         for (line, text) in &file.lines {
             out.extend(parse(
                 text,
-                format!("python.requirements[{i}]"),
+                PinField::Requirement(i),
                 format!("{name} line {line}"),
                 python,
             ));
@@ -284,18 +312,25 @@ mod tests {
 
     #[test]
     fn exact_pins_keep_their_local_version() {
-        let p = parse("torch==2.1.2+cu118", "f".into(), String::new(), None).unwrap();
+        let p = parse(
+            "torch==2.1.2+cu118",
+            PinField::Package(0),
+            String::new(),
+            None,
+        )
+        .unwrap();
         assert_eq!(p.version.as_deref(), Some("2.1.2+cu118"));
         assert_eq!(p.release(), Some("2.1.2"));
         assert_eq!(p.cuda().as_deref(), Some("11.8"));
-        let r = parse("torch>=2.0", "f".into(), String::new(), None).unwrap();
+        let r = parse("torch>=2.0", PinField::Package(0), String::new(), None).unwrap();
         assert_eq!(r.version, None);
-        assert!(parse("torch>=>2", "f".into(), String::new(), None).is_none());
+        assert!(parse("torch>=>2", PinField::Package(0), String::new(), None).is_none());
     }
 
     #[test]
     fn markers_are_evaluated_for_linux_and_the_python() {
-        let p = |t: &str, py: Option<&str>| parse(t, "f".into(), String::new(), py).is_some();
+        let p =
+            |t: &str, py: Option<&str>| parse(t, PinField::Package(0), String::new(), py).is_some();
         assert!(!p("torch==2.1.2; python_version < '3.12'", Some("3.12")));
         assert!(p("torch==2.1.2; python_version < '3.12'", Some("3.11")));
         assert!(p("torch==2.1.2; python_version < '3.12'", None));

@@ -47,7 +47,7 @@ pub(crate) fn check(cx: &Cx, out: &mut Vec<Finding>) {
                 out.push(
                     Finding::error(
                         "E0503",
-                        p.field.clone(),
+                        p.field.to_string(),
                         format!(
                             "{} supports Python {}, not Python {py} ({py_from})",
                             p.shown(),
@@ -257,7 +257,7 @@ fn interpreter(cx: &Cx, out: &mut Vec<Finding>) -> Option<(String, String, Strin
 /// field and how a message names it.
 fn torch(cx: &Cx) -> Option<(String, String, String)> {
     if let Some(p) = cx.pin("torch") {
-        return Some((p.release()?.to_string(), p.field.clone(), p.shown()));
+        return Some((p.release()?.to_string(), p.field.to_string(), p.shown()));
     }
     let t = cx.ships.torch.clone()?;
     Some((
@@ -282,7 +282,7 @@ fn replaced(cx: &Cx, out: &mut Vec<Finding>) {
         out.push(
             Finding::warning(
                 "W0501",
-                p.field.clone(),
+                p.field.to_string(),
                 format!(
                     "{} replaces the torch {shipped} the base image {} ships: pip installs torch {rel} and its own CUDA libraries over it",
                     p.shown(),
@@ -319,7 +319,7 @@ fn releases(cx: &Cx, torch: &str, field: &str, shown: &str, out: &mut Vec<Findin
                 let Some(r) = q.release() else {
                     continue;
                 };
-                (r.to_string(), q.field.clone(), q.shown())
+                (r.to_string(), q.field.to_string(), q.shown())
             };
             let Some(rel) = scl_domain::torch::release(&t) else {
                 continue;
@@ -335,7 +335,7 @@ fn releases(cx: &Cx, torch: &str, field: &str, shown: &str, out: &mut Vec<Findin
                 out.push(
                     Finding::error(
                         "E0502",
-                        p.field.clone(),
+                        p.field.to_string(),
                         format!(
                             "{} does not belong with {t_shown}: torch {t} goes with {name} {want}",
                             p.shown()
@@ -358,10 +358,10 @@ fn releases(cx: &Cx, torch: &str, field: &str, shown: &str, out: &mut Vec<Findin
                 out.push(
                     Finding::error(
                         "E0502",
-                        p.field.clone(),
+                        p.field.to_string(),
                         format!("{} and {} pin two torch releases", p.shown(), first.shown()),
                     )
-                    .also(first.field.clone(), format!("torch {a} here"))
+                    .also(first.field.to_string(), format!("torch {a} here"))
                     .help("pin torch once (or give the pins environment markers that exclude each other)"),
                 );
             }
@@ -390,7 +390,7 @@ fn orphans(cx: &Cx, out: &mut Vec<Finding>) {
         out.push(
             Finding::error(
                 "E0502",
-                ta.field.clone(),
+                ta.field.to_string(),
                 format!(
                     "{} is of torch {}, but {} is of torch {}",
                     ta.shown(),
@@ -399,7 +399,7 @@ fn orphans(cx: &Cx, out: &mut Vec<Finding>) {
                     rv.torch
                 ),
             )
-            .also(tv.field.clone(), format!("torch {} here", rv.torch))
+            .also(tv.field.to_string(), format!("torch {} here", rv.torch))
             .help(format!(
                 "pin `torchaudio=={}` with torchvision {}",
                 rv.torchaudio.unwrap_or("?"),
