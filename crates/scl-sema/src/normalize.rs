@@ -269,6 +269,12 @@ fn effective(r: &Record) -> Cow<'_, Record> {
 /// Lexically normalizes a container path (`/data/` → `/data`, `/a/./b` →
 /// `/a/b`, `/a/../b` → `/b`).
 fn clean_path(p: &str) -> String {
+    // Most paths are clean already: copied, not rebuilt.
+    let clean = p == "/"
+        || (p.starts_with('/') && p[1..].split('/').all(|c| !matches!(c, "" | "." | "..")));
+    if clean {
+        return p.to_string();
+    }
     let mut parts: Vec<&str> = Vec::new();
     for c in p.split('/') {
         match c {
@@ -1281,6 +1287,26 @@ fn secret_ref(v: &Value) -> Option<SecretRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn container_paths_are_cleaned_lexically() {
+        for (given, clean) in [
+            ("/", "/"),
+            ("/data", "/data"),
+            ("/a/b.c/d", "/a/b.c/d"),
+            ("/data/", "/data"),
+            ("//data", "/data"),
+            ("/a/./b", "/a/b"),
+            ("/a/../b", "/b"),
+            ("/a/.", "/a"),
+            ("/..", "/"),
+            ("/.a/..b", "/.a/..b"),
+            ("data", "/data"),
+            ("", "/"),
+        ] {
+            assert_eq!(clean_path(given), clean, "{given:?}");
+        }
+    }
 
     fn graph(edges: &[(&str, &[&str])]) -> BTreeMap<String, Arc<EnvSpec>> {
         edges
