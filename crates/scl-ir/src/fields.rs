@@ -41,6 +41,33 @@ impl<K, V> Default for Fields<K, V> {
     }
 }
 
+impl<V> Fields<std::sync::Arc<str>, V> {
+    /// [`Fields::get`] for a map keyed by text: the same answer, without a
+    /// call to `memcmp` per comparison while small (the keys of a record
+    /// mostly differ in their first bytes, and a lookup compares five of
+    /// them in an env of thirty fields). Normalization reads an env's
+    /// record through it, field by field.
+    pub fn get_str(&self, key: &str) -> Option<&V> {
+        match &self.repr {
+            Repr::Small(v) => v
+                .binary_search_by(|(k, _)| bytes_cmp(k.as_bytes(), key.as_bytes()))
+                .ok()
+                .map(|i| &v[i].1),
+            Repr::Large(m) => m.get(key),
+        }
+    }
+}
+
+/// `a.cmp(b)`, deciding in line when the first bytes differ (most
+/// comparisons of a lookup among field names), else by `memcmp`.
+#[inline]
+fn bytes_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    match (a.first(), b.first()) {
+        (Some(x), Some(y)) if x != y => x.cmp(y),
+        _ => a.cmp(b),
+    }
+}
+
 impl<K: Ord, V> Fields<K, V> {
     /// An empty map with room for `n` entries without reallocating (the
     /// vector form; past [`SMALL`] entries it turns into a `BTreeMap`
@@ -478,6 +505,34 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    /// `get_str` finds what `get` finds, for keys that share prefixes,
+    /// differ in length only, or are empty, in both forms of the map.
+    #[test]
+    fn get_str_is_get() {
+        let keys = [
+            "", "a", "ab", "abc", "b", "ba", "base", "based", "é", "z", "\u{0}",
+        ];
+        for n in [keys.len(), 3 * SMALL] {
+            let mut f: Fields<Arc<str>, usize> = Fields::new();
+            for i in 0..n {
+                let k = match keys.get(i) {
+                    Some(k) => k.to_string(),
+                    None => format!("k{i}"),
+                };
+                f.insert(k.into(), i);
+            }
+            for probe in keys.iter().map(|k| k.to_string()).chain([
+                "aa".into(),
+                "k5".into(),
+                "bas".into(),
+                "zz".into(),
+            ]) {
+                assert_eq!(f.get_str(&probe), f.get(probe.as_str()), "{probe:?} in {n}");
+            }
+        }
+    }
 
     /// The same operations on a `Fields` and a `BTreeMap` give the same
     /// map, across the switch from the vector to the tree.

@@ -294,12 +294,12 @@ fn get<'a>(r: &'a Record, path: &[&str]) -> Option<&'a Value> {
     let (last, parents) = path.split_last()?;
     let mut cur = r;
     for seg in parents {
-        match cur.get(*seg)? {
+        match cur.get_str(seg)? {
             Value::Record(x) => cur = x,
             _ => return None,
         }
     }
-    cur.get(*last)
+    cur.get_str(last)
 }
 
 /// The value at `path` of `r`.
@@ -307,12 +307,12 @@ fn get_path<'a>(r: &'a Record, path: &FieldPath) -> Option<&'a Value> {
     let (last, parents) = path.segments().split_last()?;
     let mut cur = r;
     for seg in parents {
-        match cur.get(seg.as_str())? {
+        match cur.get_str(seg.as_str())? {
             Value::Record(x) => cur = x,
             _ => return None,
         }
     }
-    cur.get(last.as_str())
+    cur.get_str(last.as_str())
 }
 
 fn s(v: &Value) -> String {
@@ -363,7 +363,7 @@ fn int_default(rt: RecordTy, name: &str) -> i64 {
 /// The variant of enum field `name` of record `r` (of type `rt`), else its
 /// default from the schema.
 fn variant_or_default<'a>(rt: RecordTy, r: &'a Record, name: &str) -> Cow<'a, str> {
-    match r.get(name) {
+    match r.get_str(name) {
         Some(Value::Enum(e)) => Cow::Borrowed(&*e.variant),
         _ => Cow::Borrowed(schema::default_str(rt, name).unwrap_or_default()),
     }
@@ -569,7 +569,7 @@ pub(crate) fn normalize(
     // Kept without `apiVersion` (it is added on output), so that an env used
     // as a service is shared, not copied.
     let mut spec = EnvSpec {
-        description: r.get("description").map(s),
+        description: r.get_str("description").map(s),
         ..EnvSpec::default()
     };
     if let Some(Value::Image(i)) = get(r, &["base"]) {
@@ -675,7 +675,7 @@ pub(crate) fn normalize(
             "conda" => PythonManager::Conda,
             _ => PythonManager::Pip,
         };
-        let requirements = match py.get("requirements") {
+        let requirements = match py.get_str("requirements") {
             Some(Value::List(l)) => l
                 .iter()
                 .filter_map(|f| match f {
@@ -689,23 +689,23 @@ pub(crate) fn normalize(
             _ => Vec::new(),
         };
         spec.python = Some(Python {
-            version: py.get("version").map(s),
+            version: py.get_str("version").map(s),
             manager,
-            packages: shared_strs(py.get("packages")),
+            packages: shared_strs(py.get_str("packages")),
             requirements,
-            index_url: py.get("index_url").map(s),
-            extra_index_urls: strs(py.get("extra_index_urls")),
-            index_credentials: py.get("index_credentials").and_then(secret_ref),
+            index_url: py.get_str("index_url").map(s),
+            extra_index_urls: strs(py.get_str("extra_index_urls")),
+            index_credentials: py.get_str("index_credentials").and_then(secret_ref),
         });
     }
     if let Some(c) = rec(get(r, &["conda"])) {
-        let channels = strs(c.get("channels"));
+        let channels = strs(c.get_str("channels"));
         for ch in &channels {
             if let Err(e) = validate::conda_channel(ch) {
                 invalid(&path(&["conda", "channels"]), "E0323", e);
             }
         }
-        let packages = shared_strs(c.get("packages"));
+        let packages = shared_strs(c.get_str("packages"));
         for p in &packages {
             if let Err(e) = validate::conda_spec_source(p, &channels) {
                 invalid(&path(&["conda", "packages"]), "E0336", e);
@@ -716,8 +716,8 @@ pub(crate) fn normalize(
     // resources
     if let Some(res) = rec(get(r, &["resources"])) {
         let list = |which: &str| -> Option<ResourceList> {
-            let l = rec(res.get(which))?;
-            let cpu = match l.get("cpu") {
+            let l = rec(res.get_str(which))?;
+            let cpu = match l.get_str("cpu") {
                 Some(Value::Cpu(c)) if *c < 0 => {
                     let path = path(&["resources"]).key(which).key("cpu");
                     report(
@@ -734,10 +734,12 @@ pub(crate) fn normalize(
                 Some(Value::Cpu(c)) => Some(*c as u64),
                 _ => None,
             };
-            let memory = |v: Option<&Value>, path: &FieldPath| match v {
+            // (The path is made only for an error.)
+            let memory = |v: Option<&Value>, path: &dyn Fn() -> FieldPath| match v {
                 Some(Value::Memory(b)) => match u64::try_from(b.get()) {
                     Ok(b) => Some(b),
                     Err(_) => {
+                        let path = &path();
                         report(
                             path,
                             "E0318",
@@ -753,8 +755,8 @@ pub(crate) fn normalize(
                 },
                 _ => None,
             };
-            let gpu = rec(l.get("gpu")).map(|g| Gpu {
-                count: int(g.get("count")).map_or(0, |c| {
+            let gpu = rec(l.get_str("gpu")).map(|g| Gpu {
+                count: int(g.get_str("count")).map_or(0, |c| {
                     u32_field(
                         RecordTy::Gpu,
                         "count",
@@ -762,19 +764,17 @@ pub(crate) fn normalize(
                         c,
                     )
                 }),
-                kind: g.get("type").map(s),
-                node_label: g.get("node_label").map(s),
-                memory: memory(
-                    g.get("memory"),
-                    &path(&["resources"]).key(which).key("gpu").key("memory"),
-                ),
+                kind: g.get_str("type").map(s),
+                node_label: g.get_str("node_label").map(s),
+                memory: memory(g.get_str("memory"), &|| {
+                    path(&["resources"]).key(which).key("gpu").key("memory")
+                }),
             });
             Some(ResourceList {
                 cpu,
-                memory: memory(
-                    l.get("memory"),
-                    &path(&["resources"]).key(which).key("memory"),
-                ),
+                memory: memory(l.get_str("memory"), &|| {
+                    path(&["resources"]).key(which).key("memory")
+                }),
                 gpu,
             })
         };
@@ -841,9 +841,9 @@ pub(crate) fn normalize(
                 _ => VolumeMode::ReadOnly,
             };
             spec.volumes.push(Volume {
-                name: v.get("name").map(shared).unwrap_or_default(),
-                source: v.get("source").map(shared).unwrap_or_default(),
-                mount: v.get("mount").map(shared).unwrap_or_default(),
+                name: v.get_str("name").map(shared).unwrap_or_default(),
+                source: v.get_str("source").map(shared).unwrap_or_default(),
+                mount: v.get_str("mount").map(shared).unwrap_or_default(),
                 mode,
             });
         }
@@ -892,19 +892,22 @@ pub(crate) fn normalize(
     if let Some(Value::List(a)) = get(r, &["assets"]) {
         for x in a.iter() {
             let Value::Record(x) = x else { continue };
-            let asset = if x.get("kind").map(s).as_deref() == Some("huggingface") {
+            let asset = if x.get_str("kind").map(s).as_deref() == Some("huggingface") {
                 Asset::Huggingface {
-                    repo: x.get("repo").map(s).unwrap_or_default(),
-                    files: strs(x.get("files")),
-                    revision: x.get("revision").map(s).unwrap_or_else(|| "main".into()),
-                    to: x.get("to").map(s).unwrap_or_default(),
-                    token: x.get("token").and_then(secret_ref),
+                    repo: x.get_str("repo").map(s).unwrap_or_default(),
+                    files: strs(x.get_str("files")),
+                    revision: x
+                        .get_str("revision")
+                        .map(s)
+                        .unwrap_or_else(|| "main".into()),
+                    to: x.get_str("to").map(s).unwrap_or_default(),
+                    token: x.get_str("token").and_then(secret_ref),
                 }
             } else {
                 Asset::Url {
-                    url: x.get("url").map(s).unwrap_or_default(),
-                    sha256: x.get("sha256").map(s),
-                    to: x.get("to").map(s).unwrap_or_default(),
+                    url: x.get_str("url").map(s).unwrap_or_default(),
+                    sha256: x.get_str("sha256").map(s),
+                    to: x.get_str("to").map(s).unwrap_or_default(),
                 }
             };
             spec.assets.push(asset);
@@ -914,8 +917,8 @@ pub(crate) fn normalize(
         for f in fs.iter() {
             if let Value::Record(f) = f {
                 spec.files.push(Copy {
-                    from: f.get("from").map(s).unwrap_or_default(),
-                    to: f.get("to").map(s).unwrap_or_default(),
+                    from: f.get_str("from").map(s).unwrap_or_default(),
+                    to: f.get_str("to").map(s).unwrap_or_default(),
                 });
             }
         }
@@ -950,7 +953,7 @@ pub(crate) fn normalize(
         );
         let user = rec(get(r, &["user"]));
         let name = user
-            .and_then(|u| u.get("name"))
+            .and_then(|u| u.get_str("name"))
             .map(s)
             .unwrap_or_else(|| str_default(RecordTy::User, "name"));
         if let Err(e) = validate::user_name(&name) {
@@ -958,7 +961,7 @@ pub(crate) fn normalize(
         }
         // 4294967295 is `(uid_t)-1`, which chown(2) and setuid(2) read as
         // "no change", so the largest uid is one below it.
-        let uid = int(user.and_then(|u| u.get("uid")))
+        let uid = int(user.and_then(|u| u.get_str("uid")))
             .unwrap_or_else(|| int_default(RecordTy::User, "uid"));
         let uid = u32_field(RecordTy::User, "uid", &|| path(&["user", "uid"]), uid);
         spec.user = Some(User { name, uid });
@@ -983,18 +986,18 @@ pub(crate) fn normalize(
                 RecordTy::Distributed,
                 k,
                 &|| path(&["distributed"]).key(k),
-                int(d.get(k)).unwrap_or_else(|| int_default(RecordTy::Distributed, k)),
+                int(d.get_str(k)).unwrap_or_else(|| int_default(RecordTy::Distributed, k)),
             )
         };
         let nodes = field("nodes");
         let procs_per_node = field("procs_per_node");
-        let elastic = rec(d.get("elastic")).map(|x| {
+        let elastic = rec(d.get_str("elastic")).map(|x| {
             let f = |k: &str| {
                 u32_field(
                     RecordTy::Elastic,
                     k,
                     &|| path(&["distributed", "elastic"]).key(k),
-                    int(x.get(k)).unwrap_or_else(|| int_default(RecordTy::Elastic, k)),
+                    int(x.get_str(k)).unwrap_or_else(|| int_default(RecordTy::Elastic, k)),
                 )
             };
             let el = Elastic {
@@ -1221,7 +1224,7 @@ fn depends_on_cycles(services: &BTreeMap<String, Arc<EnvSpec>>) -> Vec<(Vec<Stri
 /// the IR will say.
 pub(crate) fn self_view(r: &Record) -> Record {
     let mut r = effective(r).into_owned();
-    let base = match r.get("base") {
+    let base = match r.get_str("base") {
         Some(Value::Image(i)) => Some(i.reference.to_string()),
         _ => None,
     };

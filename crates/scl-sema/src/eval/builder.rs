@@ -61,7 +61,7 @@ impl Builder {
     pub(super) fn slot<'a>(rec: &'a mut Record, path: &[Seg]) -> &'a mut Record {
         let mut cur = rec;
         for seg in path {
-            if !matches!(cur.get(seg.as_str()), Some(Value::Record(_))) {
+            if !matches!(cur.get_str(seg.as_str()), Some(Value::Record(_))) {
                 cur.insert(seg.as_str().into(), Value::Record(Arc::new(Record::new())));
             }
             let Some(Value::Record(r)) = cur.get_mut(seg.as_str()) else {
@@ -79,12 +79,12 @@ impl Builder {
             return 0;
         };
         for seg in parent {
-            match cur.get(seg.as_str()) {
+            match cur.get_str(seg.as_str()) {
                 Some(Value::Record(r)) => cur = r,
                 _ => return 0,
             }
         }
-        cur.get(last.as_str()).map_or(0, value_len)
+        cur.get_str(last.as_str()).map_or(0, value_len)
     }
 
     pub(super) fn ensure_record(&mut self, path: &FieldPath) {
@@ -204,10 +204,10 @@ impl Builder {
             }
             AssignOp::Append => {
                 let rec = Builder::slot(&mut self.record, parent);
-                let cur = rec.get(last).cloned();
+                let cur = rec.get_str(last).cloned();
                 match (cur, v) {
                     (None | Some(Value::List(_)), Value::List(new)) if !is_map => {
-                        let old: &[Value] = match rec.get(last) {
+                        let old: &[Value] = match rec.get_str(last) {
                             Some(Value::List(old)) => old,
                             _ => &[],
                         };
@@ -245,7 +245,7 @@ impl Builder {
             }
             AssignOp::Remove => {
                 let rec = Builder::slot(&mut self.record, parent);
-                match (rec.get(last).cloned(), v) {
+                match (rec.get_str(last).cloned(), v) {
                     (Some(Value::Record(old)), Value::List(keys))
                         if is_map || matches!(ty, Ty::Any) =>
                     {

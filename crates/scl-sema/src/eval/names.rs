@@ -152,7 +152,7 @@ impl Evaluator<'_> {
                 }
                 Err(self.report(m, d))
             }
-            Value::Record(r) => match r.get(name) {
+            Value::Record(r) => match r.get_str(name) {
                 Some(v) => Ok(v.clone()),
                 None => {
                     let mut d = Diagnostic::error(
