@@ -431,10 +431,10 @@ fn secret_name(var: &str) -> String {
     }
 }
 
-/// Whether `text` contains `part`: `str::contains` for the short words
-/// and values checked here, without the setup of its two-way searcher
-/// (which cost more than the search: every env's variable names and texts
-/// pass here).
+/// Whether `text` contains `part`: `str::contains` for the short words of
+/// variable names checked here, without the setup of its two-way searcher
+/// (which cost more than the search: every word of every env's variable
+/// names passes here).
 fn contains(text: &str, part: &str) -> bool {
     part.is_empty()
         || text

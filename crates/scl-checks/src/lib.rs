@@ -51,7 +51,7 @@ mod packages;
 mod pins;
 mod python;
 
-pub use pins::{exact_pin, Pin, RequirementsFile};
+pub use pins::{exact_pin, Pin, PinField, RequirementsFile};
 
 /// One problem found in an env.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -305,6 +305,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_pin_names_its_field() {
+        assert_eq!(String::from(PinField::Package(2)), "python.packages[2]");
+        assert_eq!(
+            String::from(&PinField::Requirement(0)),
+            "python.requirements[0]"
+        );
+    }
+
+    #[test]
     fn names_are_pep_503_normal() {
         assert_eq!(normalize("OpenCV_Python"), "opencv-python");
         assert_eq!(normalize("a..b__c"), "a-b-c");

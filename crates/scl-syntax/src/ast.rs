@@ -777,6 +777,10 @@ impl Decl {
             ends.push(u64::from(s.end) << 32 | i);
             i += 1;
         });
+        // Offsets are `u32`, so a declaration has fewer than 2^32 spans
+        // (each starts at its own offset or shares one): the index fits
+        // in the packed low half.
+        debug_assert!(i <= u64::from(u32::MAX));
         let mut ranks = vec![(0u32, 0u32); i as usize];
         let sorted_ranks = |packed: &mut Vec<u64>, set: &mut dyn FnMut(usize, u32)| {
             packed.sort_unstable();
@@ -869,8 +873,11 @@ impl Decl {
         self.walk_mut(&mut Docs);
     }
 
-    /// Calls `f` on every span of the declaration, in no particular order.
-    /// The test `every_span_is_visited` checks that no span is missed.
+    /// Calls `f` on every span of the declaration, in a fixed order: the
+    /// order of [`Decl::walk_mut`], which [`Decl::ranked_span_table`] and
+    /// [`Decl::anchor_ranked`] rely on (the ranks are matched to spans by
+    /// position in it). The test `every_span_is_visited` checks that no
+    /// span is missed.
     pub fn for_each_span_mut(&mut self, f: &mut impl FnMut(&mut Span)) {
         self.walk_mut(&mut SpansOnly(f));
     }

@@ -122,6 +122,9 @@ fn a_declaration_longer_than_64_kib_turns_back_into_its_offsets() {
             let mut a = d.clone();
             let table = a.anchor(5);
             assert_eq!(a.absolute(&table), *d);
+            let mut looked_up = d.clone();
+            looked_up.anchor_to(&table, 5);
+            assert_eq!(a, looked_up, "the ranks of a wide table");
         }
     }
 }
@@ -146,4 +149,34 @@ fn a_rank_out_of_range_is_clamped_to_the_declaration() {
     });
     assert_eq!(last.start, *starts.iter().max().unwrap());
     assert_eq!(last.end, *ends.iter().max().unwrap());
+}
+
+#[test]
+fn ranks_in_visit_order_are_the_looked_up_ones_on_broken_code() {
+    // Syntax errors leave zero-width spans (inserted closers, missing
+    // expressions) and many spans sharing a start or an end: the ranks
+    // written in visit order must still be those a lookup in the table
+    // gives.
+    let (mut broken, mut zero_width) = (0, 0);
+    for text in [
+        "env a {\n  labels { x = \n}\n",
+        "let x = [1, (2, {\n",
+        "env b extends {\n  = 3\n  y = f(,)\n}\n",
+        "let s = \"${a.}\"\nlet t = ((((x))))\n",
+        "fn f(a: Int, b:) -> = a\n",
+    ] {
+        let p = parse(text);
+        broken += usize::from(!p.errors.is_empty());
+        for d in &p.module.decls {
+            let mut ranked = d.clone();
+            let table = ranked.anchor(9);
+            let mut looked_up = d.clone();
+            looked_up.anchor_to(&table, 9);
+            assert_eq!(ranked, looked_up, "{text:?}");
+            d.clone()
+                .for_each_span_mut(&mut |s| zero_width += usize::from(s.start == s.end));
+        }
+    }
+    assert!(broken >= 4, "the texts are meant to be broken");
+    assert!(zero_width > 0, "no zero-width span was tried");
 }
