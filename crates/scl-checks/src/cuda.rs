@@ -40,7 +40,7 @@ fn published(cx: &Cx, out: &mut Vec<Finding>) {
             out.push(
                 Finding::error(
                     "E0511",
-                    &p.field,
+                    p.field,
                     format!(
                         "{} does not exist: torchaudio {version} was published without CUDA variants (its first CUDA builds were 0.10.0)",
                         p.shown()
@@ -74,7 +74,7 @@ fn published(cx: &Cx, out: &mut Vec<Finding>) {
             out.push(
                 Finding::error(
                     "E0511",
-                    &p.field,
+                    p.field,
                     format!(
                         "{} does not exist: torch {} has wheels for CUDA {} only",
                         p.shown(),
@@ -95,7 +95,7 @@ fn published(cx: &Cx, out: &mut Vec<Finding>) {
             out.push(
                 Finding::error(
                     "E0512",
-                    &p.field,
+                    p.field,
                     format!(
                         "{} is published only on the find-links page {url}, not on a package index: pip installs it only with `--find-links`, which `python.packages` cannot give",
                         p.shown()
@@ -131,14 +131,14 @@ fn variants(cx: &Cx, out: &mut Vec<Finding>) {
             out.push(
                 Finding::error(
                     "E0501",
-                    &p.field,
+                    p.field,
                     format!(
                         "{} is built for CUDA {cuda}, but {} is built for CUDA {first_cuda}",
                         p.shown(),
                         first.shown()
                     ),
                 )
-                .also(&first.field, format!("CUDA {first_cuda} here"))
+                .also(first.field, format!("CUDA {first_cuda} here"))
                 .help(format!(
                     "pin every one of torch, torchvision and torchaudio with the same variant (`+{}`)",
                     scl_domain::torch::variant(first_cuda)
@@ -165,9 +165,9 @@ fn variants(cx: &Cx, out: &mut Vec<Finding>) {
         // only warns for another minor of the same major.
         let other_major = Dotted::parse(cuda).map(|v| v.major()) != base_major;
         let f = if devel && other_major {
-            Finding::error("E0501", &p.field, String::new())
+            Finding::error("E0501", p.field, String::new())
         } else {
-            Finding::warning("W0507", &p.field, String::new())
+            Finding::warning("W0507", p.field, String::new())
         };
         out.push(
             Finding {

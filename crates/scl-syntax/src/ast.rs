@@ -832,14 +832,7 @@ impl Decl {
         };
         self.walk_mut(&mut write);
         debug_assert_eq!(write.next, ranks.0.len(), "the ranks of another tree");
-        match self {
-            Decl::Import(_) => {}
-            Decl::Param(d) => d.doc = None,
-            Decl::Let(d) => d.doc = None,
-            Decl::Enum(d) => d.doc = None,
-            Decl::Fn(d) => d.doc = None,
-            Decl::Env(d) => d.doc = None,
-        }
+        self.strip_own_doc();
     }
 
     /// The declaration with absolute spans again, from its anchored form
@@ -855,14 +848,7 @@ impl Decl {
     /// Leaves out every doc comment: of the declaration and of the items
     /// of every block in it (they do not change what the code means).
     pub fn strip_docs(&mut self) {
-        match self {
-            Decl::Import(_) => {}
-            Decl::Param(d) => d.doc = None,
-            Decl::Let(d) => d.doc = None,
-            Decl::Enum(d) => d.doc = None,
-            Decl::Fn(d) => d.doc = None,
-            Decl::Env(d) => d.doc = None,
-        }
+        self.strip_own_doc();
         struct Docs;
         impl VisitMut for Docs {
             fn span(&mut self, _: &mut Span) {}
@@ -871,6 +857,18 @@ impl Decl {
             }
         }
         self.walk_mut(&mut Docs);
+    }
+
+    /// Leaves out the declaration's own doc comment (not its items').
+    fn strip_own_doc(&mut self) {
+        match self {
+            Decl::Import(_) => {}
+            Decl::Param(d) => d.doc = None,
+            Decl::Let(d) => d.doc = None,
+            Decl::Enum(d) => d.doc = None,
+            Decl::Fn(d) => d.doc = None,
+            Decl::Env(d) => d.doc = None,
+        }
     }
 
     /// Calls `f` on every span of the declaration, in a fixed order: the
