@@ -436,16 +436,23 @@ fn secret_name(var: &str) -> String {
 /// (which cost more than the search: every word of every env's variable
 /// names passes here).
 fn contains(text: &str, part: &str) -> bool {
-    part.is_empty()
-        || text
-            .as_bytes()
-            .windows(part.len())
-            .any(|w| w == part.as_bytes())
+    find(text, part).is_some()
+}
+
+/// Where `part` first starts in `text` (`str::find` with a `&str`
+/// pattern, without building its searcher; see [`contains`]).
+fn find(text: &str, part: &str) -> Option<usize> {
+    if part.is_empty() {
+        return Some(0);
+    }
+    text.as_bytes()
+        .windows(part.len())
+        .position(|w| w == part.as_bytes())
 }
 
 /// Whether a URL carries `user:password@`.
 fn has_password(url: &str) -> bool {
-    let Some(at) = url.as_bytes().windows(3).position(|w| w == b"://") else {
+    let Some(at) = find(url, "://") else {
         return false;
     };
     let rest = &url[at + 3..];
@@ -476,6 +483,7 @@ mod tests {
         for t in texts {
             for p in parts {
                 assert_eq!(contains(t, p), t.contains(p), "{t:?} {p:?}");
+                assert_eq!(find(t, p), t.find(p), "{t:?} {p:?}");
             }
         }
     }

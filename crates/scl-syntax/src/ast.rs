@@ -777,9 +777,9 @@ impl Decl {
             ends.push(u64::from(s.end) << 32 | i);
             i += 1;
         });
-        // Offsets are `u32`, so a declaration has fewer than 2^32 spans
-        // (each starts at its own offset or shares one): the index fits
-        // in the packed low half.
+        // The visit index must fit in the packed low half: a file the
+        // compiler reads is at most 16 MiB, and its declarations hold a few
+        // spans per byte at most, far fewer than 2^32.
         debug_assert!(i <= u64::from(u32::MAX));
         let mut ranks = vec![(0u32, 0u32); i as usize];
         let sorted_ranks = |packed: &mut Vec<u64>, set: &mut dyn FnMut(usize, u32)| {
