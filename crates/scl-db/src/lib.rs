@@ -1147,6 +1147,9 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk
     let mut seen: HashSet<SourceFile> = HashSet::default();
     // The imports of each module of `walk.order`, for [`on_cycles`].
     let mut targets: Vec<Arc<Imports>> = Vec::new();
+    // The imports of the modules a module with many imports names, read
+    // through [`group_imports`] (see there) before they are entered.
+    let mut grouped: HashMap<SourceFile, Arc<Imports>> = HashMap::default();
     // The path from `file` to the module being walked: each module, its
     // imports, and the next import to follow.
     let mut path: Vec<(SourceFile, Arc<Imports>, usize)> = Vec::new();
@@ -1159,7 +1162,7 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk
                 return;
             }
             walk.order.push(f);
-            let imps = imports(db, f).clone();
+            let imps = grouped.remove(&f).unwrap_or_else(|| imports(db, f).clone());
             targets.push(imps.clone());
             let todo: Vec<SourceFile> = imps
                 .targets
@@ -1170,6 +1173,11 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk
                 .collect();
             if todo.len() >= PREFETCH_MIN {
                 prefetch(&todo);
+                for g in module_groups(db, &todo) {
+                    for (t, i) in g.files(db).iter().zip(group_imports(db, g).iter()) {
+                        grouped.insert(*t, i.clone());
+                    }
+                }
             }
             path.push((f, imps, 0));
         };
@@ -1191,6 +1199,23 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: &dyn Fn(&[SourceFile])) -> Walk
     walk.cycles = cycle_diagnostics(db, &walk.order, &on_cycle);
 
     walk
+}
+
+/// The [`imports`] of each module of `group`, in order: what [`walk`]
+/// reads for the modules that a module with many imports names, so that
+/// [`module_graph`] depends on one query per [`MODULE_GROUP`] modules
+/// instead of one per module. After an edit of one module, salsa verifies
+/// its group's few dozen results and the graph's few dozen groups, not
+/// every module's imports (1,001 of them for the benchmark's root).
+#[salsa::tracked(returns(ref))]
+fn group_imports<'db>(db: &'db dyn Db, group: ModuleGroup<'db>) -> Arc<Vec<Arc<Imports>>> {
+    Arc::new(
+        group
+            .files(db)
+            .iter()
+            .map(|f| imports(db, *f).clone())
+            .collect(),
+    )
 }
 
 /// Which modules of `order` (a walk's modules, with their imports in
@@ -1744,15 +1769,51 @@ pub fn reaches_import_cycle(db: &dyn Db, file: SourceFile) -> bool {
 /// and stops the change there.
 #[salsa::tracked(returns(copy), cycle_initial = reaches_cycle_initial)]
 fn reaches_cycle(db: &dyn Db, file: SourceFile) -> (bool, u64) {
-    // Every target is read (no short-circuit), in order.
-    let yes = import_targets(db, file)
+    let targets = import_targets(db, file);
+    // A self-import is a cycle; it needs no query of its own.
+    let own = targets.contains(&Some(file));
+    let others: Vec<SourceFile> = targets
         .iter()
         .flatten()
-        .fold(false, |any, t| {
-            // A self-import is a cycle; it needs no query of its own.
-            (*t == file || reaches_import_cycle(db, *t)) | any
-        });
+        .filter(|t| **t != file)
+        .copied()
+        .collect();
+    // Every target is read (no short-circuit), in order. Many targets are
+    // read through [`group_reaches_cycle`], one query per
+    // [`MODULE_GROUP`] of them: after an edit of one module, salsa
+    // verifies a few dozen results here, not one per import.
+    let yes = if others.len() > MODULE_GROUP {
+        module_groups(db, &others).fold(false, |any, g| group_reaches_cycle(db, g).0 | any)
+    } else {
+        others
+            .iter()
+            .fold(false, |any, t| reaches_import_cycle(db, *t) | any)
+    };
+    (own | yes, revision_number(db))
+}
+
+/// Whether some module of `group` reaches an import cycle, and the
+/// revision it was computed in: [`reaches_cycle`]'s fold over a run of a
+/// module's many import targets. Its value carries the revision, and it
+/// starts from `true` on a cycle, for [`reaches_cycle`]'s reasons (two
+/// modules with the same imports share their groups, so a cycle can close
+/// here).
+#[salsa::tracked(returns(copy), cycle_initial = group_reaches_cycle_initial)]
+fn group_reaches_cycle<'db>(db: &'db dyn Db, group: ModuleGroup<'db>) -> (bool, u64) {
+    let yes = group
+        .files(db)
+        .iter()
+        .fold(false, |any, t| reaches_import_cycle(db, *t) | any);
     (yes, revision_number(db))
+}
+
+fn group_reaches_cycle_initial<'db>(
+    db: &'db dyn Db,
+    _id: salsa::Id,
+    _previous: Option<&(bool, u64)>,
+    _group: ModuleGroup<'db>,
+) -> (bool, u64) {
+    (true, revision_number(db))
 }
 
 fn reaches_cycle_initial(

@@ -359,3 +359,147 @@ fn the_walk_and_the_cycle_queries_resolve_every_import_alike() {
         "a, b and c are one component"
     );
 }
+
+/// `l0` … `l39`, each a `let`; `w1` and `w2` import all of them and each
+/// other (more than 32 imports each: `reaches_import_cycle` and the walk
+/// read such imports in groups of 32, and the two share their first
+/// group); `l7` imports `w1`. So `w1`, `w2` and `l7` are one component.
+fn wide(l7_imports_w1: bool, w2_imports_w1: bool) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    for i in 0..40 {
+        let mut t = String::new();
+        if i == 7 && l7_imports_w1 {
+            t.push_str("import \"./w1.env.scl\" as w1\n");
+        }
+        t.push_str(&format!("let v{i} = {i}\n"));
+        files.push((format!("/w/l{i}.env.scl"), t));
+    }
+    for (me, other, imports_other) in [("w1", "w2", true), ("w2", "w1", w2_imports_w1)] {
+        let mut t = String::new();
+        for i in 0..40 {
+            t.push_str(&format!("import \"./l{i}.env.scl\" as l{i}\n"));
+        }
+        if imports_other {
+            t.push_str(&format!("import \"./{other}.env.scl\" as o\n"));
+        }
+        t.push_str(&format!("let {me} = l3.v3\n"));
+        files.push((format!("/w/{me}.env.scl"), t));
+    }
+    files
+}
+
+fn wide_db(files: &[(String, String)]) -> Database {
+    let fs = Arc::new(MemorySystem::new());
+    for (p, t) in files {
+        fs.write(p, t);
+    }
+    fs.set_current_dir("/w");
+    Database::with_system(fs, Path::new("/w"), None)
+}
+
+/// What a check of `root` reports, and the cycle facts of the wide
+/// workspace's modules: the same whichever module is asked first.
+fn wide_facts(db: &Database, root: &str) -> String {
+    let r = file(db, root);
+    let mut out: Vec<String> = db
+        .check(r)
+        .iter()
+        .map(|d| format!("{} {}:{} {}", d.code, d.at.file, d.at.span.start, d.message))
+        .collect();
+    for n in ["w1", "w2", "l7", "l3"] {
+        out.push(format!(
+            "{n}: cycle {:?}, reaches {}",
+            cycle_names(db, n),
+            scl_db::reaches_import_cycle(db, file(db, n))
+        ));
+    }
+    out.join("\n")
+}
+
+#[test]
+fn cycles_through_modules_with_many_imports_are_found_whichever_is_asked() {
+    // (l7 imports w1, w2 imports w1) and the component of w1. In the
+    // second case only an import in w1's second group of 32 (w2) leads
+    // back to w1.
+    let cases: [((bool, bool), &[&str]); 4] = [
+        ((true, true), &["l7.env.scl", "w1.env.scl", "w2.env.scl"]),
+        ((false, true), &["w1.env.scl", "w2.env.scl"]),
+        // w2 imports l7 too.
+        ((true, false), &["l7.env.scl", "w1.env.scl", "w2.env.scl"]),
+        ((false, false), &[]),
+    ];
+    for ((l7, w2), component) in cases {
+        let files = wide(l7, w2);
+        let expected = {
+            let db = wide_db(&files);
+            wide_facts(&db, "w1")
+        };
+        let case = format!("l7 imports w1: {l7}, w2 imports w1: {w2}");
+        assert!(
+            expected.contains(&format!(
+                "w1: cycle {component:?}, reaches {}",
+                !component.is_empty()
+            )),
+            "{case}: {expected}"
+        );
+        assert!(
+            expected.contains("l3: cycle [], reaches false"),
+            "{case}: {expected}"
+        );
+        assert_eq!(
+            expected.matches("E0103").count(),
+            usize::from(!component.is_empty()),
+            "one diagnostic for the component ({case}): {expected}"
+        );
+        // Asked first of another module's cycle fact, before any check:
+        // the same answers.
+        for first in ["w2", "l7", "l3"] {
+            let db = wide_db(&files);
+            let _ = scl_db::reaches_import_cycle(&db, file(&db, first));
+            assert_eq!(
+                wide_facts(&db, "w1"),
+                expected,
+                "{case}: {first} asked first"
+            );
+        }
+    }
+}
+
+#[test]
+fn edits_that_make_and_break_cycles_through_many_imports_match_a_fresh_database() {
+    // Each step's files, checked incrementally (the edited files opened
+    // for editing, as an editor does) and in a fresh database.
+    let steps = [
+        (true, true),
+        (false, true),
+        (false, false),
+        (true, false),
+        (true, true),
+    ];
+    let fs = Arc::new(MemorySystem::new());
+    for (p, t) in wide(steps[0].0, steps[0].1) {
+        fs.write(p, &t);
+    }
+    fs.set_current_dir("/w");
+    let mut db = Database::with_system(fs, Path::new("/w"), None);
+    let _ = wide_facts(&db, "w1");
+    for f in ["l7", "w2"] {
+        let f = file(&db, f);
+        db.will_edit(f);
+    }
+    for (l7, w2) in steps {
+        let files = wide(l7, w2);
+        for (p, t) in &files {
+            if p.ends_with("/l7.env.scl") || p.ends_with("/w2.env.scl") {
+                let f = db.open(Path::new(p));
+                db.set_text(f, t);
+            }
+        }
+        let fresh = wide_db(&files);
+        assert_eq!(
+            wide_facts(&db, "w1"),
+            wide_facts(&fresh, "w1"),
+            "l7 imports w1: {l7}, w2 imports w1: {w2}"
+        );
+    }
+}

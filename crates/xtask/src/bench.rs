@@ -538,14 +538,27 @@ pub fn recheck_loop_main(args: &[String]) -> i32 {
         args.get(1).and_then(|s| s.parse::<usize>().ok()),
         args.get(2).and_then(|s| s.parse::<usize>().ok()),
     ) else {
-        eprintln!("usage: xtask recheck-loop DIR N EDITS");
+        eprintln!("usage: xtask recheck-loop DIR N EDITS [--events] [--comment]");
         return 2;
     };
     let dir = Path::new(dir);
-    let mut db = Database::new(dir, None);
+    // `--events`: what each re-check ran and verified, by query (salsa's
+    // event log; slower, so only for finding what a re-check does).
+    let events = args.iter().any(|a| a == "--events");
+    let (mut db, log) = if events {
+        let (db, log) = Database::with_event_log(std::sync::Arc::new(scl_db::OsSystem), dir, None);
+        (db, Some(log))
+    } else {
+        (Database::new(dir, None), None)
+    };
     let top = db.open(&dir.join("top.env.scl"));
     let _ = db.check(top);
     let last = db.open(&dir.join(format!("mod{}.env.scl", n - 1)));
+    // `--comment`: comment-only edits of the base module (not opened for
+    // editing, as in the bench) instead of one-line edits of the leaf.
+    let comment = args.iter().any(|a| a == "--comment");
+    let base = db.open(&dir.join("base.env.scl"));
+    let base_src = workload::base_source();
     // As the bench does: the file being edited is opened for editing.
     db.will_edit(last);
     let _ = db.check(top);
@@ -558,13 +571,38 @@ pub fn recheck_loop_main(args: &[String]) -> i32 {
         } else {
             format!("env-{}", n - 1)
         };
-        db.set_text(
-            last,
-            &workload::module_source(n - 1, Topology::Chain, &desc),
-        );
+        if comment {
+            let text = if k % 2 == 0 {
+                format!("{base_src}// edit {k}\n")
+            } else {
+                base_src.clone()
+            };
+            db.set_text(base, &text);
+        } else {
+            db.set_text(
+                last,
+                &workload::module_source(n - 1, Topology::Chain, &desc),
+            );
+        }
+        if let Some(log) = &log {
+            let _ = log.take();
+            let _ = log.take_validated_by_query();
+        }
         let t = Instant::now();
         let _ = db.check(top);
         each.push(t.elapsed().as_secs_f64() * 1e3);
+        if let Some(log) = &log {
+            let (ran, validated) = log.take();
+            let mut by: std::collections::BTreeMap<String, usize> = Default::default();
+            for e in &ran {
+                *by.entry(e.query.clone()).or_default() += 1;
+            }
+            println!("re-check {k}: ran {} queries {by:?}", ran.len());
+            println!(
+                "  verified {validated}: {:?}",
+                log.take_validated_by_query()
+            );
+        }
         let _ = services_json(&db, top);
     }
     let mean = each.iter().sum::<f64>() / edits.max(1) as f64;
