@@ -361,9 +361,10 @@ fn the_walk_and_the_cycle_queries_resolve_every_import_alike() {
 }
 
 /// `l0` … `l39`, each a `let`; `w1` and `w2` import all of them and each
-/// other (more than 32 imports each: `reaches_import_cycle` and the walk
-/// read such imports in groups of 32, and the two share their first
-/// group); `l7` imports `w1`. So `w1`, `w2` and `l7` are one component.
+/// other, and `w3` imports all of them and is imported by none (more than
+/// 32 imports each: `reaches_import_cycle` reads such imports in groups
+/// of 32, and the three share their first group); `l7` imports `w1`. So
+/// `w1`, `w2` and `l7` are one component, and `w3` reaches it.
 fn wide(l7_imports_w1: bool, w2_imports_w1: bool) -> Vec<(String, String)> {
     let mut files = Vec::new();
     for i in 0..40 {
@@ -385,6 +386,11 @@ fn wide(l7_imports_w1: bool, w2_imports_w1: bool) -> Vec<(String, String)> {
         t.push_str(&format!("let {me} = l3.v3\n"));
         files.push((format!("/w/{me}.env.scl"), t));
     }
+    let mut t = String::new();
+    for i in 0..40 {
+        t.push_str(&format!("import \"./l{i}.env.scl\" as l{i}\n"));
+    }
+    files.push(("/w/w3.env.scl".into(), t));
     files
 }
 
@@ -406,7 +412,7 @@ fn wide_facts(db: &Database, root: &str) -> String {
         .iter()
         .map(|d| format!("{} {}:{} {}", d.code, d.at.file, d.at.span.start, d.message))
         .collect();
-    for n in ["w1", "w2", "l7", "l3"] {
+    for n in ["w1", "w2", "w3", "l7", "l3"] {
         out.push(format!(
             "{n}: cycle {:?}, reaches {}",
             cycle_names(db, n),
@@ -451,9 +457,15 @@ fn cycles_through_modules_with_many_imports_are_found_whichever_is_asked() {
             usize::from(!component.is_empty()),
             "one diagnostic for the component ({case}): {expected}"
         );
+        assert!(
+            expected.contains(&format!("w3: cycle [], reaches {l7}")),
+            "{case}: {expected}"
+        );
         // Asked first of another module's cycle fact, before any check:
-        // the same answers.
-        for first in ["w2", "l7", "l3"] {
+        // the same answers. Asked of `w3` first, the cycle through `l7`
+        // closes at the first group `w3` shares with `w1` (a group query
+        // heads the salsa cycle).
+        for first in ["w2", "w3", "l7", "l3"] {
             let db = wide_db(&files);
             let _ = scl_db::reaches_import_cycle(&db, file(&db, first));
             assert_eq!(
