@@ -1137,6 +1137,10 @@ fn module_graph(db: &dyn Db, file: SourceFile) -> Arc<Walk> {
     Arc::new(walk(db, file, None))
 }
 
+/// What [`walk`] gives the modules a module with many imports names,
+/// before they are walked (parses them on every core).
+type Prefetch<'a> = &'a dyn Fn(&[SourceFile]);
+
 /// The modules `file` reaches through imports, without recursion: in
 /// the order they are first reached (`order`, `file` first), and each
 /// after all it imports (`post_order`), with an `E0103` for every import
@@ -1149,7 +1153,7 @@ fn module_graph(db: &dyn Db, file: SourceFile) -> Arc<Walk> {
 /// outside any query), `prefetch` is given those modules before they are
 /// walked and each module's imports are read directly: no group is made
 /// there (what a query outside any query interns is kept for good).
-fn walk(db: &dyn Db, file: SourceFile, prefetch: Option<&dyn Fn(&[SourceFile])>) -> Walk {
+fn walk(db: &dyn Db, file: SourceFile, prefetch: Option<Prefetch<'_>>) -> Walk {
     let mut walk = Walk::default();
     let mut seen: HashSet<SourceFile> = HashSet::default();
     // The imports of each module of `walk.order`, for [`on_cycles`].
