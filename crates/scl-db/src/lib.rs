@@ -991,9 +991,9 @@ impl Database {
         if self.reg().checked.insert(file) {
             self.preload(file);
             timings::mark("preload");
-            let _ = walk(self, file, Some(&|todo: &[SourceFile]| self.prefetch(todo)));
+            let pre = walk(self, file, Some(&|todo: &[SourceFile]| self.prefetch(todo)));
             timings::mark("walk");
-            self.check_on_two_cores(file);
+            self.check_on_two_cores(file, &pre.post_order);
         }
         let diagnostics = check_diagnostics(self, file).as_ref().clone();
         timings::mark("diagnostics");
@@ -1011,19 +1011,20 @@ impl Database {
     /// would otherwise wait); this thread then takes what is left of the
     /// modules' diagnostics from the other end. Everything is memoized:
     /// [`check_diagnostics`] finds it made. The answers are the same as on
-    /// one thread.
-    fn check_on_two_cores(&self, root: SourceFile) {
+    /// one thread. `order` is the post-order of the modules `root` reaches
+    /// (the warm-up walk's: [`module_graph`]'s is the same, and the other
+    /// thread makes that query first, off this thread's path).
+    fn check_on_two_cores(&self, root: SourceFile, order: &[SourceFile]) {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let order = module_graph(self, root).post_order.clone();
         if threads < 2 || order.len() < PREFETCH_MIN {
             return;
         }
         std::thread::scope(|s| {
             let db = self.clone();
-            let order = &order;
             let helper = std::thread::Builder::new()
                 .stack_size(COMPILER_STACK_SIZE)
                 .spawn_scoped(s, move || {
+                    let _ = module_graph(&db, root);
                     for f in order {
                         let _ = static_diagnostics(&db, *f);
                     }
