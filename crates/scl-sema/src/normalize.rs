@@ -42,6 +42,17 @@ fn dedup_key(v: &Value) -> DedupKey<'_> {
 
 /// The list `l` without repeated elements (first kept), or `None` if it has none.
 fn dedup_list(l: &[Value]) -> Option<Vec<Value>> {
+    // A short list of strings and integers (an env's packages, its ports)
+    // is compared pair by pair, without hashing: most have no repeat.
+    if l.len() <= 16 && l.iter().all(|v| matches!(v, Value::Str(_) | Value::Int(_))) {
+        let repeat = (1..l.len()).any(|i| {
+            let k = dedup_key(&l[i]);
+            l[..i].iter().any(|v| dedup_key(v) == k)
+        });
+        if !repeat {
+            return None;
+        }
+    }
     let mut seen = HashSet::with_capacity_and_hasher(l.len(), Default::default());
     let keys: Vec<bool> = l.iter().map(|v| seen.insert(dedup_key(v))).collect();
     if keys.iter().all(|k| *k) {
@@ -179,14 +190,25 @@ fn carried(r: &Record) -> Carried {
 /// given with `--extra-index-url` (PyTorch's install instructions; not
 /// `--index-url`, which would hide PyPI from the other packages).
 fn torch_indexes(r: &Record) -> Vec<String> {
-    let mut reqs = strs(get(r, &["python", "packages"]));
+    // Only a requirement whose name starts with `torch` can pin one of the
+    // three: the others are not parsed (every env reads its packages here).
+    let mut reqs: Vec<String> = match get(r, &["python", "packages"]) {
+        Some(Value::List(l)) => l
+            .iter()
+            .filter(|v| !matches!(v, Value::Str(t) if !may_name_torch(t)))
+            .map(s)
+            .collect(),
+        _ => Vec::new(),
+    };
     if let Some(Value::List(files)) = get(r, &["python", "requirements"]) {
         for f in files.iter() {
             if let Value::File(file) = f {
                 if let Ok(lines) = validate::requirements(&file.text) {
                     for l in lines {
                         if let validate::ReqLine::Requirement { text, .. } = l {
-                            reqs.push(text);
+                            if may_name_torch(&text) {
+                                reqs.push(text);
+                            }
                         }
                     }
                 }
@@ -264,6 +286,18 @@ fn effective(r: &Record) -> Cow<'_, Record> {
         }
     }
     out
+}
+
+/// Whether the PEP 508 requirement `req` may name `torch`, `torchvision`
+/// or `torchaudio`: its name (after leading blanks) starts with `torch`,
+/// in any case. PEP 503 normalization only lowercases a name and turns
+/// runs of `-`, `_` and `.` into one `-`, and none of the three holds one,
+/// so a requirement that fails this names none of them.
+fn may_name_torch(req: &str) -> bool {
+    req.trim_start()
+        .as_bytes()
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case(b"torch"))
 }
 
 /// Lexically normalizes a container path (`/data/` → `/data`, `/a/./b` →
@@ -1290,6 +1324,59 @@ fn secret_ref(v: &Value) -> Option<SecretRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every requirement that pins `torch`, `torchvision` or `torchaudio`
+    /// (as `scl_checks::exact_pin` reads it) passes the prefilter, however
+    /// its name is written; others mostly do not.
+    #[test]
+    fn the_torch_prefilter_keeps_every_torch_pin() {
+        let pins = [
+            "torch==2.1.2+cu118",
+            "  torch == 2.1.2+cu118",
+            "Torch==2.1.2",
+            "TORCHVISION==0.16.2+cu118",
+            "torchaudio[extra]==2.1.2 ; sys_platform == 'linux'",
+            "torch>=2.0,==2.1.2+cu121",
+        ];
+        for p in pins {
+            let (name, _) = scl_checks::exact_pin(p).expect(p);
+            assert!(
+                matches!(name.as_str(), "torch" | "torchvision" | "torchaudio"),
+                "{p}: {name}"
+            );
+            assert!(may_name_torch(p), "{p}");
+        }
+        for other in ["numpy==1.26.4", "pytorch-lightning==2.2.0", "", " ", "torc"] {
+            assert!(!may_name_torch(other), "{other}");
+        }
+    }
+
+    /// The pairwise check of short lists gives what hashing gives: repeats
+    /// of strings and of integers, first kept, and no copy without one.
+    #[test]
+    fn short_and_long_lists_are_deduplicated_alike() {
+        let strs = |xs: &[&str]| xs.iter().map(|x| Value::str(*x)).collect::<Vec<_>>();
+        assert_eq!(dedup_list(&strs(&["a", "b", "c"])), None);
+        assert_eq!(dedup_list(&[]), None);
+        assert_eq!(
+            dedup_list(&strs(&["a", "b", "a", "c", "b"])),
+            Some(strs(&["a", "b", "c"]))
+        );
+        let ints = |xs: &[i64]| xs.iter().map(|x| Value::Int(*x)).collect::<Vec<_>>();
+        assert_eq!(dedup_list(&ints(&[8080, 8888])), None);
+        assert_eq!(
+            dedup_list(&ints(&[8080, 8888, 8080])),
+            Some(ints(&[8080, 8888]))
+        );
+        // Past 16 elements: hashed.
+        let long: Vec<String> = (0..20).map(|i| format!("p{}", i % 17)).collect();
+        let long: Vec<&str> = long.iter().map(String::as_str).collect();
+        let want: Vec<&str> = long[..17].to_vec();
+        assert_eq!(dedup_list(&strs(&long)), Some(strs(&want)));
+        assert_eq!(dedup_list(&strs(&want)), None);
+        // A string and an integer that print alike differ.
+        assert_eq!(dedup_list(&[Value::str("1"), Value::Int(1)]), None);
+    }
 
     #[test]
     fn container_paths_are_cleaned_lexically() {
