@@ -1809,11 +1809,18 @@ fn reaches_cycle(db: &dyn Db, file: SourceFile) -> (bool, u64) {
     let yes = if others.len() > MODULE_GROUP {
         module_groups(db, &others).fold(false, |any, g| group_reaches_cycle(db, g).0 | any)
     } else {
-        others
-            .iter()
-            .fold(false, |any, t| reaches_import_cycle(db, *t) | any)
+        any_reaches_cycle(db, &others)
     };
     (own | yes, revision_number(db))
+}
+
+/// Whether some module of `files` reaches an import cycle, each asked in
+/// order (no short-circuit: the queries a fixpoint round reads must not
+/// depend on the answers).
+fn any_reaches_cycle(db: &dyn Db, files: &[SourceFile]) -> bool {
+    files
+        .iter()
+        .fold(false, |any, t| reaches_import_cycle(db, *t) | any)
 }
 
 /// Whether some module of `group` reaches an import cycle, and the
@@ -1824,11 +1831,7 @@ fn reaches_cycle(db: &dyn Db, file: SourceFile) -> (bool, u64) {
 /// here).
 #[salsa::tracked(returns(copy), cycle_initial = group_reaches_cycle_initial)]
 fn group_reaches_cycle<'db>(db: &'db dyn Db, group: ModuleGroup<'db>) -> (bool, u64) {
-    let yes = group
-        .files(db)
-        .iter()
-        .fold(false, |any, t| reaches_import_cycle(db, *t) | any);
-    (yes, revision_number(db))
+    (any_reaches_cycle(db, group.files(db)), revision_number(db))
 }
 
 fn group_reaches_cycle_initial<'db>(
