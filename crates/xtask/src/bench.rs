@@ -433,12 +433,7 @@ fn inprocess(
     let base_src = workload::base_source();
     let mut comment = Vec::new();
     for k in 0..edits {
-        let text = if k % 2 == 0 {
-            format!("{base_src}// edit {k}\n")
-        } else {
-            base_src.clone()
-        };
-        db.set_text(base, &text);
+        db.set_text(base, &comment_edit(&base_src, k));
         let t = Instant::now();
         let diags = db.check(top);
         comment.push(t.elapsed().as_secs_f64() * 1e3);
@@ -497,6 +492,17 @@ fn inprocess(
         comment: median(comment),
         phases: ph,
     })
+}
+
+/// The base module's text for comment-only edit `k`: a comment at its
+/// end, alternately present and absent (the text changes, its meaning
+/// does not).
+fn comment_edit(base_src: &str, k: usize) -> String {
+    if k.is_multiple_of(2) {
+        format!("{base_src}// edit {k}\n")
+    } else {
+        base_src.to_string()
+    }
 }
 
 pub(crate) fn repo_root() -> PathBuf {
@@ -572,12 +578,7 @@ pub fn recheck_loop_main(args: &[String]) -> i32 {
             format!("env-{}", n - 1)
         };
         if comment {
-            let text = if k % 2 == 0 {
-                format!("{base_src}// edit {k}\n")
-            } else {
-                base_src.clone()
-            };
-            db.set_text(base, &text);
+            db.set_text(base, &comment_edit(&base_src, k));
         } else {
             db.set_text(
                 last,
