@@ -70,6 +70,20 @@ pub trait System: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// `path` opened for reading with `O_NONBLOCK` where the platform has it
+/// (an open of a FIFO returns at once instead of waiting for a writer;
+/// reads of a regular file ignore the flag).
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
+
 /// The real file system, through `std::fs`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct OsSystem;
@@ -77,18 +91,35 @@ pub struct OsSystem;
 impl System for OsSystem {
     fn read(&self, path: &Path, limit: usize) -> Result<Option<Vec<u8>>, String> {
         use std::io::Read;
-        // Only regular files are opened (a FIFO would block the open).
-        let len = match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => m.len(),
-            _ => return Ok(None),
+        // The path is walked once (the open): the file's kind and size come
+        // from the open file. Opened without blocking, since opening a FIFO
+        // for reading waits for a writer; only a regular file is then read.
+        let file = match open_nonblocking(path) {
+            Ok(f) => f,
+            // The same answers as a `stat` first would give: no regular
+            // file there is `None`; one that cannot be opened is an error.
+            Err(e) => {
+                return match std::fs::metadata(path) {
+                    Ok(m) if m.is_file() => Err(e.to_string()),
+                    _ => Ok(None),
+                };
+            }
         };
-        // Room for the whole file and the read that finds its end: two
-        // reads for a file that did not grow meanwhile, instead of a
-        // doubling series from 32 bytes.
-        let room = usize::try_from(len).unwrap_or(usize::MAX).min(limit);
-        let mut out = Vec::with_capacity(room.saturating_add(1).min(1 << 20));
-        std::fs::File::open(path)
-            .and_then(|f| f.take(limit as u64).read_to_end(&mut out))
+        let len = match file.metadata() {
+            Ok(m) if m.is_file() => m.len(),
+            Ok(_) => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        };
+        // The bytes the size promises, and no read to find the end after
+        // them: one `read` for a small file. A size of 0 says nothing (files
+        // of `/proc`, or one still being written): read to the end.
+        let take = match usize::try_from(len) {
+            Ok(0) | Err(_) => limit,
+            Ok(n) => n.min(limit),
+        };
+        let mut out = Vec::with_capacity(if len == 0 { 0 } else { take.min(1 << 20) });
+        file.take(take as u64)
+            .read_to_end(&mut out)
             .map_err(|e| e.to_string())?;
         Ok(Some(out))
     }
@@ -275,5 +306,67 @@ impl System for MemorySystem {
     }
     fn current_dir(&self) -> PathBuf {
         self.with(|m| m.cwd.clone().unwrap_or_else(|| PathBuf::from("/")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `OsSystem::read` against the file kinds it meets: the exact bytes
+    /// of a regular file (one smaller than the read probe, one of several
+    /// pages), at most `limit` of them, nothing for what is not a regular
+    /// file, and the whole of a file whose size says 0 (`/proc`).
+    #[test]
+    fn the_os_system_reads_regular_files_only_and_exactly() {
+        let d = tempfile::tempdir().unwrap();
+        let small = d.path().join("small.env.scl");
+        std::fs::write(&small, b"env a {}\n").unwrap();
+        let large: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+        let big = d.path().join("big.env.scl");
+        std::fs::write(&big, &large).unwrap();
+        let empty = d.path().join("empty.env.scl");
+        std::fs::write(&empty, b"").unwrap();
+        let os = OsSystem;
+        assert_eq!(os.read(&small, 100), Ok(Some(b"env a {}\n".to_vec())));
+        assert_eq!(os.read(&big, usize::MAX), Ok(Some(large.clone())));
+        // One byte more than a caller accepts tells "too large".
+        assert_eq!(os.read(&big, 10_001), Ok(Some(large[..10_001].to_vec())));
+        assert_eq!(os.read(&small, 3), Ok(Some(b"env".to_vec())));
+        assert_eq!(os.read(&empty, 100), Ok(Some(Vec::new())));
+        assert_eq!(os.read(d.path(), 100), Ok(None));
+        assert_eq!(os.read(&d.path().join("missing.env.scl"), 100), Ok(None));
+        assert_eq!(os.read(&small.join("below"), 100), Ok(None));
+        #[cfg(target_os = "linux")]
+        {
+            let status = os.read(Path::new("/proc/self/status"), 1 << 20);
+            let status = status.unwrap().unwrap();
+            assert!(status.starts_with(b"Name:"), "{status:?}");
+        }
+    }
+
+    /// A FIFO is not a regular file: `read` answers `None` at once instead
+    /// of waiting for a writer (its open does not block).
+    #[cfg(unix)]
+    #[test]
+    fn the_os_system_does_not_wait_on_a_fifo() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("x.env.scl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(OsSystem.read(&path, 100));
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(20));
+        if got.is_err() {
+            // Unblock the reader before failing.
+            let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+        }
+        assert_eq!(got, Ok(Ok(None)));
     }
 }
