@@ -74,15 +74,14 @@ fn dedup_list(l: &[Value]) -> Option<Vec<Value>> {
 /// [`VALUE_BYTES`] per list element or map entry;
 /// services are shared specs, not copied. Walks at most until `limit` is
 /// passed, so the walk itself is bounded by the budget.
-fn ir_bytes(v: &Value, limit: u64) -> u64 {
-    let mut total: u64 = 0;
-    let mut todo: Vec<&Value> = vec![v];
+///
+/// `todo` is the walk's room, empty on entry and on return: one vector for
+/// all the fields of an env, not one per field.
+fn ir_bytes<'a>(v: &'a Value, limit: u64, todo: &mut Vec<&'a Value>) -> u64 {
     let entry = VALUE_BYTES as u64;
-    while let Some(v) = todo.pop() {
-        if total > limit {
-            break;
-        }
-        total += match v {
+    // The bytes of a value with nothing inside it to walk.
+    let leaf = |v: &Value| -> Option<u64> {
+        Some(match v {
             Value::Str(s) => s.len() as u64,
             Value::Enum(e) => e.variant.len() as u64,
             Value::File(f) => (f.path.len() + f.sha256.len()) as u64,
@@ -90,21 +89,42 @@ fn ir_bytes(v: &Value, limit: u64) -> u64 {
                 (i.reference.len() + i.digest.as_ref().map_or(0, |d| d.len())) as u64
             }
             Value::Secret(x) => (x.name.len() + x.key.len()) as u64,
+            Value::List(_) | Value::Record(_) => return None,
+            _ => 0,
+        })
+    };
+    if let Some(n) = leaf(v) {
+        return n;
+    }
+    let mut total: u64 = 0;
+    todo.push(v);
+    while let Some(v) = todo.pop() {
+        if total > limit {
+            break;
+        }
+        // The elements of a list or the fields of a record: leaves are
+        // counted in place, the rest walked later.
+        let mut inner = |x: &'a Value, total: &mut u64| match leaf(x) {
+            Some(n) => *total += n,
+            None => todo.push(x),
+        };
+        match v {
             Value::List(l) => {
-                todo.extend(l.iter());
-                l.len() as u64 * entry
+                total += l.len() as u64 * entry;
+                for x in l.iter() {
+                    inner(x, &mut total);
+                }
             }
             Value::Record(r) => {
-                let mut n = 0;
                 for (k, x) in r.iter() {
-                    n += k.len() as u64 + entry;
-                    todo.push(x);
+                    total += k.len() as u64 + entry;
+                    inner(x, &mut total);
                 }
-                n
             }
-            _ => 0,
-        };
+            other => total += leaf(other).unwrap_or(0),
+        }
     }
+    todo.clear();
     total
 }
 
@@ -588,6 +608,7 @@ pub(crate) fn normalize(
     // Every byte this puts into the IR is charged to the evaluation
     // budget before it is built (field by field, at the field's origin),
     // so that many references to one large value stop at E0316.
+    let mut todo = Vec::new();
     for (k, v) in r.iter() {
         if &**k == "services" {
             continue;
@@ -598,7 +619,7 @@ pub(crate) fn normalize(
                 .get(&FieldPath::root().key(k))
                 .map_or((env.module, env.extends_span), |o| (o.module, o.span))
         };
-        ev.charge_ir(&at, ir_bytes(v, MAX_PRODUCED) as usize)?;
+        ev.charge_ir(&at, ir_bytes(v, MAX_PRODUCED, &mut todo) as usize)?;
     }
     // Kept without `apiVersion` (it is added on output), so that an env used
     // as a service is shared, not copied.
@@ -1324,6 +1345,62 @@ fn secret_ref(v: &Value) -> Option<SecretRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What [`ir_bytes`] counts, written as plainly as possible: each
+    /// string's bytes, and per list element or record entry
+    /// [`VALUE_BYTES`] (plus the key's bytes).
+    fn plain_ir_bytes(v: &Value) -> u64 {
+        let entry = VALUE_BYTES as u64;
+        match v {
+            Value::List(l) => l.iter().map(|x| entry + plain_ir_bytes(x)).sum(),
+            Value::Record(r) => r
+                .iter()
+                .map(|(k, x)| k.len() as u64 + entry + plain_ir_bytes(x))
+                .sum(),
+            Value::Str(s) => s.len() as u64,
+            Value::Enum(e) => e.variant.len() as u64,
+            _ => 0,
+        }
+    }
+
+    /// The walk counts what the plain recursion counts, for leaves, flat
+    /// and nested lists and records, mixed in one value; under a limit it
+    /// stops past it (answering more than the limit) and leaves its room
+    /// empty.
+    #[test]
+    fn ir_bytes_counts_every_string_and_entry_once() {
+        let strs = |xs: &[&str]| Value::List(Arc::new(xs.iter().map(|x| Value::str(*x)).collect()));
+        let mut inner = Record::new();
+        inner.insert("cpu".into(), Value::Int(2));
+        inner.insert("name".into(), Value::str("gpu-a100"));
+        inner.insert("tags".into(), strs(&["a", "bb", ""]));
+        let inner = Value::Record(Arc::new(inner));
+        let mut outer = Record::new();
+        outer.insert("requests".into(), inner.clone());
+        outer.insert("packages".into(), strs(&["numpy", "pandas"]));
+        outer.insert(
+            "nested".into(),
+            Value::List(Arc::new(vec![inner.clone(), strs(&[]), strs(&["x"]), Value::Int(1)])),
+        );
+        let outer = Value::Record(Arc::new(outer));
+        let values = [
+            Value::str("plain"),
+            Value::Int(7),
+            strs(&[]),
+            strs(&["a", "bcd"]),
+            inner.clone(),
+            outer.clone(),
+        ];
+        let mut todo = Vec::new();
+        for v in &values {
+            assert_eq!(ir_bytes(v, MAX_PRODUCED, &mut todo), plain_ir_bytes(v), "{v:?}");
+            assert!(todo.is_empty());
+        }
+        let all = plain_ir_bytes(&outer);
+        assert!(ir_bytes(&outer, all / 2, &mut todo) > all / 2);
+        assert!(todo.is_empty());
+        assert_eq!(ir_bytes(&outer, all, &mut todo), all);
+    }
 
     /// Every requirement that pins `torch`, `torchvision` or `torchaudio`
     /// (as `scl_checks::exact_pin` reads it) passes the prefilter, however
