@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap as HashMap;
 use scl_diag::{did_you_mean, Diagnostic};
 use scl_sema::{AnchoredDecl, FileError, FileInfo, Items, ModuleId, Override, Value};
 use scl_syntax::ast::Decl;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -196,10 +197,59 @@ fn resolved_local<'db>(db: &'db dyn Db, key: LocalPath<'db>) -> Result<PathBuf, 
 /// (memoized: [`resolved_local`]). A module of the standard library
 /// (`std/NAME.env.scl`, built in) has no folder: nothing resolves from it.
 fn resolve_local(db: &dyn Db, file: SourceFile, rel: &str) -> Result<PathBuf, FileError> {
-    if is_std(file.path(db)) {
-        return Err(FileError::NotFound(rel.to_string()));
+    LocalResolver::of(db, file).resolve(db, rel).into_owned()
+}
+
+/// [`resolve_local`] for many paths written in one module: the module's
+/// folder is looked up once, not once per path (a module with 20,000
+/// imports records 40,000 fewer reads in its [`crate::imports`] query), and
+/// each answer is borrowed from the memo, not copied.
+#[derive(Clone, Copy)]
+pub(crate) struct LocalResolver<'db> {
+    /// The folder of the module; `None` for a stdlib module (nothing
+    /// resolves from it).
+    folder: Option<Folder<'db>>,
+}
+
+impl<'db> LocalResolver<'db> {
+    pub(crate) fn of(db: &'db dyn Db, file: SourceFile) -> Self {
+        LocalResolver {
+            folder: (!is_std(file.path(db))).then(|| *folder_of(db, file)),
+        }
     }
-    resolved_local(db, LocalPath::new(db, folder_of(db, file), rel)).clone()
+
+    /// `rel` resolved against the module's folder (see [`resolve_local`]).
+    fn resolve(self, db: &'db dyn Db, rel: &str) -> Cow<'db, Result<PathBuf, FileError>> {
+        match self.folder {
+            Some(folder) => Cow::Borrowed(resolved_local(db, LocalPath::new(db, folder, rel))),
+            None => Cow::Owned(Err(FileError::NotFound(rel.to_string()))),
+        }
+    }
+
+    /// The path `import "PATH"` in the module names ([`import_path`]).
+    pub(crate) fn import_path(self, db: &'db dyn Db, path: &str) -> Option<PathBuf> {
+        if path.starts_with(STD_PREFIX) {
+            return std_path(db, path);
+        }
+        self.resolve(db, path).into_owned().ok()
+    }
+
+    /// The module `import "PATH"` in the module resolves to, if it exists
+    /// and can be read (what [`resolve_imports`] gives as the target; it
+    /// also says why one fails).
+    pub(crate) fn import_target(self, db: &'db dyn Db, path: &str) -> Option<SourceFile> {
+        let f = if path.starts_with(STD_PREFIX) {
+            db.input(&std_path(db, path)?)
+        } else {
+            let resolved = self.resolve(db, path);
+            let f = db.input(resolved.as_ref().as_ref().ok()?);
+            if f.unreadable(db).is_some() {
+                return None;
+            }
+            f
+        };
+        file_exists(db, f).then_some(f)
+    }
 }
 
 /// Resolves `rel` against the folder `dir` of a module; checks the
@@ -393,34 +443,21 @@ impl scl_sema::Host for DbHost<'_> {
     }
 }
 
-/// The module `import "PATH"` in `file` resolves to, if it exists and can
-/// be read (what [`resolve_imports`] gives as the target; it also says why
-/// one fails).
-pub(crate) fn import_target(db: &dyn Db, file: SourceFile, path: &str) -> Option<SourceFile> {
-    let f = if path.starts_with(STD_PREFIX) {
-        db.input(&import_path(db, file, path)?)
-    } else {
-        let p = import_path(db, file, path)?;
-        let f = db.input(&p);
-        if f.unreadable(db).is_some() {
-            return None;
-        }
-        f
-    };
-    file_exists(db, f).then_some(f)
-}
-
 /// The path `import "PATH"` in `file` names (`None` when it leads out of
 /// the workspace).
 pub(crate) fn import_path(db: &dyn Db, file: SourceFile, path: &str) -> Option<PathBuf> {
-    if let Some(name) = path.strip_prefix(STD_PREFIX) {
-        let name = name.strip_suffix(".env.scl").unwrap_or(name);
-        return Some(match db.stdlib_dir() {
-            Some(dir) => dir.join(format!("{name}.env.scl")),
-            None => PathBuf::from(format!("{STD_PREFIX}{name}.env.scl")),
-        });
-    }
-    resolve_local(db, file, path).ok()
+    LocalResolver::of(db, file).import_path(db, path)
+}
+
+/// The path of the stdlib module `std/NAME` (`path` is the import path
+/// as written: `std/NAME` or `std/NAME.env.scl`).
+fn std_path(db: &dyn Db, path: &str) -> Option<PathBuf> {
+    let name = path.strip_prefix(STD_PREFIX)?;
+    let name = name.strip_suffix(".env.scl").unwrap_or(name);
+    Some(match db.stdlib_dir() {
+        Some(dir) => dir.join(format!("{name}.env.scl")),
+        None => PathBuf::from(format!("{STD_PREFIX}{name}.env.scl")),
+    })
 }
 
 pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
@@ -433,6 +470,7 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
         diagnostics: Vec::new(),
     };
     let here = display_path(db, file);
+    let local = LocalResolver::of(db, file);
     for (i, d) in decls.iter().enumerate() {
         let Decl::Import(imp) = &d.decl else { continue };
         let path_span = tables
@@ -478,7 +516,7 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
                 Some(f)
             }
         } else {
-            match resolve_local(db, file, &imp.path) {
+            match local.resolve(db, &imp.path).as_ref() {
                 Err(FileError::OutsideWorkspace(p)) => {
                     out.diagnostics.push(
                         Diagnostic::error("E0105", path_span, format!("{:?} is outside the workspace", imp.path))
@@ -492,7 +530,7 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
                     FileError::NotFound(_) | FileError::TooLarge(..) | FileError::Unreadable(..),
                 ) => None,
                 Ok(p) => {
-                    let f = db.input(&p);
+                    let f = db.input(p);
                     if let Some(why) = f.unreadable(db) {
                         // Reported here, at the import; the import counts
                         // as failed, so its uses say nothing more.

@@ -727,7 +727,7 @@ impl Database {
         file.set_contents(self).with_durability(low).to(contents);
         // Whether the file exists and can be read stay MEDIUM: an edit
         // does not change them, and every module importing this one reads
-        // them (`host::import_target`), so after an edit salsa verifies
+        // them (`host::LocalResolver::import_target`), so after an edit salsa verifies
         // those imports in one step instead of one per import (a module
         // importing 5,000 others). When one does change
         // ([`Database::update_text`]), MEDIUM results are verified again.
@@ -1512,8 +1512,19 @@ fn resolve_and_read(
     claimed: &Mutex<HashSet<std::ffi::OsString>>,
 ) -> Vec<SourceFile> {
     let mut out = Vec::new();
+    // The resolver of the last importing module: a level's imports come
+    // grouped by module (the root's thousands in a row).
+    let mut local: Option<(SourceFile, host::LocalResolver)> = None;
     for (f, imp) in work {
-        let Some(p) = host::import_path(db, *f, imp) else {
+        let resolver = match local {
+            Some((g, r)) if g == *f => r,
+            _ => {
+                let r = host::LocalResolver::of(db, *f);
+                local = Some((*f, r));
+                r
+            }
+        };
+        let Some(p) = resolver.import_path(db, imp) else {
             continue;
         };
         let p = p.into_os_string();
@@ -1755,15 +1766,12 @@ pub fn items(db: &dyn Db, file: SourceFile) -> Arc<scl_sema::Items> {
 /// it. The failures are reported by [`imports`].
 #[salsa::tracked(returns(ref))]
 pub fn import_targets(db: &dyn Db, file: SourceFile) -> Arc<Vec<Option<SourceFile>>> {
+    let local = host::LocalResolver::of(db, file);
     Arc::new(
         items(db, file)
             .items
             .iter()
-            .map(|x| {
-                x.import
-                    .as_deref()
-                    .and_then(|p| host::import_target(db, file, p))
-            })
+            .map(|x| x.import.as_deref().and_then(|p| local.import_target(db, p)))
             .collect(),
     )
 }
