@@ -145,22 +145,36 @@ impl Parsed {
         }
     }
 
-    /// The declarations anchored in place (`Decl::anchor_ranked`), each to the
-    /// anchor `anchor` gives its name and occurrence: the [`Semantic`]
+    /// The anchor of each declaration (by its name and occurrence), in
+    /// order: given out by the registry for `file` under one lock for all
+    /// of them (the threads that read files in parallel share the
+    /// registry).
+    fn anchors(&self, db: &Database, file: SourceFile) -> Vec<u32> {
+        let mut reg = db.reg();
+        self.items
+            .items
+            .iter()
+            .take(self.decls.len())
+            .map(|x| reg.anchor(file, &x.name, x.occurrence))
+            .collect()
+    }
+
+    /// The declarations anchored in place (`Decl::anchor_ranked`), each to
+    /// its anchor in `anchors` ([`Parsed::anchors`]): the [`Semantic`]
     /// declarations. No copy of the tree is made.
-    fn anchor(self, anchor: &dyn Fn(&str, u32) -> u32) -> Vec<Arc<scl_sema::AnchoredDecl>> {
+    fn anchor(self, anchors: &[u32]) -> Vec<Arc<scl_sema::AnchoredDecl>> {
         let Parsed {
             syntax: _,
-            items,
+            items: _,
             decls,
             ranks,
         } = self;
         decls
             .into_iter()
-            .zip(&items.items)
+            .zip(anchors)
             .zip(&ranks)
-            .map(|((mut decl, x), ranks)| {
-                decl.anchor_ranked(ranks, anchor(&x.name, x.occurrence));
+            .map(|((mut decl, &anchor), ranks)| {
+                decl.anchor_ranked(ranks, anchor);
                 Arc::new(scl_sema::AnchoredDecl { decl })
             })
             .collect()
@@ -563,7 +577,8 @@ impl Database {
         .durability(durability)
         .new(self);
         let items = parsed.items.clone();
-        let decls = parsed.anchor(&|name, k| self.anchor(f, name, k));
+        let anchors = parsed.anchors(self, f);
+        let decls = parsed.anchor(&anchors);
         let decls: Vec<DeclInput> = decls
             .into_iter()
             .map(|d| DeclInput::builder(d).durability(durability).new(self))
@@ -571,6 +586,9 @@ impl Database {
         let sem = Semantic::builder(items, Arc::new(decls))
             .durability(durability)
             .new(self);
+        // A query: computed before the lock, not while the other threads
+        // wait on it.
+        let key = display_path(self, f);
         let mut reg = self.reg();
         if let Some(f) = reg.by_path.get(path) {
             return Some(*f);
@@ -580,7 +598,7 @@ impl Database {
         }
         reg.semantic.insert(f, sem);
         reg.by_path.insert(path, f);
-        reg.by_key.entry(display_path(self, f)).or_insert(f);
+        reg.by_key.entry(key).or_insert(f);
         let id = ModuleId(reg.ids.len() as u32);
         reg.ids.push(f);
         reg.id_of.insert(f, id);
@@ -787,7 +805,8 @@ impl Database {
             .with_durability(low)
             .to(parsed.syntax.clone());
         let items = parsed.items.clone();
-        let decls = parsed.anchor(&|name, k| self.anchor(file, name, k));
+        let anchors = parsed.anchors(self, file);
+        let decls = parsed.anchor(&anchors);
         let sem = self.semantic(file);
         if **sem.items(self) != *items {
             sem.set_items(self).with_durability(low).to(items);
