@@ -539,8 +539,11 @@ pub struct Origins {
     base: Option<Arc<Origins>>,
     /// How many maps `base` stacks (0 for a flat map).
     depth: u32,
-    /// How many paths have an origin.
-    len: usize,
+    /// How many paths have an origin: counted when first asked, not kept
+    /// on every write (a write would look the path up in every stacked
+    /// map; the count is asked of an env's map only when another env
+    /// extends it). Reset by every change.
+    len: std::sync::OnceLock<usize>,
 }
 
 impl Origins {
@@ -559,14 +562,14 @@ impl Origins {
                     .collect(),
                 base: None,
                 depth: 0,
-                len: base.len,
+                len: Default::default(),
             };
         }
         Origins {
             own: Default::default(),
             base: Some(base.clone()),
             depth: base.depth + 1,
-            len: base.len,
+            len: Default::default(),
         }
     }
 
@@ -591,14 +594,28 @@ impl Origins {
         None
     }
 
-    /// How many paths have an origin.
+    /// How many paths have an origin (counted once, then kept until the
+    /// next change: each path this map holds itself is looked up in the
+    /// maps under it).
     pub fn len(&self) -> usize {
-        self.len
+        *self.len.get_or_init(|| {
+            let below = self.base.as_ref().map_or(0, |b| b.len());
+            let in_base = |k: &FieldPath| self.base.as_ref().is_some_and(|b| b.get(k).is_some());
+            let (mut added, mut dropped) = (0, 0);
+            for (k, o) in &self.own {
+                match (o.is_some(), in_base(k)) {
+                    (true, false) => added += 1,
+                    (false, true) => dropped += 1,
+                    _ => {}
+                }
+            }
+            below + added - dropped
+        })
     }
 
     /// True when no path has an origin.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Drops the spare room of the paths this map holds itself (done once
@@ -609,9 +626,7 @@ impl Origins {
 
     /// Sets the origin of `path`.
     pub(crate) fn insert(&mut self, path: FieldPath, origin: Origin) {
-        if self.get(&path).is_none() {
-            self.len += 1;
-        }
+        self.len.take();
         self.own.insert(path, Some(origin));
     }
 
@@ -620,7 +635,7 @@ impl Origins {
         if self.get(path).is_none() {
             return;
         }
-        self.len -= 1;
+        self.len.take();
         if self.base.as_ref().is_some_and(|b| b.get(path).is_some()) {
             self.own.insert(path.clone(), None);
         } else {
@@ -668,7 +683,7 @@ impl Origins {
 
 impl PartialEq for Origins {
     fn eq(&self, other: &Self) -> bool {
-        self.len == other.len && self.flatten() == other.flatten()
+        self.len() == other.len() && self.flatten() == other.flatten()
     }
 }
 
@@ -785,6 +800,8 @@ mod tests {
             flat.insert(own, origin(&name, depth));
             o.insert(p("description"), origin(&name, depth));
             flat.insert(p("description"), origin(&name, depth));
+            // The count is kept once asked; a later change must renew it.
+            assert_eq!(o.len(), flat.len(), "depth {depth}, before forgetting");
             if depth % 3 == 2 {
                 let below = o.paths_below(&p("vars"));
                 let want: Vec<FieldPath> = flat
@@ -813,8 +830,11 @@ mod tests {
             one.insert(k.clone(), v.clone());
         }
         assert_eq!(*layered, one);
+        assert_eq!(one.len(), flat.len());
         one.insert(p("description"), origin("other", 99));
         assert_ne!(*layered, one);
+        one.insert(p("a.new.path"), origin("other", 99));
+        assert_eq!(one.len(), flat.len() + 1);
     }
 
     #[test]
