@@ -226,7 +226,8 @@ impl<'db> LocalResolver<'db> {
         }
     }
 
-    /// The path `import "PATH"` in the module names ([`import_path`]).
+    /// The path `import "PATH"` in the module names (`None` when it leads
+    /// out of the workspace).
     pub(crate) fn import_path(self, db: &'db dyn Db, path: &str) -> Option<PathBuf> {
         if path.starts_with(STD_PREFIX) {
             return std_path(db, path);
@@ -443,12 +444,6 @@ impl scl_sema::Host for DbHost<'_> {
     }
 }
 
-/// The path `import "PATH"` in `file` names (`None` when it leads out of
-/// the workspace).
-pub(crate) fn import_path(db: &dyn Db, file: SourceFile, path: &str) -> Option<PathBuf> {
-    LocalResolver::of(db, file).import_path(db, path)
-}
-
 /// The path of the stdlib module `std/NAME` (`path` is the import path
 /// as written: `std/NAME` or `std/NAME.env.scl`).
 fn std_path(db: &dyn Db, path: &str) -> Option<PathBuf> {
@@ -479,7 +474,7 @@ pub(crate) fn resolve_imports(db: &dyn Db, file: SourceFile) -> Arc<Imports> {
         out.spans[i] = path_span;
         let target = if let Some(name) = imp.path.strip_prefix(STD_PREFIX) {
             let name = name.strip_suffix(".env.scl").unwrap_or(name);
-            let Some(path) = import_path(db, file, &imp.path) else {
+            let Some(path) = std_path(db, &imp.path) else {
                 continue;
             };
             let f = db.input(&path);

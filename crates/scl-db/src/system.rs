@@ -72,16 +72,42 @@ pub trait System: Send + Sync + std::fmt::Debug {
 
 /// `path` opened for reading with `O_NONBLOCK` where the platform has it
 /// (an open of a FIFO returns at once instead of waiting for a writer;
-/// reads of a regular file ignore the flag).
+/// reads of a regular file ignore the flag), and `O_NOCTTY` (a terminal
+/// device opened by a process without one does not become its
+/// controlling terminal).
 fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
     }
     options.open(path)
+}
+
+/// The rest of [`OsSystem::read`] once `file` is open: `None` unless it is
+/// a regular file, else at most `limit` of its bytes.
+fn read_open(file: std::fs::File, limit: usize) -> Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    let len = match file.metadata() {
+        Ok(m) if m.is_file() => m.len(),
+        Ok(_) => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    // The bytes the size promises, and no read to find the end after
+    // them: one `read` for a small file (a file that grows meanwhile is
+    // read as it was when its size was taken). A size of 0 says nothing
+    // (files of `/proc`, or one still being written): read to the end.
+    let take = match usize::try_from(len) {
+        Ok(0) | Err(_) => limit,
+        Ok(n) => n.min(limit),
+    };
+    let mut out = Vec::with_capacity(if len == 0 { 0 } else { take.min(1 << 20) });
+    file.take(take as u64)
+        .read_to_end(&mut out)
+        .map_err(|e| e.to_string())?;
+    Ok(Some(out))
 }
 
 /// The real file system, through `std::fs`.
@@ -90,7 +116,6 @@ pub struct OsSystem;
 
 impl System for OsSystem {
     fn read(&self, path: &Path, limit: usize) -> Result<Option<Vec<u8>>, String> {
-        use std::io::Read;
         // The path is walked once (the open): the file's kind and size come
         // from the open file. Opened without blocking, since opening a FIFO
         // for reading waits for a writer; only a regular file is then read.
@@ -98,30 +123,20 @@ impl System for OsSystem {
             Ok(f) => f,
             // The same answers as a `stat` first would give: no regular
             // file there is `None`; one that cannot be opened is an error.
+            // A regular file whose open would have waited (another
+            // process holds a lease on it: Samba, an NFS server) is opened
+            // again, waiting, as a plain open does.
             Err(e) => {
                 return match std::fs::metadata(path) {
+                    Ok(m) if m.is_file() && e.kind() == std::io::ErrorKind::WouldBlock => {
+                        read_open(std::fs::File::open(path).map_err(|e| e.to_string())?, limit)
+                    }
                     Ok(m) if m.is_file() => Err(e.to_string()),
                     _ => Ok(None),
                 };
             }
         };
-        let len = match file.metadata() {
-            Ok(m) if m.is_file() => m.len(),
-            Ok(_) => return Ok(None),
-            Err(e) => return Err(e.to_string()),
-        };
-        // The bytes the size promises, and no read to find the end after
-        // them: one `read` for a small file. A size of 0 says nothing (files
-        // of `/proc`, or one still being written): read to the end.
-        let take = match usize::try_from(len) {
-            Ok(0) | Err(_) => limit,
-            Ok(n) => n.min(limit),
-        };
-        let mut out = Vec::with_capacity(if len == 0 { 0 } else { take.min(1 << 20) });
-        file.take(take as u64)
-            .read_to_end(&mut out)
-            .map_err(|e| e.to_string())?;
-        Ok(Some(out))
+        read_open(file, limit)
     }
     fn kind(&self, path: &Path) -> PathKind {
         match std::fs::metadata(path) {
@@ -337,6 +352,21 @@ mod tests {
         assert_eq!(os.read(d.path(), 100), Ok(None));
         assert_eq!(os.read(&d.path().join("missing.env.scl"), 100), Ok(None));
         assert_eq!(os.read(&small.join("below"), 100), Ok(None));
+        #[cfg(unix)]
+        {
+            // A link is followed: to a file, its bytes; to a folder or to
+            // nothing, no file.
+            let link = |to: &Path, name: &str| {
+                let l = d.path().join(name);
+                std::os::unix::fs::symlink(to, &l).unwrap();
+                l
+            };
+            let to_file = link(&small, "to-file.env.scl");
+            assert_eq!(os.read(&to_file, 100), Ok(Some(b"env a {}\n".to_vec())));
+            assert_eq!(os.read(&link(d.path(), "to-dir.env.scl"), 100), Ok(None));
+            let broken = link(&d.path().join("gone"), "broken.env.scl");
+            assert_eq!(os.read(&broken, 100), Ok(None));
+        }
         #[cfg(target_os = "linux")]
         {
             let status = os.read(Path::new("/proc/self/status"), 1 << 20);
@@ -352,11 +382,9 @@ mod tests {
     fn the_os_system_does_not_wait_on_a_fifo() {
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("x.env.scl");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap();
-        assert!(made.success());
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
         let (tx, rx) = std::sync::mpsc::channel();
         let path = fifo.clone();
         std::thread::spawn(move || {

@@ -1400,6 +1400,12 @@ mod tests {
         assert!(ir_bytes(&outer, all / 2, &mut todo) > all / 2);
         assert!(todo.is_empty());
         assert_eq!(ir_bytes(&outer, all, &mut todo), all);
+        // Past the limit with records still to walk: it stops, answers
+        // more than the limit, and leaves no room in use.
+        let records = Value::List(Arc::new(vec![inner.clone(); 4]));
+        let entries = 4 * VALUE_BYTES as u64;
+        assert!(ir_bytes(&records, entries - 1, &mut todo) > entries - 1);
+        assert!(todo.is_empty());
     }
 
     /// Every requirement that pins `torch`, `torchvision` or `torchaudio`

@@ -541,8 +541,8 @@ pub struct Origins {
     depth: u32,
     /// How many paths have an origin: counted when first asked, not kept
     /// on every write (a write would look the path up in every stacked
-    /// map; the count is asked of an env's map only when another env
-    /// extends it). Reset by every change.
+    /// map; the count is asked of an env's map when another env extends
+    /// it, and by an equality test). Reset by every change.
     len: std::sync::OnceLock<usize>,
 }
 
