@@ -1380,7 +1380,12 @@ mod tests {
         outer.insert("packages".into(), strs(&["numpy", "pandas"]));
         outer.insert(
             "nested".into(),
-            Value::List(Arc::new(vec![inner.clone(), strs(&[]), strs(&["x"]), Value::Int(1)])),
+            Value::List(Arc::new(vec![
+                inner.clone(),
+                strs(&[]),
+                strs(&["x"]),
+                Value::Int(1),
+            ])),
         );
         let outer = Value::Record(Arc::new(outer));
         let values = [
@@ -1393,7 +1398,11 @@ mod tests {
         ];
         let mut todo = Vec::new();
         for v in &values {
-            assert_eq!(ir_bytes(v, MAX_PRODUCED, &mut todo), plain_ir_bytes(v), "{v:?}");
+            assert_eq!(
+                ir_bytes(v, MAX_PRODUCED, &mut todo),
+                plain_ir_bytes(v),
+                "{v:?}"
+            );
             assert!(todo.is_empty());
         }
         let all = plain_ir_bytes(&outer);
