@@ -86,28 +86,31 @@ fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
     options.open(path)
 }
 
-/// The rest of [`OsSystem::read`] once `file` is open: `None` unless it is
-/// a regular file, else at most `limit` of its bytes.
-fn read_open(file: std::fs::File, limit: usize) -> Result<Option<Vec<u8>>, String> {
-    use std::io::Read;
-    let len = match file.metadata() {
-        Ok(m) if m.is_file() => m.len(),
-        Ok(_) => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+/// The regular file at `path`, open for reading, with its size in bytes;
+/// `Ok(None)` when there is no regular file there; `Err` (the system's
+/// message) when there is one but it cannot be opened. The path is walked
+/// once (the open): its kind and size come from the open file. It is
+/// opened without blocking ([`open_nonblocking`]), since opening a FIFO for
+/// reading waits for a writer; a regular file whose open would have waited
+/// (another process holds a lease on it: Samba, an NFS server) is opened
+/// again, waiting, as a plain open does. On a failed open a `stat` tells a
+/// missing or special file (`None`) from a regular one (`Err`).
+fn open_regular(path: &Path) -> Result<Option<(std::fs::File, u64)>, String> {
+    let file = match open_nonblocking(path) {
+        Ok(f) => f,
+        Err(e) => match std::fs::metadata(path) {
+            Ok(m) if m.is_file() && e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::fs::File::open(path).map_err(|e| e.to_string())?
+            }
+            Ok(m) if m.is_file() => return Err(e.to_string()),
+            _ => return Ok(None),
+        },
     };
-    // The bytes the size promises, and no read to find the end after
-    // them: one `read` for a small file (a file that grows meanwhile is
-    // read as it was when its size was taken). A size of 0 says nothing
-    // (files of `/proc`, or one still being written): read to the end.
-    let take = match usize::try_from(len) {
-        Ok(0) | Err(_) => limit,
-        Ok(n) => n.min(limit),
-    };
-    let mut out = Vec::with_capacity(if len == 0 { 0 } else { take.min(1 << 20) });
-    file.take(take as u64)
-        .read_to_end(&mut out)
-        .map_err(|e| e.to_string())?;
-    Ok(Some(out))
+    match file.metadata() {
+        Ok(m) if m.is_file() => Ok(Some((file, m.len()))),
+        Ok(_) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The real file system, through `std::fs`.
@@ -116,27 +119,23 @@ pub struct OsSystem;
 
 impl System for OsSystem {
     fn read(&self, path: &Path, limit: usize) -> Result<Option<Vec<u8>>, String> {
-        // The path is walked once (the open): the file's kind and size come
-        // from the open file. Opened without blocking, since opening a FIFO
-        // for reading waits for a writer; only a regular file is then read.
-        let file = match open_nonblocking(path) {
-            Ok(f) => f,
-            // The same answers as a `stat` first would give: no regular
-            // file there is `None`; one that cannot be opened is an error.
-            // A regular file whose open would have waited (another
-            // process holds a lease on it: Samba, an NFS server) is opened
-            // again, waiting, as a plain open does.
-            Err(e) => {
-                return match std::fs::metadata(path) {
-                    Ok(m) if m.is_file() && e.kind() == std::io::ErrorKind::WouldBlock => {
-                        read_open(std::fs::File::open(path).map_err(|e| e.to_string())?, limit)
-                    }
-                    Ok(m) if m.is_file() => Err(e.to_string()),
-                    _ => Ok(None),
-                };
-            }
+        use std::io::Read;
+        let Some((file, len)) = open_regular(path)? else {
+            return Ok(None);
         };
-        read_open(file, limit)
+        // The bytes the size promises, and no read to find the end after
+        // them: one `read` for a small file (a file that grows meanwhile is
+        // read as it was when its size was taken). A size of 0 says nothing
+        // (files of `/proc`, or one still being written): read to the end.
+        let take = match usize::try_from(len) {
+            Ok(0) | Err(_) => limit,
+            Ok(n) => n.min(limit),
+        };
+        let mut out = Vec::with_capacity(if len == 0 { 0 } else { take.min(1 << 20) });
+        file.take(take as u64)
+            .read_to_end(&mut out)
+            .map_err(|e| e.to_string())?;
+        Ok(Some(out))
     }
     fn kind(&self, path: &Path) -> PathKind {
         match std::fs::metadata(path) {
@@ -182,11 +181,10 @@ impl System for OsSystem {
         std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
     }
     fn sha256(&self, path: &Path) -> Result<Option<String>, String> {
-        match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => {}
-            _ => return Ok(None),
-        }
-        let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        // Opened as `read` opens (a FIFO is not waited on), then streamed.
+        let Some((file, _)) = open_regular(path)? else {
+            return Ok(None);
+        };
         scl_ir::sha256_reader(file)
             .map(Some)
             .map_err(|e| e.to_string())
@@ -352,6 +350,10 @@ mod tests {
         assert_eq!(os.read(d.path(), 100), Ok(None));
         assert_eq!(os.read(&d.path().join("missing.env.scl"), 100), Ok(None));
         assert_eq!(os.read(&small.join("below"), 100), Ok(None));
+        // `sha256` opens as `read` does and hashes the whole file.
+        assert_eq!(os.sha256(&big), Ok(Some(scl_ir::sha256_hex(&large))));
+        assert_eq!(os.sha256(d.path()), Ok(None));
+        assert_eq!(os.sha256(&d.path().join("missing.env.scl")), Ok(None));
         #[cfg(unix)]
         {
             // A link is followed: to a file, its bytes; to a folder or to
@@ -375,8 +377,8 @@ mod tests {
         }
     }
 
-    /// A FIFO is not a regular file: `read` answers `None` at once instead
-    /// of waiting for a writer (its open does not block).
+    /// A FIFO is not a regular file: `read` and `sha256` answer `None` at
+    /// once instead of waiting for a writer (their open does not block).
     #[cfg(unix)]
     #[test]
     fn the_os_system_does_not_wait_on_a_fifo() {
@@ -388,13 +390,13 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel();
         let path = fifo.clone();
         std::thread::spawn(move || {
-            let _ = tx.send(OsSystem.read(&path, 100));
+            let _ = tx.send((OsSystem.read(&path, 100), OsSystem.sha256(&path)));
         });
         let got = rx.recv_timeout(std::time::Duration::from_secs(20));
         if got.is_err() {
             // Unblock the reader before failing.
             let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
         }
-        assert_eq!(got, Ok(Ok(None)));
+        assert_eq!(got, Ok((Ok(None), Ok(None))));
     }
 }
