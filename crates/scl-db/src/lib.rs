@@ -280,11 +280,6 @@ pub trait Db: salsa::Database {
     fn path_info(&self, path: &Path) -> PathInfo;
     /// The [`DirListing`] input of `dir`, made from the [`System`] on first use.
     fn dir_listing(&self, dir: &Path) -> DirListing;
-    /// The anchor of the declaration of `file` named `name` (its
-    /// `occurrence`-th declaration of that name): a small number, never 0,
-    /// the same for the life of the database whatever moves in the file
-    /// (see `scl_diag::Span`).
-    fn anchor(&self, file: SourceFile, name: &str, occurrence: u32) -> u32;
     /// What an anchor names: the file, the declaration's name and occurrence.
     fn anchor_target(&self, anchor: u32) -> Option<(SourceFile, Arc<str>, u32)>;
     /// The [`Semantic`] input of a file.
@@ -399,9 +394,6 @@ impl Db for Database {
         reg.infos.insert(path, i);
         i
     }
-    fn anchor(&self, file: SourceFile, name: &str, occurrence: u32) -> u32 {
-        self.reg().anchor(file, name, occurrence)
-    }
     fn anchor_target(&self, anchor: u32) -> Option<(SourceFile, Arc<str>, u32)> {
         let reg = self.reg();
         reg.anchors.get((anchor as usize).checked_sub(1)?).cloned()
@@ -421,6 +413,10 @@ impl Db for Database {
 }
 
 impl Registry {
+    /// The anchor of the declaration of `file` named `name` (its
+    /// `occurrence`-th declaration of that name): a small number, never 0,
+    /// the same for the life of the database whatever moves in the file
+    /// (see `scl_diag::Span`). Given out by [`Parsed::anchors`].
     fn anchor(&mut self, file: SourceFile, name: &str, occurrence: u32) -> u32 {
         let key = (file, Arc::<str>::from(name), occurrence);
         if let Some(&a) = self.anchor_of.get(&key) {
