@@ -6,10 +6,24 @@
 //! of envs (`sclc ir` writes about 2.7 KiB of JSON per env, on one thread,
 //! after everything else). The bytes are the same as
 //! `serde_json::to_writer_pretty`'s (tested against it).
+//!
+//! [`to_writer_envs`] writes the same bytes on two threads: the JSON is the
+//! last step of `sclc ir`, when the other core has nothing left to do, and
+//! an env of thousands of services is most of it. A second thread writes
+//! every other service of the top-level envs into its own buffer (at the
+//! depth where it goes); this thread writes the rest and splices each buffer in where the
+//! service goes. The threads take turns by runs of
+//! services, not by service: a thread woken per service cost more than it
+//! saved.
 
-use serde::Serialize;
+use crate::EnvSpec;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 use serde_json::ser::Formatter;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::io;
+use std::sync::{mpsc, Arc};
 
 /// The deepest level whose indent is one slice of [`LINES`]; deeper lines
 /// are written in two steps (never met in the IR, whose depth is about 8).
@@ -123,6 +137,293 @@ impl Formatter for Pretty {
     }
 }
 
+/// [`Pretty`], and a byte string is JSON text written where a value goes
+/// (see [`to_writer_envs`]): text written at depth `at` (by [`Pretty`]
+/// starting at that depth), copied as it is when spliced at that depth and
+/// indented again at any other. No IR value is a byte string, and only
+/// [`to_writer_envs`] writes with this formatter.
+struct Splice {
+    pretty: Pretty,
+    at: usize,
+}
+
+impl Formatter for Splice {
+    #[inline]
+    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.pretty.begin_array(w)
+    }
+
+    #[inline]
+    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.pretty.end_array(w)
+    }
+
+    #[inline]
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.pretty.begin_array_value(w, first)
+    }
+
+    #[inline]
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.pretty.end_array_value(w)
+    }
+
+    #[inline]
+    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.pretty.begin_object(w)
+    }
+
+    #[inline]
+    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.pretty.end_object(w)
+    }
+
+    #[inline]
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.pretty.begin_object_key(w, first)
+    }
+
+    #[inline]
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.pretty.begin_object_value(w)
+    }
+
+    #[inline]
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.pretty.end_object_value(w)
+    }
+
+    /// `text` (JSON written by [`Pretty`] at depth `at`) at the current
+    /// depth: as it is, or with each line break followed by the indent of
+    /// this depth instead of that of `at`. A line break in JSON text is
+    /// always layout (one in a string is written `\\n`).
+    fn write_byte_array<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        text: &[u8],
+    ) -> io::Result<()> {
+        if self.pretty.depth == self.at {
+            return w.write_all(text);
+        }
+        let mut lines = text.split(|&b| b == b'\n');
+        if let Some(first) = lines.next() {
+            w.write_all(first)?;
+        }
+        for line in lines {
+            // Each later line starts with the indent of depth `at` or deeper.
+            let inner = line.get(2 * self.at..).unwrap_or_default();
+            self.pretty.line(w, true)?;
+            w.write_all(inner)?;
+        }
+        Ok(())
+    }
+}
+
+/// The fewest services of the top-level envs for [`to_writer_envs`] to
+/// use a second thread (below it, starting one costs more than it saves).
+const PARALLEL_MIN: usize = 64;
+
+/// The services of the top-level envs are taken in runs of this many,
+/// each thread every other run: the threads meet once per run, not once per
+/// service (waking a waiting thread costs more than writing a service).
+const RUN: usize = 16;
+
+/// How many services the second thread of [`to_writer_envs`] may have
+/// written ahead of this one: two runs (each buffer is about 2.7 KiB).
+const AHEAD: usize = 2 * RUN;
+
+/// The second thread's output, while [`to_writer_envs`] writes: the
+/// services of the top-level envs met so far, and the buffers of those in
+/// odd runs of [`RUN`] (by address, to be checked: the two threads agree
+/// on the order).
+struct Ahead {
+    /// Index of the next top-level service met.
+    next: usize,
+    /// `false` while a service is written on this thread (its own services
+    /// are not top-level ones), and for good after a buffer does not match.
+    on: bool,
+    rx: mpsc::Receiver<(usize, Vec<u8>)>,
+    /// Buffers given back once spliced, for the second thread to write
+    /// into again (fresh memory costs a page fault per page).
+    back: mpsc::Sender<Vec<u8>>,
+    /// How many buffers were spliced in.
+    spliced: usize,
+}
+
+thread_local! {
+    static SPLICING: RefCell<Option<Ahead>> = const { RefCell::new(None) };
+}
+
+/// What to write for a top-level service met while splicing: `Some`
+/// buffer from the second thread, or `None` to write it here.
+fn take_ahead(spec: &Arc<EnvSpec>) -> Option<Vec<u8>> {
+    SPLICING.with(|s| {
+        let mut s = s.borrow_mut();
+        let a = s.as_mut().filter(|a| a.on)?;
+        let i = a.next;
+        a.next += 1;
+        if (i / RUN).is_multiple_of(2) {
+            return None;
+        }
+        match a.rx.recv() {
+            Ok((addr, text)) if addr == Arc::as_ptr(spec) as usize => {
+                a.spliced += 1;
+                Some(text)
+            }
+            // The second thread stopped or wrote another service: write
+            // the rest here.
+            _ => {
+                a.on = false;
+                None
+            }
+        }
+    })
+}
+
+/// Hands a spliced buffer back to the second thread.
+fn give_back(mut text: Vec<u8>) {
+    text.clear();
+    SPLICING.with(|s| {
+        if let Some(a) = s.borrow().as_ref() {
+            let _ = a.back.send(text);
+        }
+    });
+}
+
+/// Sets whether top-level services are taken from the second thread; gives
+/// the previous setting (`None` when not splicing).
+fn set_splicing(on: bool) -> Option<bool> {
+    SPLICING.with(|s| {
+        s.borrow_mut()
+            .as_mut()
+            .map(|a| std::mem::replace(&mut a.on, on))
+    })
+}
+
+/// One service of an env's `services`: written as [`EnvSpec`] is, or, when
+/// [`to_writer_envs`] has it written on its second thread, spliced in.
+struct Service<'a>(&'a Arc<EnvSpec>);
+
+impl Serialize for Service<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(text) = take_ahead(self.0) {
+            let r = s.serialize_bytes(&text);
+            give_back(text);
+            return r;
+        }
+        // Not a top-level service: its own services are written here too.
+        let was = set_splicing(false);
+        let r = self.0.serialize(s);
+        if let Some(was) = was {
+            set_splicing(was);
+        }
+        r
+    }
+}
+
+/// `EnvSpec::services` as a map, each value through [`Service`].
+pub(crate) fn services<S: Serializer>(
+    m: &BTreeMap<String, Arc<EnvSpec>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(Some(m.len()))?;
+    for (k, v) in m {
+        map.serialize_entry(k, &Service(v))?;
+    }
+    map.end()
+}
+
+/// Clears the splicing state of this thread when [`to_writer_envs`] ends
+/// (also on an error or a panic).
+struct SplicingGuard;
+
+impl Drop for SplicingGuard {
+    fn drop(&mut self) {
+        SPLICING.with(|s| s.borrow_mut().take());
+    }
+}
+
+/// Writes `value` as [`to_writer`] does, the same bytes, on two threads
+/// when `envs` (the top-level envs of `value`, in the order it writes
+/// them) hold at least [`PARALLEL_MIN`] services and the machine has two
+/// cores. `depth` is how many arrays and objects enclose the entries of
+/// their `services` in `value`'s JSON (2 when `value` is an env, 3 for a
+/// map of envs): the second thread writes at that depth so that its text
+/// is copied as it is (at another depth it is indented again). The second thread writes every other run of [`RUN`] of their
+/// services; a
+/// buffer is spliced in only when it is for the service being written (by
+/// address), so a wrong `envs` costs the second thread's work, never the
+/// output. Returns how many services the second thread wrote (0 on one
+/// thread). Errors: as [`to_writer`].
+pub fn to_writer_envs<'a, W: io::Write, T: ?Sized + Serialize>(
+    w: W,
+    value: &T,
+    envs: impl IntoIterator<Item = &'a EnvSpec>,
+    depth: usize,
+) -> serde_json::Result<usize> {
+    let services: Vec<&Arc<EnvSpec>> = envs.into_iter().flat_map(|e| e.services.values()).collect();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let nested = SPLICING.with(|s| s.borrow().is_some());
+    if services.len() < PARALLEL_MIN || cores < 2 || nested {
+        return to_writer(w, value).map(|()| 0);
+    }
+    let (tx, rx) = mpsc::sync_channel(AHEAD);
+    let (back, back_rx) = mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|scope| {
+        let odd = &services;
+        // If the thread cannot start, the receiver finds the channel
+        // closed and this thread writes every service.
+        let _ = std::thread::Builder::new().spawn_scoped(scope, move || {
+            for spec in odd.chunks(RUN).skip(1).step_by(2).flatten() {
+                let mut text = back_rx
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(4096));
+                let mut ser = serde_json::Serializer::with_formatter(
+                    &mut text,
+                    Pretty {
+                        depth,
+                        has_value: false,
+                    },
+                );
+                if EnvSpec::serialize(spec, &mut ser).is_err()
+                    || tx.send((Arc::as_ptr(spec) as usize, text)).is_err()
+                {
+                    return;
+                }
+            }
+        });
+        SPLICING.with(|s| {
+            *s.borrow_mut() = Some(Ahead {
+                next: 0,
+                on: true,
+                rx,
+                back,
+                spliced: 0,
+            })
+        });
+        // Dropping the state (the receiver) stops the second thread at its
+        // next buffer, before the scope waits for it.
+        let _guard = SplicingGuard;
+        let mut ser = serde_json::Serializer::with_formatter(
+            w,
+            Splice {
+                pretty: Pretty::default(),
+                at: depth,
+            },
+        );
+        value.serialize(&mut ser)?;
+        Ok(SPLICING.with(|s| s.borrow().as_ref().map_or(0, |a| a.spliced)))
+    })
+}
+
 /// Writes `value` as pretty JSON (no trailing newline), as
 /// `serde_json::to_writer_pretty` does. Errors: the writer's, or a value
 /// serde_json cannot write (a map with keys that are not strings).
@@ -180,6 +481,84 @@ mod tests {
                 "{v}"
             );
         }
+    }
+
+    /// An env of `n` services, each different, every seventh holding
+    /// services of its own.
+    fn many_services(n: usize) -> crate::EnvSpec {
+        let mut top = crate::EnvSpec::default();
+        for i in 0..n {
+            let mut s = crate::EnvSpec {
+                description: Some(format!("service {i}\nline \"two\"")),
+                command: vec!["run".into(), i.to_string()],
+                ..Default::default()
+            };
+            s.labels.insert(format!("k{i}").into(), "v".into());
+            if i % 7 == 0 {
+                let inner = crate::EnvSpec {
+                    ports: vec![80, 443],
+                    ..s.clone()
+                };
+                s.services
+                    .insert("inner".into(), std::sync::Arc::new(inner));
+            }
+            top.services
+                .insert(format!("s{i:04}"), std::sync::Arc::new(s));
+        }
+        top
+    }
+
+    fn two_cores() -> bool {
+        std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2
+    }
+
+    /// `to_writer_envs` writes `to_writer`'s bytes: for one env and for a
+    /// map of envs, at the depth given and at a wrong one (the text of the
+    /// second thread indented again), and it uses the second thread for
+    /// the services in odd runs of `RUN` (200 services: runs 1, 3, 5, 7,
+    /// 9 and 11, 96 services).
+    #[test]
+    fn services_written_on_two_threads_give_the_same_bytes() {
+        let top = many_services(200);
+        let expect = if two_cores() { 96 } else { 0 };
+        let serial = super::to_string(&top).unwrap();
+        for depth in [2, 0, 5] {
+            let mut out = Vec::new();
+            let n = super::to_writer_envs(&mut out, &top, [&top], depth).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), serial, "depth {depth}");
+            assert_eq!(n, expect, "depth {depth}");
+        }
+        let other = many_services(70);
+        let map: std::collections::BTreeMap<&str, crate::EnvSpec> =
+            [("a", other.clone()), ("b", top.clone())].into();
+        let serial = super::to_string(&map).unwrap();
+        let mut out = Vec::new();
+        let n = super::to_writer_envs(&mut out, &map, map.values(), 3).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), serial);
+        // 270 services: runs 1, 3, …, 15 (the last run is 14 long).
+        assert_eq!(n, if two_cores() { 8 * 16 } else { 0 });
+    }
+
+    /// Envs that are not those of the value (or not in its order) cost the
+    /// second thread's work, never the bytes: nothing is spliced.
+    #[test]
+    fn wrong_envs_are_never_spliced() {
+        let top = many_services(200);
+        let stranger = many_services(200);
+        let serial = super::to_string(&top).unwrap();
+        let mut out = Vec::new();
+        let n = super::to_writer_envs(&mut out, &top, [&stranger], 2).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), serial);
+        assert_eq!(n, 0);
+        // Below `PARALLEL_MIN` services, one thread.
+        let small = many_services(super::PARALLEL_MIN - 1);
+        let mut out = Vec::new();
+        let n = super::to_writer_envs(&mut out, &small, [&small], 2).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            super::to_string(&small).unwrap()
+        );
+        assert_eq!(n, 0);
     }
 
     #[test]

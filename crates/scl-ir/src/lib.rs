@@ -82,7 +82,11 @@ pub struct EnvSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<Resources>,
     /// Multi-service environments: each entry a full EnvSpec (without its own apiVersion).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        serialize_with = "json::services"
+    )]
     pub services: BTreeMap<String, Arc<EnvSpec>>,
     /// Build-time shell steps, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -748,11 +748,15 @@ fn ir(
     } else {
         // The IR structs serialize with sorted keys directly (see scl-ir),
         // straight into the buffered output: no copy of the whole text.
+        // Services are written on two threads (`to_writer_envs`).
         let _ = match env {
             Some(_) => {
-                scl_ide::ir::json::to_writer(&mut stdout, specs.values().next().expect("one env"))
+                let spec = specs.values().next().expect("one env");
+                scl_ide::ir::json::to_writer_envs(&mut stdout, spec, [spec], 2).map(drop)
             }
-            None => scl_ide::ir::json::to_writer(&mut stdout, &specs),
+            None => {
+                scl_ide::ir::json::to_writer_envs(&mut stdout, &specs, specs.values(), 3).map(drop)
+            }
         }
         .map_err(std::io::Error::from)
         .and_then(|_| stdout.write_all(b"\n"));
