@@ -218,6 +218,14 @@ impl<'db> LocalResolver<'db> {
         }
     }
 
+    /// The resolver of a module in `folder` (a workspace module, before
+    /// its input is made: [`crate::Database::open_root`]).
+    pub(crate) fn of_folder(db: &'db dyn Db, folder: &Path) -> Self {
+        LocalResolver {
+            folder: Some(Folder::new(db, folder)),
+        }
+    }
+
     /// `rel` resolved against the module's folder (see [`resolve_local`]).
     fn resolve(self, db: &'db dyn Db, rel: &str) -> Cow<'db, Result<PathBuf, FileError>> {
         match self.folder {

@@ -122,7 +122,8 @@ impl AnalysisHost {
         }
         let root = AnalysisHost::workspace_root(&*system, file);
         let host = AnalysisHost::new(system, &root, stdlib);
-        let id = host.file(file);
+        // Its imports are read while it is parsed (scl-db's `open_root`).
+        let id = host.db.file_id(host.db.open_root(file));
         Ok((host, id))
     }
 

@@ -57,6 +57,7 @@ fn timings_go_to_stderr_and_change_no_output() {
         .chain(levels)
         .chain(&[
             "preload",
+            "imports resolved",
             "walk",
             "diagnostics",
             "IR gathered",
