@@ -743,10 +743,16 @@ impl Database {
             // A thread that cannot start leaves the modules to the preload.
             let _ = std::thread::Builder::new()
                 .spawn_scoped(s, move || db.read_ahead(folder, lines, parsed));
-            let f = self.input_read(&path, Some((generation, read)));
-            // The preload goes on from here, on every core.
-            parsed.store(true, std::sync::atomic::Ordering::Relaxed);
-            f
+            // The preload goes on from the parse, on every core: the other
+            // thread stops at its next line (also when the parse unwinds).
+            struct Stop<'a>(&'a AtomicBool);
+            impl Drop for Stop<'_> {
+                fn drop(&mut self) {
+                    self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            let _stop = Stop(parsed);
+            self.input_read(&path, Some((generation, read)))
         })
     }
 
@@ -1507,9 +1513,9 @@ const PREFETCH_MIN: usize = 16;
 
 impl Database {
     /// Reads and parses the modules `root` reaches, level by level, each
-    /// level on every core: each thread resolves a share of the level's
-    /// imports and reads the files they name (a file's input is parsed when
-    /// it is made), so that the root's thousands of imports are not
+    /// level on every core: the threads take runs of the level's imports
+    /// in turn, resolve them and read the files they name (a file's input
+    /// is parsed when it is made), so that the root's thousands of imports are not
     /// resolved on one thread while the other waits. The walk that follows
     /// finds them made. Only a warm-up: it creates no input the walk would
     /// not (the same path resolution; [`Database::open_root`] may have made
@@ -1547,27 +1553,26 @@ impl Database {
                 // Runs of imports taken in turn, not a share per thread:
                 // the root's first imports may be read already
                 // ([`Database::open_root`]), and files differ in size.
+                // Shorter runs for a short level, so that every thread
+                // has some.
+                let run = (work.len() / (4 * threads)).clamp(1, PRELOAD_RUN);
                 let next = std::sync::atomic::AtomicUsize::new(0);
                 let (work, claimed, next) = (&work, &claimed, &next);
                 std::thread::scope(|s| {
-                    let parts: Vec<_> = (0..threads.min(work.len().div_ceil(PRELOAD_RUN)))
+                    let parts: Vec<_> = (0..threads.min(work.len().div_ceil(run)))
                         .map(|_| {
                             let db = self.clone();
                             s.spawn(move || {
                                 let mut out = Vec::new();
                                 loop {
-                                    let i = next.fetch_add(
-                                        PRELOAD_RUN,
-                                        std::sync::atomic::Ordering::Relaxed,
-                                    );
-                                    let Some(run) = work.get(i..work.len().min(i + PRELOAD_RUN))
-                                    else {
-                                        return out;
-                                    };
-                                    if run.is_empty() {
-                                        return out;
+                                    let i =
+                                        next.fetch_add(run, std::sync::atomic::Ordering::Relaxed);
+                                    match work.get(i..work.len().min(i + run)) {
+                                        Some(part) if !part.is_empty() => {
+                                            out.extend(resolve_and_read(&db, part, claimed))
+                                        }
+                                        _ => return out,
                                     }
-                                    out.extend(resolve_and_read(&db, run, claimed));
                                 }
                             })
                         })
@@ -1651,7 +1656,7 @@ impl Database {
     }
 }
 
-/// How many imports a preload thread takes at a time.
+/// The most imports a preload thread takes at a time.
 const PRELOAD_RUN: usize = 32;
 
 /// The modules the imports `work` (a module and a path as written) name

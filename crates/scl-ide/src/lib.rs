@@ -108,7 +108,9 @@ impl AnalysisHost {
     }
 
     /// A host for the workspace of `file` with `file` opened, for a command
-    /// that works on one root file (`ir`, `build`).
+    /// that works on one root file (`ir`, `build`, `diff`, `doctor`, `check
+    /// --set`): the modules its import lines name are read while it parses
+    /// (scl-db's `Database::open_root`).
     pub fn open_root(
         system: Arc<dyn System>,
         file: &Path,
@@ -234,6 +236,13 @@ impl Analysis {
     /// The id of the file at `path` (read on first use).
     pub fn file(&self, path: &Path) -> FileId {
         self.db.file_id(self.db.open(path))
+    }
+
+    /// [`Analysis::file`] for a file a command checks: on first use, the
+    /// modules its import lines name are read while it parses (scl-db's
+    /// `Database::open_root`).
+    pub fn root_file(&self, path: &Path) -> FileId {
+        self.db.file_id(self.db.open_root(path))
     }
 
     /// The absolute path of a file (`std/NAME.env.scl` for an embedded

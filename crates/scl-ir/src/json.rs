@@ -3,18 +3,18 @@
 //! ones), written faster. `serde_json::ser::PrettyFormatter` writes a line's
 //! indent as one two-byte write per level; [`Pretty`] writes the line break
 //! and the whole indent as one slice, which matters for the IR of thousands
-//! of envs (`sclc ir` writes about 2.7 KiB of JSON per env, on one thread,
-//! after everything else). The bytes are the same as
+//! of envs (`sclc ir` writes about 2.7 KiB of JSON per env, after
+//! everything else). The bytes are the same as
 //! `serde_json::to_writer_pretty`'s (tested against it).
 //!
 //! [`to_writer_envs`] writes the same bytes on two threads: the JSON is the
 //! last step of `sclc ir`, when the other core has nothing left to do, and
 //! an env of thousands of services is most of it. A second thread writes
-//! every other service of the top-level envs into its own buffer (at the
-//! depth where it goes); this thread writes the rest and splices each buffer in where the
-//! service goes. The threads take turns by runs of
-//! services, not by service: a thread woken per service cost more than it
-//! saved.
+//! every other run of [`RUN`] services of the top-level envs, each into a
+//! buffer of its own (at the depth where it goes); this thread writes the
+//! rest and splices each buffer in where its service goes. The threads
+//! take turns by runs, not by service: a thread woken per service cost
+//! more than it saved.
 
 use crate::EnvSpec;
 use serde::ser::SerializeMap;
@@ -227,6 +227,13 @@ impl Formatter for Splice {
     }
 }
 
+/// The stack of [`to_writer_envs`]'s second thread: writing a service
+/// recurses once per level of services nested in it, as deep as evaluation
+/// let them nest, so it gets as much as the compiler's thread has (scl-db's
+/// `COMPILER_STACK_SIZE`, 512 MiB; address space, touched only as deep as
+/// it goes).
+const STACK_SIZE: usize = 512 << 20;
+
 /// The fewest services of the top-level envs for [`to_writer_envs`] to
 /// use a second thread (below it, starting one costs more than it saves).
 const PARALLEL_MIN: usize = 64;
@@ -373,6 +380,7 @@ pub fn to_writer_envs<'a, W: io::Write, T: ?Sized + Serialize>(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let nested = SPLICING.with(|s| s.borrow().is_some());
     if services.len() < PARALLEL_MIN || cores < 2 || nested {
+        // `to_writer` takes nothing from an outer call's second thread.
         return to_writer(w, value).map(|()| 0);
     }
     let (tx, rx) = mpsc::sync_channel(AHEAD);
@@ -381,25 +389,27 @@ pub fn to_writer_envs<'a, W: io::Write, T: ?Sized + Serialize>(
         let odd = &services;
         // If the thread cannot start, the receiver finds the channel
         // closed and this thread writes every service.
-        let _ = std::thread::Builder::new().spawn_scoped(scope, move || {
-            for spec in odd.chunks(RUN).skip(1).step_by(2).flatten() {
-                let mut text = back_rx
-                    .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(4096));
-                let mut ser = serde_json::Serializer::with_formatter(
-                    &mut text,
-                    Pretty {
-                        depth,
-                        has_value: false,
-                    },
-                );
-                if EnvSpec::serialize(spec, &mut ser).is_err()
-                    || tx.send((Arc::as_ptr(spec) as usize, text)).is_err()
-                {
-                    return;
+        let _ = std::thread::Builder::new()
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(scope, move || {
+                for spec in odd.chunks(RUN).skip(1).step_by(2).flatten() {
+                    let mut text = back_rx
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(4096));
+                    let mut ser = serde_json::Serializer::with_formatter(
+                        &mut text,
+                        Pretty {
+                            depth,
+                            has_value: false,
+                        },
+                    );
+                    if EnvSpec::serialize(spec, &mut ser).is_err()
+                        || tx.send((Arc::as_ptr(spec) as usize, text)).is_err()
+                    {
+                        return;
+                    }
                 }
-            }
-        });
+            });
         SPLICING.with(|s| {
             *s.borrow_mut() = Some(Ahead {
                 next: 0,
@@ -428,8 +438,15 @@ pub fn to_writer_envs<'a, W: io::Write, T: ?Sized + Serialize>(
 /// `serde_json::to_writer_pretty` does. Errors: the writer's, or a value
 /// serde_json cannot write (a map with keys that are not strings).
 pub fn to_writer<W: io::Write, T: ?Sized + Serialize>(w: W, value: &T) -> serde_json::Result<()> {
+    // Called while [`to_writer_envs`] writes (from a `Serialize`), it
+    // writes every service itself: its formatter cannot splice.
+    let was = set_splicing(false);
     let mut ser = serde_json::Serializer::with_formatter(w, Pretty::default());
-    value.serialize(&mut ser)
+    let r = value.serialize(&mut ser);
+    if let Some(was) = was {
+        set_splicing(was);
+    }
+    r
 }
 
 /// `value` as pretty JSON (no trailing newline), as
@@ -537,6 +554,70 @@ mod tests {
         assert_eq!(String::from_utf8(out).unwrap(), serial);
         // 270 services: runs 1, 3, …, 15 (the last run is 14 long).
         assert_eq!(n, if two_cores() { 8 * 16 } else { 0 });
+    }
+
+    /// A service nested 1,000 deep (each level's services holding the
+    /// next), in a run the second thread writes: it recurses as deep as
+    /// this thread (given the compiler's stack, as `sclc ir` has) and
+    /// writes the same bytes. With a default 2 MiB thread stack the second
+    /// thread overflows and aborts the process (checked, in the debug
+    /// build the tests run in).
+    const DEEP: usize = 1000;
+
+    #[test]
+    fn a_deeply_nested_service_is_written_on_a_stack_as_deep() {
+        std::thread::Builder::new()
+            .stack_size(super::STACK_SIZE)
+            .spawn(|| {
+                let mut deep = crate::EnvSpec::default();
+                for _ in 0..DEEP {
+                    let mut outer = crate::EnvSpec::default();
+                    outer.services.insert("s".into(), std::sync::Arc::new(deep));
+                    deep = outer;
+                }
+                let mut top = many_services(100);
+                // Index 20: in run 1, the second thread's.
+                top.services
+                    .insert("s0019b".into(), std::sync::Arc::new(deep));
+                let serial = super::to_string(&top).unwrap();
+                let mut out = Vec::new();
+                let n = super::to_writer_envs(&mut out, &top, [&top], 2).unwrap();
+                assert!(out == serial.as_bytes(), "the bytes differ");
+                assert_eq!(n, if two_cores() { 16 * 3 } else { 0 });
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    /// `to_writer` called while `to_writer_envs` writes (from a
+    /// `Serialize`) writes every service itself, and the outer call still
+    /// splices.
+    #[test]
+    fn to_writer_inside_to_writer_envs_takes_nothing_from_it() {
+        struct Inner(crate::EnvSpec);
+        impl serde::Serialize for Inner {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let text = super::to_string(&self.0).map_err(serde::ser::Error::custom)?;
+                s.serialize_str(&text)
+            }
+        }
+        let top = many_services(100);
+        let inner = many_services(100);
+        #[derive(serde::Serialize)]
+        struct Both<'a> {
+            a: &'a crate::EnvSpec,
+            b: Inner,
+        }
+        let both = Both {
+            a: &top,
+            b: Inner(inner.clone()),
+        };
+        let serial = super::to_string(&both).unwrap();
+        let mut out = Vec::new();
+        let n = super::to_writer_envs(&mut out, &both, [&top], 2).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), serial);
+        assert_eq!(n, if two_cores() { 48 } else { 0 });
     }
 
     /// Envs that are not those of the value (or not in its order) cost the

@@ -600,7 +600,7 @@ fn check(
         for (root, files) in groups {
             let host = AnalysisHost::new(Arc::new(OsSystem), &root, stdlib.clone());
             let a = host.analysis();
-            let ids: Vec<FileId> = files.iter().map(|f| a.file(f)).collect();
+            let ids: Vec<FileId> = files.iter().map(|f| a.root_file(f)).collect();
             let mut diags = a.check(&ids);
             if let Some(d) = driver {
                 diags.extend(a.driver_diagnostics(&ids, d));
