@@ -712,7 +712,7 @@ impl Database {
 
     /// [`Database::open`] for the file a command starts from: while its
     /// text is parsed, the modules its import lines name
-    /// ([`import_lines`]) are resolved, read and parsed on another core,
+    /// (`import_lines`) are resolved, read and parsed on another core,
     /// which would otherwise wait for the parse (20,000 import lines take
     /// about 80 ms to parse). The lines are a hint, not the imports: the
     /// parse decides what is imported ([`Database::check`]'s preload and

@@ -10,7 +10,7 @@
 //! [`to_writer_envs`] writes the same bytes on two threads: the JSON is the
 //! last step of `sclc ir`, when the other core has nothing left to do, and
 //! an env of thousands of services is most of it. A second thread writes
-//! every other run of [`RUN`] services of the top-level envs, each into a
+//! every other run of 16 services (`RUN`) of the top-level envs, each into a
 //! buffer of its own (at the depth where it goes); this thread writes the
 //! rest and splices each buffer in where its service goes. The threads
 //! take turns by runs, not by service: a thread woken per service cost
@@ -43,6 +43,10 @@ static LINES: [u8; 2 + 2 * MAX_ONE_WRITE] = {
 pub struct Pretty {
     depth: usize,
     has_value: bool,
+    /// Set by [`to_writer_envs`] only: a byte string is JSON text written
+    /// by a [`Pretty`] at this depth, spliced in where a value goes
+    /// ([`Pretty::write_spliced`]). No IR value is a byte string.
+    splice: Option<usize>,
 }
 
 impl Pretty {
@@ -135,82 +139,39 @@ impl Formatter for Pretty {
         self.has_value = true;
         Ok(())
     }
-}
 
-/// [`Pretty`], and a byte string is JSON text written where a value goes
-/// (see [`to_writer_envs`]): text written at depth `at` (by [`Pretty`]
-/// starting at that depth), copied as it is when spliced at that depth and
-/// indented again at any other. No IR value is a byte string, and only
-/// [`to_writer_envs`] writes with this formatter.
-struct Splice {
-    pretty: Pretty,
-    at: usize,
-}
-
-impl Formatter for Splice {
-    #[inline]
-    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.pretty.begin_array(w)
-    }
-
-    #[inline]
-    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.pretty.end_array(w)
-    }
-
-    #[inline]
-    fn begin_array_value<W: ?Sized + io::Write>(
+    /// Spliced JSON text when `splice` is set; otherwise what
+    /// serde_json writes for bytes, an array of numbers.
+    fn write_byte_array<W: ?Sized + io::Write>(
         &mut self,
         w: &mut W,
-        first: bool,
+        bytes: &[u8],
     ) -> io::Result<()> {
-        self.pretty.begin_array_value(w, first)
+        if let Some(at) = self.splice {
+            return self.write_spliced(w, bytes, at);
+        }
+        self.begin_array(w)?;
+        for (i, b) in bytes.iter().enumerate() {
+            self.begin_array_value(w, i == 0)?;
+            self.write_u8(w, *b)?;
+            self.end_array_value(w)?;
+        }
+        self.end_array(w)
     }
+}
 
-    #[inline]
-    fn end_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.pretty.end_array_value(w)
-    }
-
-    #[inline]
-    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.pretty.begin_object(w)
-    }
-
-    #[inline]
-    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.pretty.end_object(w)
-    }
-
-    #[inline]
-    fn begin_object_key<W: ?Sized + io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.pretty.begin_object_key(w, first)
-    }
-
-    #[inline]
-    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.pretty.begin_object_value(w)
-    }
-
-    #[inline]
-    fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.pretty.end_object_value(w)
-    }
-
+impl Pretty {
     /// `text` (JSON written by [`Pretty`] at depth `at`) at the current
     /// depth: as it is, or with each line break followed by the indent of
     /// this depth instead of that of `at`. A line break in JSON text is
     /// always layout (one in a string is written `\\n`).
-    fn write_byte_array<W: ?Sized + io::Write>(
+    fn write_spliced<W: ?Sized + io::Write>(
         &mut self,
         w: &mut W,
         text: &[u8],
+        at: usize,
     ) -> io::Result<()> {
-        if self.pretty.depth == self.at {
+        if self.depth == at {
             return w.write_all(text);
         }
         let mut lines = text.split(|&b| b == b'\n');
@@ -219,8 +180,8 @@ impl Formatter for Splice {
         }
         for line in lines {
             // Each later line starts with the indent of depth `at` or deeper.
-            let inner = line.get(2 * self.at..).unwrap_or_default();
-            self.pretty.line(w, true)?;
+            let inner = line.get(2 * at..).unwrap_or_default();
+            self.line(w, true)?;
             w.write_all(inner)?;
         }
         Ok(())
@@ -360,11 +321,11 @@ impl Drop for SplicingGuard {
 
 /// Writes `value` as [`to_writer`] does, the same bytes, on two threads
 /// when `envs` (the top-level envs of `value`, in the order it writes
-/// them) hold at least [`PARALLEL_MIN`] services and the machine has two
+/// them) hold at least 64 (`PARALLEL_MIN`) services and the machine has two
 /// cores. `depth` is how many arrays and objects enclose the entries of
 /// their `services` in `value`'s JSON (2 when `value` is an env, 3 for a
 /// map of envs): the second thread writes at that depth so that its text
-/// is copied as it is (at another depth it is indented again). The second thread writes every other run of [`RUN`] of their
+/// is copied as it is (at another depth it is indented again). The second thread writes every other run of 16 (`RUN`) of their
 /// services; a
 /// buffer is spliced in only when it is for the service being written (by
 /// address), so a wrong `envs` costs the second thread's work, never the
@@ -400,7 +361,7 @@ pub fn to_writer_envs<'a, W: io::Write, T: ?Sized + Serialize>(
                         &mut text,
                         Pretty {
                             depth,
-                            has_value: false,
+                            ..Pretty::default()
                         },
                     );
                     if EnvSpec::serialize(spec, &mut ser).is_err()
@@ -424,9 +385,9 @@ pub fn to_writer_envs<'a, W: io::Write, T: ?Sized + Serialize>(
         let _guard = SplicingGuard;
         let mut ser = serde_json::Serializer::with_formatter(
             w,
-            Splice {
-                pretty: Pretty::default(),
-                at: depth,
+            Pretty {
+                splice: Some(depth),
+                ..Pretty::default()
             },
         );
         value.serialize(&mut ser)?;
@@ -640,6 +601,24 @@ mod tests {
             super::to_string(&small).unwrap()
         );
         assert_eq!(n, 0);
+    }
+
+    /// Bytes (no IR value is bytes) are an array of numbers, as
+    /// serde_json's pretty writer has them, unless splicing.
+    #[test]
+    fn bytes_are_written_as_serde_json_writes_them() {
+        struct Bytes(&'static [u8]);
+        impl serde::Serialize for Bytes {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bytes(self.0)
+            }
+        }
+        for b in [Bytes(b""), Bytes(b"\n{x"), Bytes(&[0, 255, 10])] {
+            assert_eq!(
+                super::to_string(&b).unwrap(),
+                serde_json::to_string_pretty(&b).unwrap()
+            );
+        }
     }
 
     #[test]
