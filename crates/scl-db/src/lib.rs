@@ -1082,9 +1082,17 @@ impl Database {
         if self.reg().checked.insert(file) {
             let read = self.preload(file);
             timings::mark("preload");
-            self.imports_on_every_core(file, &read);
+            let resolved = self.imports_on_every_core(file, &read);
             timings::mark("imports resolved");
-            let pre = walk(self, file, Some(&|todo: &[SourceFile]| self.prefetch(todo)));
+            // Once every module's imports are made, the walk only reads
+            // them: nothing to prefetch.
+            let nothing = |_: &[SourceFile]| {};
+            let prefetch = |todo: &[SourceFile]| self.prefetch(todo);
+            let pre = if resolved {
+                walk(self, file, Some(&nothing))
+            } else {
+                walk(self, file, Some(&prefetch))
+            };
             timings::mark("walk");
             self.check_on_two_cores(file, &pre.post_order);
         }
@@ -1597,13 +1605,14 @@ impl Database {
     /// resolves its import lines in turn: 20,000 in the benchmark's largest
     /// root) while the others take runs of `files`, which it then joins.
     /// The walk that follows finds them all made; before, it resolved the
-    /// root's imports alone, with the other core waiting.
-    fn imports_on_every_core(&self, root: SourceFile, files: &[SourceFile]) {
+    /// root's imports alone, with the other core waiting. Returns whether
+    /// it ran (on two cores or more, for [`PREFETCH_MIN`] modules or more).
+    fn imports_on_every_core(&self, root: SourceFile, files: &[SourceFile]) -> bool {
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(8);
         if threads < 2 || files.len() < PREFETCH_MIN {
-            return;
+            return false;
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|s| {
@@ -1630,6 +1639,7 @@ impl Database {
                 });
             }
         });
+        true
     }
 
     /// Parses and resolves the imports of `files` on every core, each thread
