@@ -556,7 +556,7 @@ impl Database {
             }
             (reg.overlays.get(path).cloned(), reg.facts_generation)
         };
-        // Read and parse without the lock: threads that prefetch imports
+        // Read and parse without the lock: threads that preload imports
         // parse in parallel (one that loses a race drops its parse).
         let (contents, unreadable) = match (overlay, read) {
             (Some(text), _) => (Some(text), None),
@@ -1082,17 +1082,10 @@ impl Database {
         if self.reg().checked.insert(file) {
             let read = self.preload(file);
             timings::mark("preload");
-            let resolved = self.imports_on_every_core(file, &read);
+            self.imports_on_every_core(file, &read);
             timings::mark("imports resolved");
-            // Once every module's imports are made, the walk only reads
-            // them: nothing to prefetch.
-            let nothing = |_: &[SourceFile]| {};
-            let prefetch = |todo: &[SourceFile]| self.prefetch(todo);
-            let pre = if resolved {
-                walk(self, file, Some(&nothing))
-            } else {
-                walk(self, file, Some(&prefetch))
-            };
+            // Every module's imports are made: the walk only reads them.
+            let pre = walk(self, file, false);
             timings::mark("walk");
             self.check_on_two_cores(file, &pre.post_order);
         }
@@ -1241,26 +1234,22 @@ fn group_diagnostics<'db>(db: &'db dyn Db, group: ModuleGroup<'db>) -> Arc<Vec<D
 /// finds it ready.
 #[salsa::tracked(returns(ref))]
 fn module_graph(db: &dyn Db, file: SourceFile) -> Arc<Walk> {
-    Arc::new(walk(db, file, None))
+    Arc::new(walk(db, file, true))
 }
-
-/// What [`walk`] gives the modules a module with many imports names,
-/// before they are walked (parses them on every core).
-type Prefetch<'a> = &'a dyn Fn(&[SourceFile]);
 
 /// The modules `file` reaches through imports, without recursion: in
 /// the order they are first reached (`order`, `file` first), and each
 /// after all it imports (`post_order`), with an `E0103` for every import
 /// that closes a cycle.
 ///
-/// Without `prefetch` (in [`module_graph`]), the imports of the modules
+/// In a query (`in_query`: [`module_graph`]), the imports of the modules
 /// that a module with [`PREFETCH_MIN`] or more not yet walked imports names
 /// are read through [`group_imports`], so that the graph depends on one
-/// query per [`MODULE_GROUP`] of them. With it (the first check's warm-up,
-/// outside any query), `prefetch` is given those modules before they are
-/// walked and each module's imports are read directly: no group is made
-/// there (what a query outside any query interns is kept for good).
-fn walk(db: &dyn Db, file: SourceFile, prefetch: Option<Prefetch<'_>>) -> Walk {
+/// query per [`MODULE_GROUP`] of them. Outside (the first check's warm-up,
+/// after [`Database::imports_on_every_core`] made them), each module's
+/// imports are read directly: no group is made there (what a query
+/// outside any query interns is kept for good).
+fn walk(db: &dyn Db, file: SourceFile, in_query: bool) -> Walk {
     let mut walk = Walk::default();
     let mut seen: HashSet<SourceFile> = HashSet::default();
     // The imports of each module of `walk.order`, for [`on_cycles`].
@@ -1289,15 +1278,10 @@ fn walk(db: &dyn Db, file: SourceFile, prefetch: Option<Prefetch<'_>>) -> Walk {
                 .filter(|t| !seen.contains(*t))
                 .copied()
                 .collect();
-            if todo.len() >= PREFETCH_MIN {
-                match prefetch {
-                    Some(prefetch) => prefetch(&todo),
-                    None => {
-                        for g in module_groups(db, &todo) {
-                            for (t, i) in g.files(db).iter().zip(group_imports(db, g).iter()) {
-                                grouped.insert(*t, i.clone());
-                            }
-                        }
+            if in_query && todo.len() >= PREFETCH_MIN {
+                for g in module_groups(db, &todo) {
+                    for (t, i) in g.files(db).iter().zip(group_imports(db, g).iter()) {
+                        grouped.insert(*t, i.clone());
                     }
                 }
             }
@@ -1572,16 +1556,10 @@ impl Database {
                             let db = self.clone();
                             s.spawn(move || {
                                 let mut out = Vec::new();
-                                loop {
-                                    let i =
-                                        next.fetch_add(run, std::sync::atomic::Ordering::Relaxed);
-                                    match work.get(i..work.len().min(i + run)) {
-                                        Some(part) if !part.is_empty() => {
-                                            out.extend(resolve_and_read(&db, part, claimed))
-                                        }
-                                        _ => return out,
-                                    }
-                                }
+                                take_runs(work, run, next, |part| {
+                                    out.extend(resolve_and_read(&db, part, claimed))
+                                });
+                                out
                             })
                         })
                         .collect();
@@ -1605,14 +1583,14 @@ impl Database {
     /// resolves its import lines in turn: 20,000 in the benchmark's largest
     /// root) while the others take runs of `files`, which it then joins.
     /// The walk that follows finds them all made; before, it resolved the
-    /// root's imports alone, with the other core waiting. Returns whether
-    /// it ran (on two cores or more, for [`PREFETCH_MIN`] modules or more).
-    fn imports_on_every_core(&self, root: SourceFile, files: &[SourceFile]) -> bool {
+    /// root's imports alone, with the other core waiting. On one core, or
+    /// for fewer than [`PREFETCH_MIN`] modules, the walk makes them.
+    fn imports_on_every_core(&self, root: SourceFile, files: &[SourceFile]) {
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(8);
         if threads < 2 || files.len() < PREFETCH_MIN {
-            return false;
+            return;
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|s| {
@@ -1625,41 +1603,11 @@ impl Database {
                     if t == 0 {
                         let _ = imports(&db, root);
                     }
-                    loop {
-                        let i = next.fetch_add(PRELOAD_RUN, std::sync::atomic::Ordering::Relaxed);
-                        match files.get(i..files.len().min(i + PRELOAD_RUN)) {
-                            Some(run) if !run.is_empty() => {
-                                for f in run {
-                                    let _ = imports(&db, *f);
-                                }
-                            }
-                            _ => return,
+                    take_runs(files, PRELOAD_RUN, next, |run| {
+                        for f in run {
+                            let _ = imports(&db, *f);
                         }
-                    }
-                });
-            }
-        });
-        true
-    }
-
-    /// Parses and resolves the imports of `files` on every core, each thread
-    /// with its own handle on the same database; the results are memoized,
-    /// so the walk that follows finds them ready.
-    fn prefetch(&self, files: &[SourceFile]) {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8);
-        if threads < 2 {
-            return;
-        }
-        let chunk = files.len().div_ceil(threads);
-        std::thread::scope(|s| {
-            for part in files.chunks(chunk) {
-                let db = self.clone();
-                s.spawn(move || {
-                    for f in part {
-                        let _ = imports(&db, *f);
-                    }
+                    });
                 });
             }
         });
@@ -1668,6 +1616,24 @@ impl Database {
 
 /// The most imports a preload thread takes at a time.
 const PRELOAD_RUN: usize = 32;
+
+/// Calls `f` on consecutive runs of `items` (each at most `run` long, `run`
+/// ≥ 1) until none is left, taking each through `next`: threads sharing
+/// the counter take the runs in turn, each run once.
+fn take_runs<T>(
+    items: &[T],
+    run: usize,
+    next: &std::sync::atomic::AtomicUsize,
+    mut f: impl FnMut(&[T]),
+) {
+    loop {
+        let i = next.fetch_add(run, std::sync::atomic::Ordering::Relaxed);
+        match items.get(i..items.len().min(i + run)) {
+            Some(part) if !part.is_empty() => f(part),
+            _ => return,
+        }
+    }
+}
 
 /// The modules the imports `work` (a module and a path as written) name
 /// that no thread has claimed yet (`claimed`, by path), read and parsed (a
@@ -2534,8 +2500,8 @@ mod walk_tests {
         post.push(f);
     }
 
-    /// The walk, through groups (as `module_graph` runs it) and with a
-    /// prefetch (as the first check runs it), gives the plain recursive
+    /// The walk, through groups (as `module_graph` runs it) and reading
+    /// each module's imports directly (as the first check runs it), gives the plain recursive
     /// walk's orders and the same cycles, on modules with many imports:
     /// duplicates, a self-import, a missing module, two wide modules that
     /// import each other and share their targets, and modules reached both
@@ -2574,16 +2540,16 @@ mod walk_tests {
         for root in ["top", "w1", "w2", "l5"] {
             let db = Database::with_system(fs.clone(), Path::new("/w"), None);
             let f = db.open(Path::new(&format!("/w/{root}.env.scl")));
-            let grouped = walk(&db, f, None);
-            let prefetched = walk(&db, f, Some(&|_: &[SourceFile]| {}));
+            let grouped = walk(&db, f, true);
+            let direct = walk(&db, f, false);
             let (mut seen, mut order, mut post) = Default::default();
             plain(&db, f, &mut seen, &mut order, &mut post);
             assert!(order.len() > 40, "{root}: {}", order.len());
-            for w in [&grouped, &prefetched] {
+            for w in [&grouped, &direct] {
                 assert_eq!(w.order, order, "{root}");
                 assert_eq!(w.post_order, post, "{root}");
             }
-            assert_eq!(grouped.cycles, prefetched.cycles, "{root}");
+            assert_eq!(grouped.cycles, direct.cycles, "{root}");
             assert!(!grouped.cycles.is_empty(), "{root}");
         }
     }
