@@ -1138,6 +1138,20 @@ impl<'a> Lexer<'a> {
                     if buf.is_empty() {
                         buf_start = self.pos;
                     }
+                    // A run of printable ASCII that ends nothing and starts
+                    // no escape or interpolation (most of a string): copied
+                    // in one piece. Anything else goes a character at a time.
+                    let run = self.bytes[self.pos..]
+                        .iter()
+                        .take_while(|&&b| {
+                            (b' '..=b'~').contains(&b) && !matches!(b, b'"' | b'\\' | b'$')
+                        })
+                        .count();
+                    if run > 0 {
+                        buf.push_str(&self.src[self.pos..self.pos + run]);
+                        self.pos += run;
+                        continue;
+                    }
                     let c = self.src[self.pos..].chars().next().unwrap_or('\u{fffd}');
                     if scl_diag::is_hidden(c) {
                         self.hidden_chars(self.pos, self.pos + c.len_utf8());
