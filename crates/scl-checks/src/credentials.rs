@@ -89,10 +89,40 @@ static SHAPE_SET: LazyLock<regex::RegexSet> = LazyLock::new(|| {
 /// and is not searched.
 const SHORTEST_SHAPE: usize = 15;
 
+/// Texts one of which every match of [`SHAPES`] contains: each pattern's
+/// leading literal (each alternative's, for `(AKIA|ASIA)`), case as
+/// written (no pattern ignores case). Tested against the patterns.
+const SHAPE_LITERALS: &[&str] = &[
+    "hf_",
+    "ghp_",
+    "github_pat_",
+    "glpat-",
+    "AKIA",
+    "ASIA",
+    "sk-",
+    "xox",
+    "AIza",
+    "-----BEGIN ",
+];
+
+/// Whether `value` contains one of [`SHAPE_LITERALS`]: a value without
+/// one (almost every value an env holds) holds no token, and is decided
+/// without the patterns, which are then never compiled (about 1 % of a
+/// whole `sclc ir` of 1,000 modules, `bench/README.md`).
+fn holds_a_shape_literal(value: &str) -> bool {
+    let b = value.as_bytes();
+    (0..b.len()).any(|i| {
+        matches!(b[i], b'h' | b'g' | b'A' | b's' | b'x' | b'-')
+            && SHAPE_LITERALS
+                .iter()
+                .any(|l| b[i..].starts_with(l.as_bytes()))
+    })
+}
+
 /// What kind of token `value` holds, by its shape (the first of
 /// [`SHAPES`], in order, that it holds).
 pub(crate) fn token_shape(value: &str) -> Option<&'static str> {
-    if value.len() < SHORTEST_SHAPE {
+    if value.len() < SHORTEST_SHAPE || !holds_a_shape_literal(value) {
         return None;
     }
     let found = SHAPE_SET.matches(value);
@@ -466,6 +496,80 @@ fn has_password(url: &str) -> bool {
 mod tests {
     use super::*;
     use scl_ir::EnvSpec;
+
+    /// Every pattern of `SHAPES` starts with one of `SHAPE_LITERALS` (each
+    /// alternative of a leading group too), and each literal passes the
+    /// first-byte test of `holds_a_shape_literal`: the filter never hides
+    /// a shape. A pattern added without its literal fails here.
+    #[test]
+    fn every_shape_starts_with_a_filtered_literal() {
+        for l in SHAPE_LITERALS {
+            assert!(holds_a_shape_literal(l), "{l:?}");
+            assert!(holds_a_shape_literal(&format!("x {l}")), "{l:?}");
+        }
+        for (r, _, _) in SHAPES.iter() {
+            let p = r.as_str().trim_start_matches(r"\b");
+            let alternatives: Vec<&str> = match p.strip_prefix('(') {
+                Some(rest) => rest[..rest.find(')').unwrap()].split('|').collect(),
+                None => vec![p],
+            };
+            for a in alternatives {
+                assert!(
+                    SHAPE_LITERALS.iter().any(|l| a.starts_with(l)),
+                    "{} starts with no literal of SHAPE_LITERALS",
+                    r.as_str()
+                );
+            }
+        }
+    }
+
+    /// One token of each shape, alone and inside other text, is found and
+    /// named (through the literal filter and the patterns).
+    #[test]
+    fn a_token_of_each_shape_is_found() {
+        let tokens = [
+            (
+                "hf_abcdefghijklmnopqrstuvwxyz0123456789",
+                "a Hugging Face token",
+            ),
+            ("ghp_0123456789abcdefghijklmnopqrstuvwxyz", "a GitHub token"),
+            (
+                "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789",
+                "a GitHub token",
+            ),
+            ("glpat-Ab3dEf6hIj9lMn2pQr5t", "a GitLab token"),
+            ("AKIAIOSFODNN7EXAMPLE", "an AWS access key id"),
+            ("ASIAIOSFODNN7EXAMPLE", "an AWS access key id"),
+            (
+                "sk-ant-api03-Ab3dEf6hIj9lMn2pQr5tUv8xYz1bC4eF7hI0kL3nO6qR9tU2",
+                "an Anthropic API key",
+            ),
+            (
+                "sk-proj-Ab3dEf6hIj9lMn2pQr5tUv8xYz1bC4eF7hI0kL3nO6qR9tU2",
+                "an OpenAI API key",
+            ),
+            (
+                "sk-Ab3dEf6hIj9lMn2pQr5tUv8xYz1bC4eF7hI0",
+                "an OpenAI API key",
+            ),
+            ("xoxb-a1b2c3d4e5", "a Slack token"),
+            (
+                "AIzaSyAb3dEf6hIj9lMn2pQr5tUv8xYz1bC4eF7",
+                "a Google API key",
+            ),
+            ("-----BEGIN RSA PRIVATE KEY-----", "a private key"),
+        ];
+        for (token, what) in tokens {
+            assert_eq!(token_shape(token), Some(what), "{token}");
+            assert_eq!(
+                token_shape(&format!("--token {token} --x")),
+                Some(what),
+                "{token}"
+            );
+        }
+        assert!(!holds_a_shape_literal("ca-certificates build-essential"));
+        assert_eq!(token_shape("ca-certificates build-essential"), None);
+    }
 
     #[test]
     fn contains_is_str_contains() {
