@@ -31,7 +31,7 @@ use paths::PathMap;
 pub use paths::{find_workspace_root, find_workspace_root_in, normalize_path};
 pub use stack::{with_compiler_stack, COMPILER_STACK_SIZE};
 use std::sync::atomic::AtomicBool;
-pub use system::{DirEntry, MemorySystem, OsSystem, PathKind, System};
+pub use system::{DirEntry, EntryKind, EntryKinds, MemorySystem, OsSystem, PathKind, System};
 pub use types::{known_modules, module_types, type_table, typed_module, StaticPass};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -320,10 +320,57 @@ struct Registry {
 pub struct Database {
     storage: salsa::Storage<Self>,
     registry: Arc<Mutex<Registry>>,
+    /// Folders many files of which were asked about: their listings, for
+    /// the first facts of their files (see [`Folders`]).
+    folders: Arc<Mutex<Folders>>,
     system: Arc<dyn System>,
     workspace: Option<Workspace>,
     stdlib_dir: Option<PathBuf>,
 }
+
+/// The first facts of a path ([`Db::path_info`]) for files of a folder
+/// many of whose files are asked about, from one listing of the folder
+/// ([`System::entry_kinds`]) instead of an `lstat` per file: a module that
+/// imports 1,000 siblings costs three `getdents` calls, not 1,000 `lstat`s
+/// (each of which walks the whole path again). Only first facts come from
+/// here: a refresh ([`Database::did_change_files`]) always asks the
+/// system about the path itself.
+///
+/// A folder is listed once [`FIRST_LISTING`] of its files have been asked
+/// about, reading at most [`ENTRIES_PER_ASK`] entries per file asked; a
+/// larger folder is tried again when twice as many have been, so a huge
+/// folder of which a few files are imported is never listed whole, and the
+/// listings that stop early cost at most about as much as the `lstat`s
+/// they were meant to save. A name the listing does not hold (a file made
+/// since, a name a case-insensitive file system matches in another case)
+/// and a link are asked about on their own. Listings belong to one facts
+/// generation: any change of path facts (an overlay opened or closed, a
+/// refresh) drops them.
+#[derive(Default)]
+struct Folders {
+    /// The facts generation ([`Registry`]'s) the listings were made in.
+    generation: u64,
+    by_dir: HashMap<PathBuf, Folder>,
+}
+
+/// One folder of [`Folders`].
+struct Folder {
+    /// How many of its files were asked about so far.
+    asked: usize,
+    /// The count at which it is listed next.
+    list_at: usize,
+    /// Its entries' kinds by name, once listed.
+    listed: Option<system::EntryKinds>,
+}
+
+/// Files of one folder asked about before it is listed (see [`Folders`]).
+const FIRST_LISTING: usize = 32;
+
+/// Entries of a folder read at most per file of it asked about (see
+/// [`Folders`]): a listing that stops at this many cost about what the
+/// `lstat`s it replaces would have (an `lstat` of a path walks every
+/// folder of it; a listing reads a few hundred entries per call).
+const ENTRIES_PER_ASK: usize = 8;
 
 #[salsa::db]
 impl salsa::Database for Database {}
@@ -374,7 +421,11 @@ impl Db for Database {
                 }
                 (reg.facts_generation, reg.overlays.contains_key(path))
             };
-            let facts = stat(&*self.system, open, path);
+            let facts = match open {
+                false => self.listed_facts(generation, path),
+                true => None,
+            }
+            .unwrap_or_else(|| stat(&*self.system, open, path));
             let reg = self.reg();
             if let Some(i) = reg.infos.get(path) {
                 return *i;
@@ -520,6 +571,68 @@ pub(crate) fn too_large(bytes: &[u8]) -> bool {
 }
 
 impl Database {
+    /// The facts of `path` ([`stat`]'s) from its folder's listing, when the
+    /// folder is listed or due to be (see [`Folders`]); `None` when the
+    /// system must be asked about the path itself. `generation`: the facts
+    /// generation the caller read before asking.
+    fn listed_facts(
+        &self,
+        generation: u64,
+        path: &Path,
+    ) -> Option<(PathKind, bool, Option<PathBuf>)> {
+        if !path.is_absolute() {
+            return None;
+        }
+        let (dir, name) = (path.parent()?, path.file_name()?.to_str()?);
+        let kind = {
+            let mut folders = self
+                .folders
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if folders.generation != generation {
+                folders.by_dir.clear();
+                folders.generation = generation;
+            }
+            if !folders.by_dir.contains_key(dir) {
+                folders.by_dir.insert(
+                    dir.to_path_buf(),
+                    Folder {
+                        asked: 0,
+                        list_at: FIRST_LISTING,
+                        listed: None,
+                    },
+                );
+            }
+            let folder = folders.by_dir.get_mut(dir)?;
+            if folder.listed.is_none() {
+                folder.asked += 1;
+                if folder.asked < folder.list_at {
+                    return None;
+                }
+                // Listed while the lock is held: a second thread asking
+                // about the same folder waits for the listing rather than
+                // making its own.
+                match self
+                    .system
+                    .entry_kinds(dir, ENTRIES_PER_ASK.saturating_mul(folder.asked))
+                {
+                    Some(entries) => folder.listed = Some(entries),
+                    None => {
+                        folder.list_at = folder.list_at.saturating_mul(2);
+                        return None;
+                    }
+                }
+            }
+            folder.listed.as_ref()?.get(name)?
+        };
+        Some(match kind {
+            system::EntryKind::File => (PathKind::File, false, None),
+            system::EntryKind::Dir => (PathKind::Dir, false, self.system.canonicalize(path)),
+            system::EntryKind::Other => (PathKind::Missing, false, None),
+            system::EntryKind::Link => return None,
+        })
+    }
+
     /// The registry, locked. A panic while it is held — salsa's
     /// cancellation unwinding out of creating an input on a snapshot, while
     /// the host applies a change — does not make it unusable: every section
@@ -656,6 +769,7 @@ impl Database {
         let mut db = Database {
             storage,
             registry: Arc::default(),
+            folders: Arc::default(),
             system,
             workspace: None,
             stdlib_dir: stdlib_dir.map(|d| absolute(&cwd, &d)),
