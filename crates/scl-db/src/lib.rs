@@ -343,9 +343,12 @@ pub struct Database {
 /// listings that stop early cost at most about as much as the `lstat`s
 /// they were meant to save. A name the listing does not hold (a file made
 /// since, a name a case-insensitive file system matches in another case)
-/// and a link are asked about on their own. Listings belong to one facts
-/// generation: any change of path facts (an overlay opened or closed, a
-/// refresh) drops them.
+/// and a link are asked about on their own. A listing is checked against
+/// an `lstat` of the path whose question made it: one that disagrees (a
+/// folder that can be read but not searched lists files no `lstat` can
+/// see) is dropped, and the folder is never listed again. Listings
+/// belong to one facts generation: any change of path facts (an overlay
+/// opened or closed, a refresh) drops them.
 #[derive(Default)]
 struct Folders {
     /// The facts generation ([`Registry`]'s) the listings were made in.
@@ -361,6 +364,18 @@ struct Folder {
     list_at: usize,
     /// Its entries' kinds by name, once listed.
     listed: Option<system::EntryKinds>,
+}
+
+/// What [`stat`] says of a folder's entry of this kind (without the
+/// canonical form): `None` for a link or a name the listing lacks, which
+/// are asked about on their own.
+fn facts_of_entry(kind: Option<system::EntryKind>) -> Option<(PathKind, bool)> {
+    match kind? {
+        system::EntryKind::File => Some((PathKind::File, false)),
+        system::EntryKind::Dir => Some((PathKind::Dir, false)),
+        system::EntryKind::Other => Some((PathKind::Missing, false)),
+        system::EntryKind::Link => None,
+    }
 }
 
 /// Files of one folder asked about before it is listed (see [`Folders`]).
@@ -616,21 +631,34 @@ impl Database {
                     .system
                     .entry_kinds(dir, ENTRIES_PER_ASK.saturating_mul(folder.asked))
                 {
-                    Some(entries) => folder.listed = Some(entries),
+                    // The listing is used only if it tells the path asked
+                    // about as asking it does: a folder that can be read
+                    // but not searched (mode `r` without `x`) lists its
+                    // files, but an `lstat` of one fails.
+                    Some(entries)
+                        if facts_of_entry(entries.get(name)).is_none_or(|(kind, link)| {
+                            (kind, link) == self.system.kind_and_link(path)
+                        }) =>
+                    {
+                        folder.listed = Some(entries)
+                    }
+                    Some(_) => {
+                        folder.list_at = usize::MAX;
+                        return None;
+                    }
                     None => {
                         folder.list_at = folder.list_at.saturating_mul(2);
                         return None;
                     }
                 }
             }
-            folder.listed.as_ref()?.get(name)?
+            folder.listed.as_ref()?.get(name)
         };
-        Some(match kind {
-            system::EntryKind::File => (PathKind::File, false, None),
-            system::EntryKind::Dir => (PathKind::Dir, false, self.system.canonicalize(path)),
-            system::EntryKind::Other => (PathKind::Missing, false, None),
-            system::EntryKind::Link => return None,
-        })
+        let (kind, link) = facts_of_entry(kind)?;
+        let canonical = (kind == PathKind::Dir)
+            .then(|| self.system.canonicalize(path))
+            .flatten();
+        Some((kind, link, canonical))
     }
 
     /// The registry, locked. A panic while it is held — salsa's

@@ -145,13 +145,14 @@ fn a_large_folder_is_listed_only_once_enough_of_it_is_asked_about() {
     ask(0..32);
     assert_eq!(sys.listings.load(Ordering::SeqCst), 1);
     assert_eq!(sys.single.load(Ordering::SeqCst), 32);
-    // 64: at most 512, stops again; 128: at most 1,024, the whole folder.
+    // 64: at most 512, stops again; 128: at most 1,024, the whole folder
+    // (checked against one `lstat` of the path asked about).
     ask(32..128);
     assert_eq!(sys.listings.load(Ordering::SeqCst), 3);
-    assert_eq!(sys.single.load(Ordering::SeqCst), 127);
+    assert_eq!(sys.single.load(Ordering::SeqCst), 128);
     ask(128..600);
     assert_eq!(sys.listings.load(Ordering::SeqCst), 3);
-    assert_eq!(sys.single.load(Ordering::SeqCst), 127);
+    assert_eq!(sys.single.load(Ordering::SeqCst), 128);
 }
 
 /// A listing finds each of its names, and no other: names that share
@@ -186,4 +187,55 @@ fn entry_kinds_finds_exactly_its_names() {
         assert_eq!(l.get(n), None, "{n:?}");
     }
     assert_eq!(EntryKinds::default().get("a"), None);
+}
+
+/// A folder that can be read but not searched (mode `r` without `x`):
+/// its listing names files that an `lstat` cannot see. Such a listing
+/// disagrees with asking the path itself, and is not used: every file
+/// is asked about on its own, as without listings. (Root ignores
+/// permissions, so the system here plays the folder.)
+#[test]
+fn a_listing_that_disagrees_with_the_path_itself_is_not_used() {
+    #[derive(Debug, Default)]
+    struct Unsearchable(Counting);
+    impl System for Unsearchable {
+        fn read(&self, _: &Path, _: usize) -> Result<Option<Vec<u8>>, String> {
+            Err("Permission denied (os error 13)".into())
+        }
+        fn kind(&self, _: &Path) -> PathKind {
+            PathKind::Missing
+        }
+        fn is_link(&self, _: &Path) -> bool {
+            false
+        }
+        fn kind_and_link(&self, _: &Path) -> (PathKind, bool) {
+            self.0.single.fetch_add(1, Ordering::SeqCst);
+            (PathKind::Missing, false)
+        }
+        fn read_dir(&self, path: &Path) -> Option<Vec<DirEntry>> {
+            OsSystem.read_dir(path)
+        }
+        fn entry_kinds(&self, dir: &Path, at_most: usize) -> Option<EntryKinds> {
+            self.0.entry_kinds(dir, at_most)
+        }
+        fn canonicalize(&self, _: &Path) -> Option<PathBuf> {
+            None
+        }
+        fn current_dir(&self) -> PathBuf {
+            OsSystem.current_dir()
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    for i in 0..100 {
+        std::fs::write(root.join(format!("m{i}.env.scl")), "").unwrap();
+    }
+    let sys = Arc::new(Unsearchable::default());
+    let db = Database::with_system(sys.clone(), &root, None);
+    for i in 0..100 {
+        let p = root.join(format!("m{i}.env.scl"));
+        assert_eq!(facts(&db, &p).0, PathKind::Missing, "{}", p.display());
+    }
+    // Listed once, found to disagree, never listed again.
+    assert_eq!(sys.0.listings.load(Ordering::SeqCst), 1);
 }
