@@ -52,7 +52,7 @@ pub struct EntryKinds {
 }
 
 impl EntryKinds {
-    /// An empty listing, to [`EntryKinds::push`] entries in any order.
+    /// An empty listing, to [`EntryKindsBuilder::push`] entries to in any order.
     pub fn builder() -> EntryKindsBuilder {
         EntryKindsBuilder::default()
     }
