@@ -171,15 +171,17 @@ impl<V> Default for PathMap<V> {
 fn component_form(p: &Path) -> std::borrow::Cow<'_, Path> {
     #[cfg(unix)]
     {
-        // One look after each separator (found by `memchr`): a separator,
-        // a `.` that ends a component, or the end (a trailing separator;
-        // `/` alone is plain).
+        // One look after each separator: a separator, a `.` that ends a
+        // component, or the end (a trailing separator; `/` alone is plain).
         let b = p.as_os_str().as_encoded_bytes();
-        let plain = memchr::memchr_iter(b'/', b).all(|i| match b.get(i + 1) {
-            None => b.len() == 1,
-            Some(b'/') => false,
-            Some(b'.') => !matches!(b.get(i + 2), None | Some(b'/')),
-            Some(_) => true,
+        let plain = b.iter().enumerate().all(|(i, &c)| {
+            c != b'/'
+                || match b.get(i + 1) {
+                    None => b.len() == 1,
+                    Some(b'/') => false,
+                    Some(b'.') => !matches!(b.get(i + 2), None | Some(b'/')),
+                    Some(_) => true,
+                }
         });
         if plain {
             return std::borrow::Cow::Borrowed(p);
