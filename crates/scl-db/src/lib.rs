@@ -29,7 +29,7 @@ mod types;
 
 use paths::PathMap;
 pub use paths::{find_workspace_root, find_workspace_root_in, normalize_path};
-pub use stack::{with_compiler_stack, COMPILER_STACK_SIZE};
+pub use stack::{cores, with_compiler_stack, COMPILER_STACK_SIZE};
 use std::sync::atomic::AtomicBool;
 pub use system::{DirEntry, EntryKind, EntryKinds, MemorySystem, OsSystem, PathKind, System};
 pub use types::{known_modules, module_types, type_table, typed_module, StaticPass};
@@ -862,7 +862,7 @@ impl Database {
     /// that is not an import is an input nothing asks about.
     pub fn open_root(&self, path: &Path) -> SourceFile {
         let path = self.absolute(path);
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = cores();
         let generation = {
             let reg = self.reg();
             let fresh = !reg.by_path.contains_key(&path) && !reg.overlays.contains_key(&path);
@@ -1251,7 +1251,7 @@ impl Database {
     /// (the warm-up walk's: [`module_graph`]'s is the same, and the other
     /// thread makes that query first, off this thread's path).
     fn check_on_two_cores(&self, root: SourceFile, order: &[SourceFile]) {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = cores();
         if threads < 2 || order.len() < PREFETCH_MIN {
             return;
         }
@@ -1657,9 +1657,7 @@ impl Database {
     /// by level (without `root`; none on one core).
     fn preload(&self, root: SourceFile) -> Vec<SourceFile> {
         let mut read = Vec::new();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8);
+        let threads = cores().min(8);
         if threads < 2 {
             return read;
         }
@@ -1692,25 +1690,35 @@ impl Database {
                 let run = (work.len() / (4 * threads)).clamp(1, PRELOAD_RUN);
                 let next = std::sync::atomic::AtomicUsize::new(0);
                 let (work, claimed, next) = (&work, &claimed, &next);
+                // Each thread's share, on its own handle.
+                let share = |db: Database| {
+                    let mut out = Vec::new();
+                    take_runs(work, run, next, |part| {
+                        out.extend(resolve_and_read(&db, part, claimed))
+                    });
+                    out
+                };
                 std::thread::scope(|s| {
-                    let parts: Vec<_> = (0..threads.min(work.len().div_ceil(run)))
+                    // This thread takes a share too: one thread fewer to
+                    // start and end, and no thread waits idle.
+                    let others: Vec<_> = (1..threads.min(work.len().div_ceil(run)))
                         .map(|_| {
                             let db = self.clone();
-                            s.spawn(move || {
-                                let mut out = Vec::new();
-                                take_runs(work, run, next, |part| {
-                                    out.extend(resolve_and_read(&db, part, claimed))
-                                });
-                                out
-                            })
+                            s.spawn(move || share(db))
                         })
                         .collect();
-                    // A thread that panicked loses its share of the warm-up
-                    // (the files it claimed are not preloaded further); the
-                    // walk reaches them all the same.
-                    parts
-                        .into_iter()
-                        .flat_map(|h| h.join().unwrap_or_default())
+                    // A share that panicked is lost to the warm-up (the
+                    // files it claimed are not preloaded further); the walk
+                    // reaches them all the same.
+                    let db = self.clone();
+                    let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| share(db)))
+                        .unwrap_or_default();
+                    mine.into_iter()
+                        .chain(
+                            others
+                                .into_iter()
+                                .flat_map(|h| h.join().unwrap_or_default()),
+                        )
                         .collect()
                 })
             };
@@ -1721,37 +1729,38 @@ impl Database {
     }
 
     /// The [`imports`] of `root` and of `files` (what the preload read), on
-    /// every core: one thread starts with the root's (one query, which
+    /// every core: this thread starts with the root's (one query, which
     /// resolves its import lines in turn: 20,000 in the benchmark's largest
     /// root) while the others take runs of `files`, which it then joins.
     /// The walk that follows finds them all made; before, it resolved the
     /// root's imports alone, with the other core waiting. On one core, or
     /// for fewer than [`PREFETCH_MIN`] modules, the walk makes them.
     fn imports_on_every_core(&self, root: SourceFile, files: &[SourceFile]) {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8);
+        let threads = cores().min(8);
         if threads < 2 || files.len() < PREFETCH_MIN {
             return;
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
-        std::thread::scope(|s| {
-            for t in 0..threads.min(1 + files.len().div_ceil(PRELOAD_RUN)) {
-                // Each thread its own handle: salsa keeps a query frame's
-                // room, and the root's frame records every import.
-                let db = self.clone();
-                let next = &next;
-                s.spawn(move || {
-                    if t == 0 {
-                        let _ = imports(&db, root);
-                    }
-                    take_runs(files, PRELOAD_RUN, next, |run| {
-                        for f in run {
-                            let _ = imports(&db, *f);
-                        }
-                    });
-                });
+        // Each thread its own handle: salsa keeps a query frame's room, and
+        // the root's frame records every import.
+        let share = |db: Database, root: Option<SourceFile>| {
+            if let Some(root) = root {
+                let _ = imports(&db, root);
             }
+            take_runs(files, PRELOAD_RUN, &next, |run| {
+                for f in run {
+                    let _ = imports(&db, *f);
+                }
+            });
+        };
+        std::thread::scope(|s| {
+            let share = &share;
+            for _ in 1..threads.min(1 + files.len().div_ceil(PRELOAD_RUN)) {
+                let db = self.clone();
+                s.spawn(move || share(db, None));
+            }
+            // This thread starts with the root's (and takes runs after).
+            share(self.clone(), Some(root));
         });
     }
 }

@@ -14,6 +14,16 @@
 /// address space, not memory.
 pub const COMPILER_STACK_SIZE: usize = 512 << 20;
 
+/// How many threads the machine runs at once for this process
+/// (`std::thread::available_parallelism`, 1 when unknown), asked once per
+/// process: on Linux each ask reads the affinity mask and the cgroup's CPU
+/// quota (three files, about ten system calls), and a check asks before
+/// each of its parallel phases.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Runs `f` on a new thread whose stack is [`COMPILER_STACK_SIZE`] bytes and
 /// returns its result. `f` may borrow from the caller (the thread is scoped).
 ///

@@ -97,8 +97,12 @@ unsafe impl std::alloc::GlobalAlloc for Mimalloc {
 fn main() {
     no_huge_pages();
     // The same known stack size as every other front end (see scl-ide).
-    let code = scl_ide::with_compiler_stack(commands::main);
-    std::process::exit(code);
+    // The process ends on the compiler thread, as soon as the command is
+    // done: `exit` flushes standard output and ends every thread, so
+    // nothing waits for this thread to end (its thread-local destructors
+    // give the allocator's pages back to the kernel) and for the main
+    // thread to wake.
+    scl_ide::with_compiler_stack(|| -> () { std::process::exit(commands::main()) });
 }
 
 /// mimalloc's numbers for the two options set below (`mi_option_e` in
