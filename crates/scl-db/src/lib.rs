@@ -29,7 +29,7 @@ mod types;
 
 use paths::PathMap;
 pub use paths::{find_workspace_root, find_workspace_root_in, normalize_path};
-pub use stack::{cores, with_compiler_stack, COMPILER_STACK_SIZE};
+pub use stack::{compiler_thread, cores, with_compiler_stack, COMPILER_STACK_SIZE};
 use std::sync::atomic::AtomicBool;
 pub use system::{DirEntry, EntryKind, EntryKinds, MemorySystem, OsSystem, PathKind, System};
 pub use types::{known_modules, module_types, type_table, typed_module, StaticPass};
@@ -883,8 +883,9 @@ impl Database {
             let db = self.clone();
             let (lines, parsed) = (&lines, &parsed);
             // A thread that cannot start leaves the modules to the preload.
-            let _ = std::thread::Builder::new()
-                .spawn_scoped(s, move || db.read_ahead(folder, lines, parsed));
+            let ahead = compiler_thread()
+                .spawn_scoped(s, move || db.read_ahead(folder, lines, parsed))
+                .ok();
             // The preload goes on from the parse, on every core: the other
             // thread stops at its next line (also when the parse unwinds).
             struct Stop<'a>(&'a AtomicBool);
@@ -893,8 +894,12 @@ impl Database {
                     self.0.store(true, std::sync::atomic::Ordering::Relaxed);
                 }
             }
-            let _stop = Stop(parsed);
-            self.input_read(&path, Some((generation, read)))
+            let file = {
+                let _stop = Stop(parsed);
+                self.input_read(&path, Some((generation, read)))
+            };
+            resume_panic_of(ahead);
+            file
         })
     }
 
@@ -1257,19 +1262,17 @@ impl Database {
         }
         std::thread::scope(|s| {
             let db = self.clone();
-            let helper = std::thread::Builder::new()
-                .stack_size(COMPILER_STACK_SIZE)
-                .spawn_scoped(s, move || {
-                    let _ = module_graph(&db, root);
-                    for f in order {
-                        let _ = static_diagnostics(&db, *f);
-                    }
-                    timings::mark("helper: static passes");
-                    for f in order {
-                        let _ = module_diagnostics(&db, *f);
-                    }
-                    timings::mark("helper: module diagnostics");
-                });
+            let helper = compiler_thread().spawn_scoped(s, move || {
+                let _ = module_graph(&db, root);
+                for f in order {
+                    let _ = static_diagnostics(&db, *f);
+                }
+                timings::mark("helper: static passes");
+                for f in order {
+                    let _ = module_diagnostics(&db, *f);
+                }
+                timings::mark("helper: module diagnostics");
+            });
             // A fresh handle: salsa reuses each depth's frame of the query
             // stack with its room, and clearing a frame costs its room, so
             // the module queries would each pay for the walk's large frame.
@@ -1701,10 +1704,12 @@ impl Database {
                 std::thread::scope(|s| {
                     // This thread takes a share too: one thread fewer to
                     // start and end, and no thread waits idle.
+                    // A thread that cannot start leaves its share to the
+                    // others.
                     let others: Vec<_> = (1..threads.min(work.len().div_ceil(run)))
-                        .map(|_| {
+                        .filter_map(|_| {
                             let db = self.clone();
-                            s.spawn(move || share(db))
+                            compiler_thread().spawn_scoped(s, move || share(db)).ok()
                         })
                         .collect();
                     // A share that panicked is lost to the warm-up (the
@@ -1755,13 +1760,32 @@ impl Database {
         };
         std::thread::scope(|s| {
             let share = &share;
-            for _ in 1..threads.min(1 + files.len().div_ceil(PRELOAD_RUN)) {
-                let db = self.clone();
-                s.spawn(move || share(db, None));
-            }
+            // A thread that cannot start leaves its runs to the others.
+            let others: Vec<_> = (1..threads.min(1 + files.len().div_ceil(PRELOAD_RUN)))
+                .filter_map(|_| {
+                    let db = self.clone();
+                    compiler_thread()
+                        .spawn_scoped(s, move || share(db, None))
+                        .ok()
+                })
+                .collect();
             // This thread starts with the root's (and takes runs after).
             share(self.clone(), Some(root));
+            for h in others {
+                resume_panic_of(Some(h));
+            }
         });
+    }
+}
+
+/// Waits for `thread` (if it started) and, if it panicked, goes on
+/// unwinding here with its own payload: a `salsa::Cancelled` stays a
+/// cancellation for the caller (`Cancelled::catch`), where letting
+/// `std::thread::scope` end would replace it with "a scoped thread
+/// panicked".
+fn resume_panic_of(thread: Option<std::thread::ScopedJoinHandle<'_, ()>>) {
+    if let Some(Err(payload)) = thread.map(|h| h.join()) {
+        std::panic::resume_unwind(payload);
     }
 }
 
@@ -2500,6 +2524,28 @@ mod reading_tests {
 #[cfg(test)]
 mod open_root_tests {
     use super::*;
+
+    /// A worker's panic reaches the caller with its own payload (a
+    /// cancellation stays one), where the end of `std::thread::scope`
+    /// would give "a scoped thread panicked"; a worker that ended well or
+    /// never started changes nothing.
+    #[test]
+    fn a_workers_panic_keeps_its_payload() {
+        struct Payload(u32);
+        let caught = std::panic::catch_unwind(|| {
+            std::thread::scope(|s| {
+                let ok = compiler_thread().spawn_scoped(s, || ()).ok();
+                resume_panic_of(ok);
+                resume_panic_of(None);
+                let bad = compiler_thread()
+                    .spawn_scoped(s, || std::panic::panic_any(Payload(7)))
+                    .ok();
+                resume_panic_of(bad);
+            })
+        });
+        let payload = caught.expect_err("the worker's panic goes on");
+        assert_eq!(payload.downcast_ref::<Payload>().map(|p| p.0), Some(7));
+    }
 
     /// The import lines of a text: after blanks, `import`, blanks, then a
     /// quoted path; not a comment, not `import` glued to its path or to

@@ -14,14 +14,26 @@
 /// address space, not memory.
 pub const COMPILER_STACK_SIZE: usize = 512 << 20;
 
-/// How many threads the machine runs at once for this process
-/// (`std::thread::available_parallelism`, 1 when unknown), asked once per
-/// process: on Linux each ask reads the affinity mask and the cgroup's CPU
-/// quota (three files, about ten system calls), and a check asks before
-/// each of its parallel phases.
+/// How many threads this process can run at once
+/// (`std::thread::available_parallelism`: the affinity mask and the
+/// cgroup's CPU quota; 1 when unknown), asked once and kept for the life of
+/// the process: on Linux each ask reads three files (about ten system
+/// calls), and a check asks before each of its parallel phases. A later
+/// change of the quota or the affinity (`taskset -p`, a container resized
+/// in place) is not seen: it changes only how many threads share the work,
+/// never an answer.
 pub fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// A builder of a thread that runs any part of the compiler (parsing,
+/// resolution, checks, evaluation): a stack of [`COMPILER_STACK_SIZE`], so
+/// that the bound above holds on it too (a spawned thread's default is
+/// 2 MiB). Spawning may fail (`io::Error`): callers then do the work on
+/// the thread they are on.
+pub fn compiler_thread() -> std::thread::Builder {
+    std::thread::Builder::new().stack_size(COMPILER_STACK_SIZE)
 }
 
 /// Runs `f` on a new thread whose stack is [`COMPILER_STACK_SIZE`] bytes and
@@ -36,9 +48,8 @@ where
     R: Send,
 {
     std::thread::scope(|s| {
-        let handle = std::thread::Builder::new()
+        let handle = compiler_thread()
             .name("sclc-compiler".into())
-            .stack_size(COMPILER_STACK_SIZE)
             .spawn_scoped(s, f)
             .expect("create the compiler thread");
         match handle.join() {
@@ -65,6 +76,26 @@ mod tests {
                 + data.len()
         });
         assert_eq!(sum, (64 << 20) + 10);
+    }
+
+    /// A thread of `compiler_thread` has the compiler's stack: 64 MiB in
+    /// one frame would overflow a default spawned thread (2 MiB).
+    #[test]
+    fn compiler_threads_have_the_compiler_stack() {
+        let sum = std::thread::scope(|s| {
+            compiler_thread()
+                .spawn_scoped(s, || {
+                    let big = [1u8; 64 << 20];
+                    std::hint::black_box(&big)
+                        .iter()
+                        .map(|&b| b as usize)
+                        .sum::<usize>()
+                })
+                .unwrap()
+                .join()
+                .unwrap()
+        });
+        assert_eq!(sum, 64 << 20);
     }
 
     #[test]

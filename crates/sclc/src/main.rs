@@ -98,10 +98,11 @@ fn main() {
     no_huge_pages();
     // The same known stack size as every other front end (see scl-ide).
     // The process ends on the compiler thread, as soon as the command is
-    // done: `exit` flushes standard output and ends every thread, so
-    // nothing waits for this thread to end (its thread-local destructors
-    // give the allocator's pages back to the kernel) and for the main
-    // thread to wake.
+    // done: `exit` flushes standard output and ends every thread. This
+    // thread's Rust thread-locals are still dropped (glibc's `exit` runs
+    // them), but its end is skipped — mimalloc's per-thread teardown,
+    // which hands pages back to the kernel — and so are the join and the
+    // main thread's wake-up.
     scl_ide::with_compiler_stack(|| -> () { std::process::exit(commands::main()) });
 }
 
