@@ -1702,10 +1702,10 @@ impl Database {
                     out
                 };
                 std::thread::scope(|s| {
-                    // This thread takes a share too: one thread fewer to
-                    // start and end, and no thread waits idle.
-                    // A thread that cannot start leaves its share to the
-                    // others.
+                    // This thread takes a share too, instead of waiting for
+                    // the others from the start: one thread fewer to start
+                    // and end. A thread that cannot start leaves its share
+                    // to the others.
                     let others: Vec<_> = (1..threads.min(work.len().div_ceil(run)))
                         .filter_map(|_| {
                             let db = self.clone();

@@ -63,34 +63,29 @@ where
 mod tests {
     use super::*;
 
+    /// The sum of a 64 MiB array of ones held in one stack frame: more
+    /// than a default thread's stack (8 MiB main, 2 MiB spawned) holds.
+    fn sum_of_a_64_mib_frame() -> usize {
+        let big = [1u8; 64 << 20];
+        std::hint::black_box(&big)
+            .iter()
+            .map(|&b| b as usize)
+            .sum::<usize>()
+    }
+
     #[test]
     fn runs_on_a_big_stack_and_borrows() {
         let data = [1u8; 10];
-        // 64 MiB of stack in one frame would overflow a default thread.
-        let sum = with_compiler_stack(|| {
-            let big = [1u8; 64 << 20];
-            std::hint::black_box(&big)
-                .iter()
-                .map(|&b| b as usize)
-                .sum::<usize>()
-                + data.len()
-        });
+        let sum = with_compiler_stack(|| sum_of_a_64_mib_frame() + data.len());
         assert_eq!(sum, (64 << 20) + 10);
     }
 
-    /// A thread of `compiler_thread` has the compiler's stack: 64 MiB in
-    /// one frame would overflow a default spawned thread (2 MiB).
+    /// A thread of `compiler_thread` has the compiler's stack.
     #[test]
     fn compiler_threads_have_the_compiler_stack() {
         let sum = std::thread::scope(|s| {
             compiler_thread()
-                .spawn_scoped(s, || {
-                    let big = [1u8; 64 << 20];
-                    std::hint::black_box(&big)
-                        .iter()
-                        .map(|&b| b as usize)
-                        .sum::<usize>()
-                })
+                .spawn_scoped(s, sum_of_a_64_mib_frame)
                 .unwrap()
                 .join()
                 .unwrap()
