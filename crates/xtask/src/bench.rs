@@ -111,6 +111,23 @@ fn on_path(tool: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The whole-process runs of each command at `n` modules when `--runs`
+/// is not given: 31 below N = 5000, 15 below N = 10000, 11 from there
+/// (about 6, 11 and 45 s of alternated runs at N = 1000, 5000 and 20000
+/// on 2 cores). Odd, so that the median is one run. On a shared VM single
+/// runs vary by up to ±50 %: with the earlier 10 and 5 runs, five bench
+/// runs of one commit gave `sclc ir` medians of 40.8–58.3 ms at
+/// N = 1000, and the N = 20000 ratio moved between 1.84x and 2.11x.
+fn default_runs(n: usize) -> usize {
+    if n >= 10_000 {
+        11
+    } else if n >= 5000 {
+        15
+    } else {
+        31
+    }
+}
+
 fn median(mut xs: Vec<f64>) -> f64 {
     if xs.is_empty() {
         return f64::NAN;
@@ -768,7 +785,7 @@ fn run(o: &Opts) -> Result<bool, String> {
     let mut rows = Vec::new();
     let mut all_ok = true;
     for &n in &o.ns {
-        let runs = o.runs.unwrap_or(if n >= 5000 { 5 } else { 10 });
+        let runs = o.runs.unwrap_or_else(|| default_runs(n));
         let dir = work.join(format!("scl/N{n}"));
         let bytes = workload::write(&dir, n, o.topo).map_err(|e| e.to_string())?;
         let expected = workload::expected(n, o.topo);
@@ -1828,5 +1845,24 @@ fn print_profile(n: usize, p: &Profile) {
                 println!("    {l}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every default run count is odd (the median is one run, not the
+    /// mean of two) and larger workloads never get more runs.
+    #[test]
+    fn default_runs_are_odd_and_do_not_grow_with_n() {
+        let ns = [1, 100, 1000, 4999, 5000, 9999, 10_000, 20_000, 100_000];
+        for n in ns {
+            assert_eq!(default_runs(n) % 2, 1, "N = {n}");
+        }
+        for w in ns.windows(2) {
+            assert!(default_runs(w[1]) <= default_runs(w[0]), "{w:?}");
+        }
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
     }
 }
