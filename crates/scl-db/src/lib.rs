@@ -19,6 +19,7 @@
 //! ([`Database::set_overlay`]).
 
 pub mod checks;
+mod cpus;
 pub mod events;
 mod host;
 mod paths;
@@ -879,12 +880,15 @@ impl Database {
             return self.input_read(&path, Some((generation, read)));
         }
         let parsed = AtomicBool::new(false);
+        let spread = cpus::Spread::begin();
         std::thread::scope(|s| {
             let db = self.clone();
             let (lines, parsed) = (&lines, &parsed);
             // A thread that cannot start leaves the modules to the preload.
-            let ahead = compiler_thread()
-                .spawn_scoped(s, move || db.read_ahead(folder, lines, parsed))
+            let ahead = spread
+                .start(|| {
+                    compiler_thread().spawn_scoped(s, move || db.read_ahead(folder, lines, parsed))
+                })
                 .ok();
             // The preload goes on from the parse, on every core: the other
             // thread stops at its next line (also when the parse unwinds).
@@ -1260,18 +1264,21 @@ impl Database {
         if threads < 2 || order.len() < PREFETCH_MIN {
             return;
         }
+        let spread = cpus::Spread::begin();
         std::thread::scope(|s| {
             let db = self.clone();
-            let helper = compiler_thread().spawn_scoped(s, move || {
-                let _ = module_graph(&db, root);
-                for f in order {
-                    let _ = static_diagnostics(&db, *f);
-                }
-                timings::mark("helper: static passes");
-                for f in order {
-                    let _ = module_diagnostics(&db, *f);
-                }
-                timings::mark("helper: module diagnostics");
+            let helper = spread.start(|| {
+                compiler_thread().spawn_scoped(s, move || {
+                    let _ = module_graph(&db, root);
+                    for f in order {
+                        let _ = static_diagnostics(&db, *f);
+                    }
+                    timings::mark("helper: static passes");
+                    for f in order {
+                        let _ = module_diagnostics(&db, *f);
+                    }
+                    timings::mark("helper: module diagnostics");
+                })
             });
             // A fresh handle: salsa reuses each depth's frame of the query
             // stack with its room, and clearing a frame costs its room, so
@@ -1701,6 +1708,7 @@ impl Database {
                     });
                     out
                 };
+                let spread = cpus::Spread::begin();
                 std::thread::scope(|s| {
                     // This thread takes a share too, instead of waiting for
                     // the others from the start: one thread fewer to start
@@ -1709,7 +1717,9 @@ impl Database {
                     let others: Vec<_> = (1..threads.min(work.len().div_ceil(run)))
                         .filter_map(|_| {
                             let db = self.clone();
-                            compiler_thread().spawn_scoped(s, move || share(db)).ok()
+                            spread
+                                .start(|| compiler_thread().spawn_scoped(s, move || share(db)))
+                                .ok()
                         })
                         .collect();
                     // A share that panicked is lost to the warm-up (the
@@ -1758,14 +1768,15 @@ impl Database {
                 }
             });
         };
+        let spread = cpus::Spread::begin();
         std::thread::scope(|s| {
             let share = &share;
             // A thread that cannot start leaves its runs to the others.
             let others: Vec<_> = (1..threads.min(1 + files.len().div_ceil(PRELOAD_RUN)))
                 .filter_map(|_| {
                     let db = self.clone();
-                    compiler_thread()
-                        .spawn_scoped(s, move || share(db, None))
+                    spread
+                        .start(|| compiler_thread().spawn_scoped(s, move || share(db, None)))
                         .ok()
                 })
                 .collect();
