@@ -185,6 +185,19 @@ struct Tools {
     time: Option<PathBuf>,
 }
 
+/// Writes every dirty page of the file system out (`sync(2)`) before a
+/// measurement: the workloads just generated (26,000 files for the peers
+/// at N up to 20,000, and each N's own) are otherwise written back by the
+/// kernel's flusher threads about 30 s later (`vm.dirty_expire_centisecs`),
+/// on the same two cores, in the middle of the first N's runs. Measured:
+/// `sclc ir` at N = 1000 took 58.3 ms in a full run against 42.8 ms in a run
+/// of N = 1000 alone; a process on two cores loses more to a flusher than
+/// a peer on one.
+fn settle_writes() {
+    // SAFETY: no arguments; `sync` cannot fail.
+    unsafe { libc::sync() };
+}
+
 /// Median wall times in ms of whole-process runs (output discarded), one per
 /// command, measured alternately: after two warm-up runs of each, every round
 /// runs each command once (ABAB…; the first command of a round rotates), so
@@ -788,6 +801,7 @@ fn run(o: &Opts) -> Result<bool, String> {
         let runs = o.runs.unwrap_or_else(|| default_runs(n));
         let dir = work.join(format!("scl/N{n}"));
         let bytes = workload::write(&dir, n, o.topo).map_err(|e| e.to_string())?;
+        settle_writes();
         let expected = workload::expected(n, o.topo);
         let mut row = Row {
             n,
@@ -1379,6 +1393,7 @@ fn deep_chains(
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         std::fs::write(dir.join("chain.env.scl"), workload::deep_chain_source(n))
             .map_err(|e| e.to_string())?;
+        settle_writes();
         let ir_cmd = Cmd {
             prog: sclc,
             args: vec![
@@ -1411,6 +1426,7 @@ fn deep_chains(
         // N modules, an import chain.
         let dir = work.join(format!("deep/imports-N{n}"));
         let top = workload::write_import_chain(&dir, n).map_err(|e| e.to_string())?;
+        settle_writes();
         let top = top.file_name().unwrap().to_string_lossy().to_string();
         let ir_cmd = Cmd {
             prog: sclc,
