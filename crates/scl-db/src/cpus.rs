@@ -59,13 +59,29 @@ impl Spread {
         imp::begin()
     }
 
+    /// Starts one worker of the phase: a [`crate::compiler_thread`] in
+    /// `scope` that runs `f`, on the next CPU (see [`Spread::start`]).
+    /// Errors: the thread could not be created (`io::Error`; the caller
+    /// then does its share itself).
+    pub fn spawn<'scope, T, F>(
+        &self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        f: F,
+    ) -> std::io::Result<std::thread::ScopedJoinHandle<'scope, T>>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'scope,
+    {
+        self.start(|| crate::compiler_thread().spawn_scoped(scope, f))
+    }
+
     /// Starts one worker: `spawn` (which creates the thread, and returns
     /// what it returns) runs with the creator pinned to the next CPU, so
     /// the worker starts there and stays; the creator then moves on to
     /// the CPU after. Once every CPU but the last has a worker, a further
     /// worker starts with the creator's own mask (the scheduler's choice),
     /// and the creator keeps it too.
-    pub fn start<T>(&self, spawn: impl FnOnce() -> T) -> T {
+    fn start<T>(&self, spawn: impl FnOnce() -> T) -> T {
         let i = self.started.get();
         self.started.set(i + 1);
         match (self.cpus.get(i), self.cpus.get(i + 1)) {
@@ -223,7 +239,7 @@ mod tests {
             let spread = Spread::begin();
             std::thread::scope(|s| {
                 let pinned: Vec<_> = (1..cpus.len())
-                    .map(|_| spread.start(|| s.spawn(imp::mask_cpus)))
+                    .map(|_| spread.spawn(s, imp::mask_cpus).unwrap())
                     .collect();
                 let mut seen: Vec<Vec<usize>> =
                     pinned.into_iter().map(|h| h.join().unwrap()).collect();
@@ -235,7 +251,7 @@ mod tests {
                 let mut seen: Vec<usize> = seen.iter().map(one).collect();
                 seen.sort_unstable();
                 assert_eq!(seen, cpus, "every CPU once (none on one CPU)");
-                let past = spread.start(|| s.spawn(imp::mask_cpus));
+                let past = spread.spawn(s, imp::mask_cpus).unwrap();
                 assert_eq!(
                     past.join().unwrap(),
                     before,
@@ -257,10 +273,10 @@ mod tests {
         std::thread::spawn(|| {
             let before = imp::mask_cpus();
             let outer = Spread::begin();
-            std::thread::scope(|s| outer.start(|| s.spawn(|| ())).join().unwrap());
+            std::thread::scope(|s| outer.spawn(s, || ()).unwrap().join().unwrap());
             let pinned = imp::mask_cpus();
             let inner = Spread::begin();
-            std::thread::scope(|s| inner.start(|| s.spawn(|| ())).join().unwrap());
+            std::thread::scope(|s| inner.spawn(s, || ()).unwrap().join().unwrap());
             drop(inner);
             assert_eq!(imp::mask_cpus(), pinned);
             drop(outer);

@@ -886,9 +886,7 @@ impl Database {
             let (lines, parsed) = (&lines, &parsed);
             // A thread that cannot start leaves the modules to the preload.
             let ahead = spread
-                .start(|| {
-                    compiler_thread().spawn_scoped(s, move || db.read_ahead(folder, lines, parsed))
-                })
+                .spawn(s, move || db.read_ahead(folder, lines, parsed))
                 .ok();
             // The preload goes on from the parse, on every core: the other
             // thread stops at its next line (also when the parse unwinds).
@@ -1267,18 +1265,16 @@ impl Database {
         let spread = cpus::Spread::begin();
         std::thread::scope(|s| {
             let db = self.clone();
-            let helper = spread.start(|| {
-                compiler_thread().spawn_scoped(s, move || {
-                    let _ = module_graph(&db, root);
-                    for f in order {
-                        let _ = static_diagnostics(&db, *f);
-                    }
-                    timings::mark("helper: static passes");
-                    for f in order {
-                        let _ = module_diagnostics(&db, *f);
-                    }
-                    timings::mark("helper: module diagnostics");
-                })
+            let helper = spread.spawn(s, move || {
+                let _ = module_graph(&db, root);
+                for f in order {
+                    let _ = static_diagnostics(&db, *f);
+                }
+                timings::mark("helper: static passes");
+                for f in order {
+                    let _ = module_diagnostics(&db, *f);
+                }
+                timings::mark("helper: module diagnostics");
             });
             // A fresh handle: salsa reuses each depth's frame of the query
             // stack with its room, and clearing a frame costs its room, so
@@ -1717,9 +1713,7 @@ impl Database {
                     let others: Vec<_> = (1..threads.min(work.len().div_ceil(run)))
                         .filter_map(|_| {
                             let db = self.clone();
-                            spread
-                                .start(|| compiler_thread().spawn_scoped(s, move || share(db)))
-                                .ok()
+                            spread.spawn(s, move || share(db)).ok()
                         })
                         .collect();
                     // A share that panicked is lost to the warm-up (the
@@ -1775,9 +1769,7 @@ impl Database {
             let others: Vec<_> = (1..threads.min(1 + files.len().div_ceil(PRELOAD_RUN)))
                 .filter_map(|_| {
                     let db = self.clone();
-                    spread
-                        .start(|| compiler_thread().spawn_scoped(s, move || share(db, None)))
-                        .ok()
+                    spread.spawn(s, move || share(db, None)).ok()
                 })
                 .collect();
             // This thread starts with the root's (and takes runs after).
