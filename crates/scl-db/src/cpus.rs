@@ -37,7 +37,7 @@ use std::sync::OnceLock;
 
 /// A parallel phase whose threads each run on their own CPU. Made by the
 /// thread that starts the phase's workers (the creator), which starts each
-/// of them through [`Spread::start`]; drop it after they are joined: it
+/// of them with [`Spread::spawn`]; drop it after they are joined: it
 /// gives the creator back its own affinity mask. Not `Sync`: only the
 /// creator uses it.
 pub struct Spread {
@@ -60,7 +60,7 @@ impl Spread {
     }
 
     /// Starts one worker of the phase: a [`crate::compiler_thread`] in
-    /// `scope` that runs `f`, on the next CPU (see [`Spread::start`]).
+    /// `scope` that runs `f`, on the next CPU (how: [`Spread::start`]).
     /// Errors: the thread could not be created (`io::Error`; the caller
     /// then does its share itself).
     pub fn spawn<'scope, T, F>(
