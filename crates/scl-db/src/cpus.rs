@@ -28,12 +28,20 @@
 //! that another process keeps busy waits for its turn there instead of
 //! moving, for at most the phase.
 //!
-//! On other systems than Linux, in a process whose mask has one CPU, and
+//! The CPUs are those of the creator's mask when the phase begins, read
+//! each time: a mask narrowed from outside (`taskset -p` on a running
+//! language server) is obeyed by the next phase. A mask set from outside
+//! while a phase runs is kept: the creator's mask is given back at the
+//! end only if it is still the one-CPU mask the phase set. (Narrowed to
+//! exactly that CPU from outside during the phase, it is taken for the
+//! phase's own and widened again: the one case the check cannot tell.)
+//!
+//! On other systems than Linux, for a thread whose mask has one CPU (a
+//! worker of another phase, a process run under `taskset -c N`), and
 //! whenever the operating system refuses a call, everything here does
 //! nothing: where threads run never changes an answer.
 
 use std::cell::Cell;
-use std::sync::OnceLock;
 
 /// A parallel phase whose threads each run on their own CPU. Made by the
 /// thread that starts the phase's workers (the creator), which starts each
@@ -44,10 +52,13 @@ pub struct Spread {
     /// The creator's affinity mask before the phase, to give back.
     #[cfg(target_os = "linux")]
     saved: Option<libc::cpu_set_t>,
-    /// The process's CPUs, starting with the creator's at the start.
+    /// The CPUs of the creator's mask at the start, starting with the
+    /// one it was running on.
     cpus: Vec<usize>,
     /// How many workers were started.
     started: Cell<usize>,
+    /// The CPU the phase last pinned the creator to, while it is pinned.
+    pinned: Cell<Option<usize>>,
 }
 
 impl Spread {
@@ -86,9 +97,9 @@ impl Spread {
         self.started.set(i + 1);
         match (self.cpus.get(i), self.cpus.get(i + 1)) {
             (Some(&here), Some(&next)) => {
-                imp::pin(here);
+                self.pin(here);
                 let worker = spawn();
-                imp::pin(next);
+                self.pin(next);
                 worker
             }
             _ => {
@@ -98,10 +109,19 @@ impl Spread {
         }
     }
 
+    /// Pins the creator to `cpu`, and remembers it if that worked.
+    fn pin(&self, cpu: usize) {
+        if imp::pin(cpu) {
+            self.pinned.set(Some(cpu));
+        }
+    }
+
+    /// Gives the creator its mask from before the phase, if the phase
+    /// pinned it and its mask is still that pin (see the module's docs).
     fn give_back(&self) {
         #[cfg(target_os = "linux")]
-        if let Some(saved) = &self.saved {
-            if self.started.get() > 0 {
+        if let (Some(saved), Some(cpu)) = (&self.saved, self.pinned.take()) {
+            if imp::mask_cpus() == [cpu] {
                 imp::set(saved);
             }
         }
@@ -114,17 +134,9 @@ impl Drop for Spread {
     }
 }
 
-/// The CPUs of the process's affinity mask, read once, at the first
-/// [`Spread::begin`]: before any thread of this module was pinned, so the
-/// mask of the thread that reads it is the process's.
-fn process_cpus() -> &'static [usize] {
-    static CPUS: OnceLock<Vec<usize>> = OnceLock::new();
-    CPUS.get_or_init(imp::mask_cpus)
-}
-
 #[cfg(target_os = "linux")]
 mod imp {
-    use super::{process_cpus, Spread};
+    use super::Spread;
     use std::cell::Cell;
 
     /// The calling thread's affinity mask (`sched_getaffinity(2)`), if
@@ -148,9 +160,12 @@ mod imp {
         }
     }
 
-    /// Pins the calling thread to `cpu`.
-    pub(super) fn pin(cpu: usize) {
-        set(&only(cpu));
+    /// Pins the calling thread to `cpu`; false when refused.
+    pub(super) fn pin(cpu: usize) -> bool {
+        // SAFETY: as in `set`.
+        unsafe {
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &only(cpu)) == 0
+        }
     }
 
     fn only(cpu: usize) -> libc::cpu_set_t {
@@ -164,13 +179,15 @@ mod imp {
 
     /// The CPUs in the calling thread's mask, in order (none when unknown).
     pub(super) fn mask_cpus() -> Vec<usize> {
-        let Some(set) = get() else {
-            return Vec::new();
-        };
+        get().map_or_else(Vec::new, |set| cpus_in(&set))
+    }
+
+    /// The CPUs in `set`, in order.
+    fn cpus_in(set: &libc::cpu_set_t) -> Vec<usize> {
         let size = 8 * std::mem::size_of::<libc::cpu_set_t>();
         // SAFETY: `CPU_ISSET` reads the set within its size.
         (0..size)
-            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, set) })
             .collect()
     }
 
@@ -181,24 +198,29 @@ mod imp {
     }
 
     pub(super) fn begin() -> Spread {
-        let cpus = process_cpus();
-        let (saved, here) = match (get(), current()) {
-            (Some(saved), Some(here)) if cpus.len() >= 2 && cpus.contains(&here) => (saved, here),
-            _ => {
-                return Spread {
-                    saved: None,
-                    cpus: Vec::new(),
-                    started: Cell::new(0),
-                }
-            }
+        let nothing = || Spread {
+            saved: None,
+            cpus: Vec::new(),
+            started: Cell::new(0),
+            pinned: Cell::new(None),
         };
+        let (Some(saved), Some(here)) = (get(), current()) else {
+            return nothing();
+        };
+        let cpus = cpus_in(&saved);
+        let Some(at) = cpus.iter().position(|&c| c == here) else {
+            return nothing();
+        };
+        if cpus.len() < 2 {
+            return nothing();
+        }
         // The creator's CPU first (its first worker starts where it is),
         // then the ones after it, round.
-        let at = cpus.iter().position(|&c| c == here).unwrap_or(0);
         Spread {
             saved: Some(saved),
             cpus: cpus[at..].iter().chain(&cpus[..at]).copied().collect(),
             started: Cell::new(0),
+            pinned: Cell::new(None),
         }
     }
 }
@@ -208,16 +230,15 @@ mod imp {
     use super::Spread;
     use std::cell::Cell;
 
-    pub(super) fn pin(_cpu: usize) {}
-
-    pub(super) fn mask_cpus() -> Vec<usize> {
-        Vec::new()
+    pub(super) fn pin(_cpu: usize) -> bool {
+        false
     }
 
     pub(super) fn begin() -> Spread {
         Spread {
             cpus: Vec::new(),
             started: Cell::new(0),
+            pinned: Cell::new(None),
         }
     }
 }
@@ -235,7 +256,7 @@ mod tests {
     fn a_spread_starts_its_threads_apart_and_gives_the_mask_back() {
         std::thread::spawn(|| {
             let before = imp::mask_cpus();
-            let cpus = process_cpus().to_vec();
+            let cpus = before.clone();
             let spread = Spread::begin();
             std::thread::scope(|s| {
                 let pinned: Vec<_> = (1..cpus.len())
@@ -281,6 +302,53 @@ mod tests {
             assert_eq!(imp::mask_cpus(), pinned);
             drop(outer);
             assert_eq!(imp::mask_cpus(), before);
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// A thread whose mask was narrowed to one CPU (by `taskset -p`, or as
+    /// a worker) stays on it, and so do its workers: the CPUs are read
+    /// from the creator's mask at each phase, not kept from the first.
+    #[test]
+    fn a_narrowed_mask_is_obeyed() {
+        std::thread::spawn(|| {
+            let cpus = imp::mask_cpus();
+            drop(Spread::begin());
+            let Some(&last) = cpus.last() else { return };
+            assert!(imp::pin(last));
+            let spread = Spread::begin();
+            std::thread::scope(|s| {
+                let worker = spread.spawn(s, imp::mask_cpus).unwrap();
+                assert_eq!(worker.join().unwrap(), [last]);
+                assert_eq!(imp::mask_cpus(), [last]);
+            });
+            drop(spread);
+            assert_eq!(imp::mask_cpus(), [last]);
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// A mask set from outside while a phase runs (here by the thread
+    /// itself, to another CPU than the phase's pin) is kept when the
+    /// phase ends.
+    #[test]
+    fn a_mask_set_during_a_phase_is_kept() {
+        std::thread::spawn(|| {
+            let cpus = imp::mask_cpus();
+            if cpus.len() < 2 {
+                return;
+            }
+            let spread = Spread::begin();
+            std::thread::scope(|s| spread.spawn(s, || ()).unwrap().join().unwrap());
+            let [pinned] = imp::mask_cpus()[..] else {
+                panic!("the creator is pinned after starting a worker")
+            };
+            let other = cpus.iter().copied().find(|&c| c != pinned).unwrap();
+            assert!(imp::pin(other));
+            drop(spread);
+            assert_eq!(imp::mask_cpus(), [other]);
         })
         .join()
         .unwrap();
