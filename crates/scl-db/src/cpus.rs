@@ -12,29 +12,32 @@
 //! thread waited 2.0 ms to run, a preload share 0.8 ms, and the second CPU
 //! idled through 25–45 % of a run.
 //!
-//! A [`Spread`] takes that choice away for the workers of one phase. A
+//! A [`Spread`] takes that choice away for the length of one phase. A
 //! new thread starts on a CPU its creator's affinity mask allows, so the
 //! creator hands each worker a CPU by being there as it starts it: it pins
-//! itself to the CPU it is on, starts the worker (which inherits that
-//! one-CPU mask and keeps it: workers end with their phase), pins itself
-//! to the next CPU, which moves it there and leaves the first CPU to the
-//! worker, and takes its own mask back at once. On two CPUs the creator
-//! moves once per phase and no worker waits for the CPU its creator
-//! holds. (A worker that pinned itself would first have to run on its
-//! creator's CPU to do so: that is the wait this module removes, measured
-//! at 0.8–2.0 ms. Keeping the creator pinned for the whole phase measured
-//! the same, 40.9 against 41.4 ms, and would hold it on one CPU for
-//! milliseconds.) The cost is the other side of the same choice: a worker
-//! pinned to a CPU that another process keeps busy waits for its turn
-//! there instead of moving, for at most its phase.
+//! itself to the CPU it is on, starts the first worker (which inherits that
+//! one-CPU mask), then pins itself to the next CPU, which moves it there
+//! and leaves the first CPU to the worker; and so on, one CPU per worker.
+//! On two CPUs the creator moves once per phase and no thread of the phase
+//! waits for a CPU another one holds, also when it wakes. (A worker that
+//! pinned itself would first have to run on its creator's CPU to do so:
+//! that is the wait this module removes, measured at 0.8–2.0 ms. A creator
+//! that took its own mask back right after each start, instead of at the
+//! end of the phase, measured 0.7–1.8 ms slower at 1,000 modules: woken by
+//! a worker, it was put on the worker's CPU.) When the phase ends (the
+//! `Spread` is dropped, after its workers are joined) the creator's own
+//! mask is back as it was; the workers end with the phase. The cost is the
+//! other side of the same choice: a thread pinned to a CPU that another
+//! process keeps busy waits for its turn there instead of moving, for at
+//! most the phase.
 //!
-//! The CPUs are those of the creator's mask when the phase begins, read
-//! each time: a mask narrowed from outside (`taskset -p` on a running
-//! language server) is obeyed by the next phase, and by the next worker
-//! of a phase (a worker starts where the creator's mask allows). The
-//! creator is pinned only for the microseconds of starting a worker; it
-//! then takes back the mask it had just before, also when starting the
-//! thread panics. A mask set from outside in those microseconds is lost.
+//! A mask set from outside (`taskset -p` on a running language server) is
+//! obeyed. The CPUs are read from the creator's mask at the start of each
+//! phase. During a phase, a creator whose mask is no longer its own pin
+//! starts no more workers apart and keeps that mask at the end; one whose
+//! mask is its pin gets its old mask back, unless the process's first
+//! thread (which `taskset -p` always sets) was narrowed to exactly that
+//! CPU meanwhile: then it is taken for `taskset -a -p` and kept.
 //!
 //! On other systems than Linux, for a thread whose mask has one CPU (a
 //! worker of another phase, a process run under `taskset -c N`), and
@@ -45,25 +48,38 @@ use std::cell::Cell;
 
 /// A parallel phase whose threads each run on their own CPU. Made by the
 /// thread that starts the phase's workers (the creator), which starts each
-/// of them with [`Spread::spawn`]. Not `Sync`: only the creator uses it.
+/// of them with [`Spread::spawn`]; drop it after they are joined: it
+/// gives the creator back its own affinity mask. Not `Sync`: only the
+/// creator uses it.
 pub struct Spread {
-    /// The CPUs of the creator's mask when the phase began, starting with
-    /// the one it was running on; empty when there is nothing to spread.
+    /// The creator's mask at the start, to give back; `None` when there
+    /// is nothing to spread.
+    #[cfg(target_os = "linux")]
+    saved: Option<libc::cpu_set_t>,
+    /// The CPUs of the process's first thread at the start (`None` when
+    /// the creator is that thread).
+    #[cfg(target_os = "linux")]
+    leader: Option<Vec<usize>>,
+    /// The CPUs of the creator's mask at the start, starting with the one
+    /// it was running on.
     cpus: Vec<usize>,
     /// How many workers were started.
     started: Cell<usize>,
+    /// The CPU the creator pinned itself to, while the phase holds it
+    /// there; `None` before the first start and once it stopped spreading.
+    pinned: Cell<Option<usize>>,
+    /// Set when the phase stopped spreading (its mask was set from
+    /// outside, or a pin was refused): later workers start as the creator.
+    stopped: Cell<bool>,
 }
 
 impl Spread {
     /// Starts a phase. Asks [`crate::cores`] first: it reads the calling
-    /// thread's mask, which must still be the process's. Pins nothing;
+    /// thread's mask, which must still be the process's. Pins nothing yet;
     /// never fails (a refused call leaves a `Spread` that changes nothing).
     pub fn begin() -> Spread {
         let _ = crate::cores();
-        Spread {
-            cpus: imp::cpus_from_here(),
-            started: Cell::new(0),
-        }
+        imp::begin()
     }
 
     /// Starts one worker of the phase: a [`crate::compiler_thread`] in
@@ -84,31 +100,82 @@ impl Spread {
 
     /// Starts one worker: `spawn` (which creates the thread, and returns
     /// what it returns) runs with the creator pinned to the next CPU, so
-    /// the worker starts there and stays; the creator then pins itself to
-    /// the CPU after, which moves it there, and takes its own mask back.
-    /// Once every CPU but the last has a worker, or when the creator's
-    /// mask no longer holds both CPUs, the worker starts with the
-    /// creator's mask (the scheduler's choice).
+    /// the worker starts there and stays; the creator then moves on to
+    /// the CPU after. Once every CPU but the last has a worker, a further
+    /// worker starts with the creator's own mask (the scheduler's choice),
+    /// and the creator has it back too; so when its mask was set from
+    /// outside since the last start (then it keeps that one).
     fn start<T>(&self, spawn: impl FnOnce() -> T) -> T {
         let i = self.started.get();
         self.started.set(i + 1);
-        match (self.cpus.get(i), self.cpus.get(i + 1)) {
-            (Some(&here), Some(&next)) => imp::hand_over(here, next, spawn),
-            _ => spawn(),
+        if self.stopped.get() {
+            return spawn();
         }
+        let (Some(&here), Some(&next)) = (self.cpus.get(i), self.cpus.get(i + 1)) else {
+            self.give_back();
+            return spawn();
+        };
+        // After the first start the creator is at `here` already.
+        let held = match self.pinned.get() {
+            None if i == 0 => imp::pin(here),
+            Some(cpu) => cpu == here && imp::mask_cpus() == [here],
+            None => false,
+        };
+        if !held {
+            self.give_back();
+            self.stopped.set(true);
+            return spawn();
+        }
+        self.pinned.set(Some(here));
+        let worker = spawn();
+        if imp::pin(next) {
+            self.pinned.set(Some(next));
+        }
+        worker
+    }
+
+    /// Gives the creator its mask from before the phase, if the phase
+    /// holds it pinned and nothing set its mask from outside (see the
+    /// module's docs).
+    fn give_back(&self) {
+        let Some(cpu) = self.pinned.take() else {
+            return;
+        };
+        #[cfg(target_os = "linux")]
+        if let Some(saved) = &self.saved {
+            let outside = imp::mask_cpus() != [cpu]
+                || self.leader.as_ref().is_some_and(|was| {
+                    let now = imp::leader_cpus();
+                    now != *was && now == [cpu]
+                });
+            if !outside {
+                imp::set(saved);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = cpu;
+    }
+}
+
+impl Drop for Spread {
+    fn drop(&mut self) {
+        self.give_back();
     }
 }
 
 #[cfg(target_os = "linux")]
 mod imp {
-    /// The calling thread's affinity mask (`sched_getaffinity(2)`), if
-    /// the system gives it.
-    pub(super) fn get() -> Option<libc::cpu_set_t> {
+    use super::Spread;
+    use std::cell::Cell;
+
+    /// The affinity mask of thread `tid` (0: the calling thread), from
+    /// `sched_getaffinity(2)`, if the system gives it.
+    fn get_of(tid: libc::pid_t) -> Option<libc::cpu_set_t> {
         // SAFETY: `cpu_set_t` is plain data (all zeroes is the empty set);
         // the call writes at most `size_of::<cpu_set_t>()` bytes into it.
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
-            let ok = libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+            let ok = libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
             (ok == 0).then_some(set)
         }
     }
@@ -122,7 +189,7 @@ mod imp {
 
     /// Pins the calling thread to `cpu`; false when refused.
     pub(super) fn pin(cpu: usize) -> bool {
-        // SAFETY: as in `get`; `CPU_SET` ignores a CPU past the set's end.
+        // SAFETY: as in `get_of`; `CPU_SET` ignores a CPU past the set's end.
         let only = unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_SET(cpu, &mut set);
@@ -131,67 +198,82 @@ mod imp {
         set(&only)
     }
 
-    /// Whether `set` holds `cpu`.
-    fn has(set: &libc::cpu_set_t, cpu: usize) -> bool {
-        // SAFETY: `CPU_ISSET` reads within the set (it checks `cpu`).
-        cpu < 8 * std::mem::size_of::<libc::cpu_set_t>() && unsafe { libc::CPU_ISSET(cpu, set) }
+    /// The CPUs in `set`, in order.
+    fn cpus_in(set: &libc::cpu_set_t) -> Vec<usize> {
+        // SAFETY: `CPU_ISSET` reads the set within its size.
+        (0..8 * std::mem::size_of::<libc::cpu_set_t>())
+            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, set) })
+            .collect()
     }
 
     /// The CPUs in the calling thread's mask, in order (none when unknown).
     pub(super) fn mask_cpus() -> Vec<usize> {
-        let Some(set) = get() else {
-            return Vec::new();
-        };
-        (0..8 * std::mem::size_of::<libc::cpu_set_t>())
-            .filter(|&cpu| has(&set, cpu))
-            .collect()
+        get_of(0).map_or_else(Vec::new, |set| cpus_in(&set))
     }
 
-    /// The CPUs of the calling thread's mask, starting with the one it
-    /// runs on (`sched_getcpu(3)`) and going round; none when the mask
-    /// has one CPU or either call fails.
-    pub(super) fn cpus_from_here() -> Vec<usize> {
-        let cpus = mask_cpus();
+    /// The CPUs in the mask of the process's first thread (none when
+    /// unknown).
+    pub(super) fn leader_cpus() -> Vec<usize> {
+        // SAFETY: no arguments.
+        get_of(unsafe { libc::getpid() }).map_or_else(Vec::new, |set| cpus_in(&set))
+    }
+
+    pub(super) fn begin() -> Spread {
+        let nothing = || Spread {
+            saved: None,
+            leader: None,
+            cpus: Vec::new(),
+            started: Cell::new(0),
+            pinned: Cell::new(None),
+            stopped: Cell::new(false),
+        };
+        let Some(saved) = get_of(0) else {
+            return nothing();
+        };
+        let cpus = cpus_in(&saved);
         // SAFETY: no arguments; -1 on error.
         let here = usize::try_from(unsafe { libc::sched_getcpu() }).ok();
-        match here.and_then(|h| cpus.iter().position(|&c| c == h)) {
-            Some(at) if cpus.len() >= 2 => cpus[at..].iter().chain(&cpus[..at]).copied().collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// Runs `spawn` pinned to `here`, then pins the calling thread to
-    /// `next` and gives it back the mask it had (also when `spawn`
-    /// panics). Only `spawn` when the mask is unknown, does not hold both
-    /// CPUs, or the first pin is refused.
-    pub(super) fn hand_over<T>(here: usize, next: usize, spawn: impl FnOnce() -> T) -> T {
-        struct Back(libc::cpu_set_t);
-        impl Drop for Back {
-            fn drop(&mut self) {
-                set(&self.0);
-            }
-        }
-        let Some(mine) = get() else {
-            return spawn();
+        let Some(at) = here.and_then(|h| cpus.iter().position(|&c| c == h)) else {
+            return nothing();
         };
-        if !has(&mine, here) || !has(&mine, next) || !pin(here) {
-            return spawn();
+        if cpus.len() < 2 {
+            return nothing();
         }
-        let _back = Back(mine);
-        let worker = spawn();
-        pin(next);
-        worker
+        // SAFETY: no arguments.
+        let leader = (unsafe { libc::gettid() != libc::getpid() }).then(leader_cpus);
+        // The creator's CPU first (its first worker starts where it is),
+        // then the ones after it, round.
+        Spread {
+            saved: Some(saved),
+            leader,
+            cpus: cpus[at..].iter().chain(&cpus[..at]).copied().collect(),
+            started: Cell::new(0),
+            pinned: Cell::new(None),
+            stopped: Cell::new(false),
+        }
     }
 }
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
-    pub(super) fn cpus_from_here() -> Vec<usize> {
+    use super::Spread;
+    use std::cell::Cell;
+
+    pub(super) fn pin(_cpu: usize) -> bool {
+        false
+    }
+
+    pub(super) fn mask_cpus() -> Vec<usize> {
         Vec::new()
     }
 
-    pub(super) fn hand_over<T>(_here: usize, _next: usize, spawn: impl FnOnce() -> T) -> T {
-        spawn()
+    pub(super) fn begin() -> Spread {
+        Spread {
+            cpus: Vec::new(),
+            started: Cell::new(0),
+            pinned: Cell::new(None),
+            stopped: Cell::new(false),
+        }
     }
 }
 
@@ -199,34 +281,45 @@ mod imp {
 mod tests {
     use super::*;
 
-    /// On a thread of its own (the test harness's threads stay as they
-    /// are): the workers of a `Spread` start each on one CPU of its own,
-    /// none on the CPU the creator ends on, a worker past the process's
-    /// CPUs starts with the creator's mask, and the creator has its own
-    /// mask after each start.
+    /// Runs `f` on a thread of its own: the test harness's threads keep
+    /// their masks whatever a test does.
+    fn on_own_thread(f: impl FnOnce() + Send + 'static) {
+        std::thread::spawn(f).join().unwrap();
+    }
+
+    /// The one CPU of a one-CPU mask.
+    fn one(mask: &[usize]) -> usize {
+        match mask {
+            [cpu] => *cpu,
+            other => panic!("a thread on one CPU, not {other:?}"),
+        }
+    }
+
+    /// Each worker starts on one CPU of its own, the creator is then on
+    /// the one CPU no worker has, a worker past the CPUs starts with the
+    /// creator's mask (which it has back), and after the phase the
+    /// creator's mask is the one it had.
     #[test]
     fn a_spread_starts_its_threads_apart_and_gives_the_mask_back() {
-        std::thread::spawn(|| {
+        on_own_thread(|| {
             let before = imp::mask_cpus();
             let spread = Spread::begin();
             std::thread::scope(|s| {
                 let workers: Vec<_> = (1..before.len())
-                    .map(|_| {
-                        let w = spread.spawn(s, imp::mask_cpus).unwrap();
-                        assert_eq!(imp::mask_cpus(), before, "the creator's own mask");
-                        w
-                    })
+                    .map(|_| spread.spawn(s, imp::mask_cpus).unwrap())
                     .collect();
                 let mut seen: Vec<usize> = workers
                     .into_iter()
-                    .map(|h| match h.join().unwrap()[..] {
-                        [cpu] => cpu,
-                        ref other => panic!("a worker on one CPU, not {other:?}"),
-                    })
+                    .map(|h| one(&h.join().unwrap()))
                     .collect();
+                if before.len() >= 2 {
+                    seen.push(one(&imp::mask_cpus()));
+                } else {
+                    assert_eq!(imp::mask_cpus(), before, "one CPU: nothing changes");
+                    seen = before.clone();
+                }
                 seen.sort_unstable();
-                seen.dedup();
-                assert_eq!(seen.len(), before.len().saturating_sub(1), "one CPU each");
+                assert_eq!(seen, before, "every CPU once");
                 let past = spread.spawn(s, imp::mask_cpus).unwrap();
                 assert_eq!(
                     past.join().unwrap(),
@@ -236,85 +329,90 @@ mod tests {
                 assert_eq!(imp::mask_cpus(), before);
             });
             drop(spread);
-            assert_eq!(imp::mask_cpus(), before);
-        })
-        .join()
-        .unwrap();
+            assert_eq!(imp::mask_cpus(), before, "the mask is given back");
+        });
     }
 
-    /// A phase inside another's (started between two of its workers)
-    /// leaves the creator's mask as it found it.
+    /// A phase begun by a pinned creator (inside another phase) spreads
+    /// nothing, and the outer phase then gives back the mask from before.
     #[test]
-    fn nested_spreads_leave_the_mask_as_they_found_it() {
-        std::thread::spawn(|| {
+    fn a_phase_inside_a_phase_changes_nothing() {
+        on_own_thread(|| {
             let before = imp::mask_cpus();
             let outer = Spread::begin();
+            std::thread::scope(|s| outer.spawn(s, || ()).unwrap().join().unwrap());
+            let pinned = imp::mask_cpus();
+            let inner = Spread::begin();
             std::thread::scope(|s| {
-                let a = outer.spawn(s, || ()).unwrap();
-                let inner = Spread::begin();
-                inner.spawn(s, || ()).unwrap().join().unwrap();
-                drop(inner);
-                assert_eq!(imp::mask_cpus(), before);
-                a.join().unwrap();
-                outer.spawn(s, || ()).unwrap().join().unwrap();
+                assert_eq!(
+                    inner.spawn(s, imp::mask_cpus).unwrap().join().unwrap(),
+                    pinned
+                );
             });
+            drop(inner);
+            assert_eq!(imp::mask_cpus(), pinned);
             drop(outer);
             assert_eq!(imp::mask_cpus(), before);
-        })
-        .join()
-        .unwrap();
+        });
     }
 
-    /// A thread whose mask was narrowed to one CPU (by `taskset -p`, or as
-    /// a worker) stays on it, and so do its workers: the CPUs are read
-    /// from the creator's mask at each phase, not kept from the first.
+    /// A mask narrowed between phases (`taskset -p` on a running server)
+    /// is obeyed by the next phase: the CPUs are read at each phase.
     #[test]
-    fn a_narrowed_mask_is_obeyed() {
-        std::thread::spawn(|| {
+    fn a_mask_narrowed_between_phases_is_obeyed() {
+        on_own_thread(|| {
             let cpus = imp::mask_cpus();
             drop(Spread::begin());
             let Some(&last) = cpus.last() else { return };
             assert!(imp::pin(last));
             let spread = Spread::begin();
             std::thread::scope(|s| {
-                let worker = spread.spawn(s, imp::mask_cpus).unwrap();
-                assert_eq!(worker.join().unwrap(), [last]);
+                assert_eq!(
+                    spread.spawn(s, imp::mask_cpus).unwrap().join().unwrap(),
+                    [last]
+                );
                 assert_eq!(imp::mask_cpus(), [last]);
             });
             drop(spread);
             assert_eq!(imp::mask_cpus(), [last]);
-        })
-        .join()
-        .unwrap();
+        });
     }
 
-    /// A mask narrowed between the start of a phase and a worker's start
-    /// is obeyed by the worker and kept by the creator, and starting a
-    /// thread that panics leaves the creator's mask as it was.
+    /// A mask set from outside during a phase (here by the creator, to
+    /// another CPU than its pin) stops the spreading: the next worker
+    /// starts with that mask, and the creator keeps it at the end.
     #[test]
-    fn a_mask_narrowed_during_a_phase_is_kept() {
-        std::thread::spawn(|| {
+    fn a_mask_set_during_a_phase_is_kept() {
+        on_own_thread(|| {
             let cpus = imp::mask_cpus();
             if cpus.len() < 2 {
                 return;
             }
-            let panicked =
-                std::panic::catch_unwind(|| Spread::begin().start(|| panic!("no thread")));
-            assert!(panicked.is_err());
-            assert_eq!(imp::mask_cpus(), cpus, "given back after a panic");
             let spread = Spread::begin();
-            // Narrowed to the CPU after the creator's: without the check,
-            // the worker would start on the creator's.
-            let last = spread.cpus[1];
-            assert!(imp::pin(last));
             std::thread::scope(|s| {
-                let worker = spread.spawn(s, imp::mask_cpus).unwrap();
-                assert_eq!(worker.join().unwrap(), [last]);
+                spread.spawn(s, || ()).unwrap().join().unwrap();
+                let pinned = one(&imp::mask_cpus());
+                let other = cpus.iter().copied().find(|&c| c != pinned).unwrap();
+                assert!(imp::pin(other));
+                assert_eq!(
+                    spread.spawn(s, imp::mask_cpus).unwrap().join().unwrap(),
+                    [other]
+                );
+                drop(spread);
+                assert_eq!(imp::mask_cpus(), [other]);
             });
-            drop(spread);
-            assert_eq!(imp::mask_cpus(), [last], "narrowed during the phase: kept");
-        })
-        .join()
-        .unwrap();
+        });
+    }
+
+    /// A panic while starting a worker unwinds through the `Spread`,
+    /// which gives the creator its mask back.
+    #[test]
+    fn a_panic_in_a_start_gives_the_mask_back() {
+        on_own_thread(|| {
+            let before = imp::mask_cpus();
+            let r = std::panic::catch_unwind(|| Spread::begin().start(|| panic!("no thread")));
+            assert!(r.is_err());
+            assert_eq!(imp::mask_cpus(), before);
+        });
     }
 }
