@@ -118,7 +118,7 @@ impl Spread {
         // After the first start the creator is at `here` already.
         let held = match self.pinned.get() {
             None if i == 0 => imp::pin(here),
-            Some(cpu) => cpu == here && imp::mask_cpus() == [here],
+            Some(cpu) => cpu == here && !self.set_from_outside(cpu),
             None => false,
         };
         if !held {
@@ -128,10 +128,36 @@ impl Spread {
         }
         self.pinned.set(Some(here));
         let worker = spawn();
-        if imp::pin(next) {
+        // A mask set from outside while the thread started is kept (the
+        // creator stays where it was put; the phase stops spreading).
+        if self.set_from_outside(here) {
+            self.pinned.set(None);
+            self.stopped.set(true);
+        } else if imp::pin(next) {
             self.pinned.set(Some(next));
         }
         worker
+    }
+
+    /// Whether the creator's mask, which the phase pinned to `cpu`, was
+    /// set from outside since: it is not that pin any more, or the
+    /// process's first thread (which `taskset -p` always sets) was
+    /// narrowed to exactly that CPU since the phase began (`taskset -a
+    /// -p`, which set the creator to the same mask).
+    fn set_from_outside(&self, cpu: usize) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            imp::mask_cpus() != [cpu]
+                || self.leader.as_ref().is_some_and(|was| {
+                    let now = imp::leader_cpus();
+                    now != *was && now == [cpu]
+                })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = cpu;
+            true
+        }
     }
 
     /// Gives the creator its mask from before the phase, if the phase
@@ -141,19 +167,13 @@ impl Spread {
         let Some(cpu) = self.pinned.take() else {
             return;
         };
+        if self.set_from_outside(cpu) {
+            return;
+        }
         #[cfg(target_os = "linux")]
         if let Some(saved) = &self.saved {
-            let outside = imp::mask_cpus() != [cpu]
-                || self.leader.as_ref().is_some_and(|was| {
-                    let now = imp::leader_cpus();
-                    now != *was && now == [cpu]
-                });
-            if !outside {
-                imp::set(saved);
-            }
+            imp::set(saved);
         }
-        #[cfg(not(target_os = "linux"))]
-        let _ = cpu;
     }
 }
 
@@ -261,10 +281,6 @@ mod imp {
 
     pub(super) fn pin(_cpu: usize) -> bool {
         false
-    }
-
-    pub(super) fn mask_cpus() -> Vec<usize> {
-        Vec::new()
     }
 
     pub(super) fn begin() -> Spread {
@@ -401,6 +417,31 @@ mod tests {
                 drop(spread);
                 assert_eq!(imp::mask_cpus(), [other]);
             });
+        });
+    }
+
+    /// A mask set from outside while a worker starts (here from inside
+    /// `start`'s closure, where the thread would be created) is kept: the
+    /// creator does not move on to the next CPU.
+    #[test]
+    fn a_mask_set_while_a_worker_starts_is_kept() {
+        on_own_thread(|| {
+            let cpus = imp::mask_cpus();
+            if cpus.len() < 2 {
+                return;
+            }
+            let spread = Spread::begin();
+            let other = spread.cpus[1];
+            spread.start(|| {
+                let here = one(&imp::mask_cpus());
+                assert_ne!(here, other);
+                // `taskset -a -p` to the creator's CPU would look the
+                // same from this thread; another CPU is what it can tell.
+                assert!(imp::pin(other));
+            });
+            assert_eq!(imp::mask_cpus(), [other]);
+            drop(spread);
+            assert_eq!(imp::mask_cpus(), [other]);
         });
     }
 
