@@ -103,8 +103,9 @@ impl Spread {
     /// the worker starts there and stays; the creator then moves on to
     /// the CPU after. Once every CPU but the last has a worker, a further
     /// worker starts with the creator's own mask (the scheduler's choice),
-    /// and the creator has it back too; so when its mask was set from
-    /// outside since the last start (then it keeps that one).
+    /// which the creator has back. Once the creator's mask was set from
+    /// outside (see the module's docs), the phase stops spreading: this
+    /// and later workers start with that mask, and the creator keeps it.
     fn start<T>(&self, spawn: impl FnOnce() -> T) -> T {
         let i = self.started.get();
         self.started.set(i + 1);
