@@ -50,7 +50,8 @@ use std::cell::Cell;
 /// thread that starts the phase's workers (the creator), which starts each
 /// of them with [`Spread::spawn`]; drop it after they are joined: it
 /// gives the creator back its own affinity mask. Not `Sync`: only the
-/// creator uses it.
+/// creator uses it. `Spread::default()` spreads nothing.
+#[derive(Default)]
 pub struct Spread {
     /// The creator's mask at the start, to give back; `None` when there
     /// is nothing to spread.
@@ -187,7 +188,6 @@ impl Drop for Spread {
 #[cfg(target_os = "linux")]
 mod imp {
     use super::Spread;
-    use std::cell::Cell;
 
     /// The affinity mask of thread `tid` (0: the calling thread), from
     /// `sched_getaffinity(2)`, if the system gives it.
@@ -227,70 +227,59 @@ mod imp {
             .collect()
     }
 
+    /// The CPUs in the mask of thread `tid` (0: the calling thread), in
+    /// order (none when unknown).
+    fn cpus_of(tid: libc::pid_t) -> Vec<usize> {
+        get_of(tid).map_or_else(Vec::new, |set| cpus_in(&set))
+    }
+
     /// The CPUs in the calling thread's mask, in order (none when unknown).
     pub(super) fn mask_cpus() -> Vec<usize> {
-        get_of(0).map_or_else(Vec::new, |set| cpus_in(&set))
+        cpus_of(0)
     }
 
     /// The CPUs in the mask of the process's first thread (none when
     /// unknown).
     pub(super) fn leader_cpus() -> Vec<usize> {
         // SAFETY: no arguments.
-        get_of(unsafe { libc::getpid() }).map_or_else(Vec::new, |set| cpus_in(&set))
+        cpus_of(unsafe { libc::getpid() })
     }
 
     pub(super) fn begin() -> Spread {
-        let nothing = || Spread {
-            saved: None,
-            leader: None,
-            cpus: Vec::new(),
-            started: Cell::new(0),
-            pinned: Cell::new(None),
-            stopped: Cell::new(false),
-        };
         let Some(saved) = get_of(0) else {
-            return nothing();
+            return Spread::default();
         };
         let cpus = cpus_in(&saved);
         // SAFETY: no arguments; -1 on error.
         let here = usize::try_from(unsafe { libc::sched_getcpu() }).ok();
         let Some(at) = here.and_then(|h| cpus.iter().position(|&c| c == h)) else {
-            return nothing();
+            return Spread::default();
         };
         if cpus.len() < 2 {
-            return nothing();
+            return Spread::default();
         }
         // SAFETY: no arguments.
         let leader = (unsafe { libc::gettid() != libc::getpid() }).then(leader_cpus);
         // The creator's CPU first (its first worker starts where it is),
         // then the ones after it, round.
-        Spread {
-            saved: Some(saved),
-            leader,
-            cpus: cpus[at..].iter().chain(&cpus[..at]).copied().collect(),
-            started: Cell::new(0),
-            pinned: Cell::new(None),
-            stopped: Cell::new(false),
-        }
+        let mut spread = Spread::default();
+        spread.saved = Some(saved);
+        spread.leader = leader;
+        spread.cpus = cpus[at..].iter().chain(&cpus[..at]).copied().collect();
+        spread
     }
 }
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
     use super::Spread;
-    use std::cell::Cell;
 
     pub(super) fn pin(_cpu: usize) -> bool {
         false
     }
 
     pub(super) fn begin() -> Spread {
-        Spread {
-            cpus: Vec::new(),
-            started: Cell::new(0),
-            pinned: Cell::new(None),
-            stopped: Cell::new(false),
-        }
+        Spread::default()
     }
 }
 
@@ -302,6 +291,25 @@ mod tests {
     /// their masks whatever a test does.
     fn on_own_thread(f: impl FnOnce() + Send + 'static) {
         std::thread::spawn(f).join().unwrap();
+    }
+
+    /// Runs `f` as [`on_own_thread`] does, given the thread's CPUs, when
+    /// it may run on two or more (nothing to spread otherwise).
+    fn on_own_thread_with_cpus(f: impl FnOnce(Vec<usize>) + Send + 'static) {
+        on_own_thread(|| {
+            let cpus = imp::mask_cpus();
+            if cpus.len() >= 2 {
+                f(cpus);
+            }
+        });
+    }
+
+    /// The mask a worker of `spread` starts with.
+    fn worker_mask<'scope>(
+        spread: &Spread,
+        s: &'scope std::thread::Scope<'scope, '_>,
+    ) -> Vec<usize> {
+        spread.spawn(s, imp::mask_cpus).unwrap().join().unwrap()
     }
 
     /// The one CPU of a one-CPU mask.
@@ -361,10 +369,7 @@ mod tests {
             let pinned = imp::mask_cpus();
             let inner = Spread::begin();
             std::thread::scope(|s| {
-                assert_eq!(
-                    inner.spawn(s, imp::mask_cpus).unwrap().join().unwrap(),
-                    pinned
-                );
+                assert_eq!(worker_mask(&inner, s), pinned);
             });
             drop(inner);
             assert_eq!(imp::mask_cpus(), pinned);
@@ -384,10 +389,7 @@ mod tests {
             assert!(imp::pin(last));
             let spread = Spread::begin();
             std::thread::scope(|s| {
-                assert_eq!(
-                    spread.spawn(s, imp::mask_cpus).unwrap().join().unwrap(),
-                    [last]
-                );
+                assert_eq!(worker_mask(&spread, s), [last]);
                 assert_eq!(imp::mask_cpus(), [last]);
             });
             drop(spread);
@@ -400,21 +402,14 @@ mod tests {
     /// starts with that mask, and the creator keeps it at the end.
     #[test]
     fn a_mask_set_during_a_phase_is_kept() {
-        on_own_thread(|| {
-            let cpus = imp::mask_cpus();
-            if cpus.len() < 2 {
-                return;
-            }
+        on_own_thread_with_cpus(|cpus| {
             let spread = Spread::begin();
             std::thread::scope(|s| {
                 spread.spawn(s, || ()).unwrap().join().unwrap();
                 let pinned = one(&imp::mask_cpus());
                 let other = cpus.iter().copied().find(|&c| c != pinned).unwrap();
                 assert!(imp::pin(other));
-                assert_eq!(
-                    spread.spawn(s, imp::mask_cpus).unwrap().join().unwrap(),
-                    [other]
-                );
+                assert_eq!(worker_mask(&spread, s), [other]);
                 drop(spread);
                 assert_eq!(imp::mask_cpus(), [other]);
             });
@@ -426,11 +421,7 @@ mod tests {
     /// creator does not move on to the next CPU.
     #[test]
     fn a_mask_set_while_a_worker_starts_is_kept() {
-        on_own_thread(|| {
-            let cpus = imp::mask_cpus();
-            if cpus.len() < 2 {
-                return;
-            }
+        on_own_thread_with_cpus(|_| {
             let spread = Spread::begin();
             let other = spread.cpus[1];
             spread.start(|| {
