@@ -26,6 +26,7 @@ mod paths;
 mod stack;
 pub mod system;
 pub mod timings;
+mod trail;
 mod types;
 
 use paths::PathMap;
@@ -1263,15 +1264,23 @@ impl Database {
             return;
         }
         let spread = cpus::Spread::begin();
+        let evaluated = trail::Trail::new(order.len());
         std::thread::scope(|s| {
             let db = self.clone();
+            let evaluated = &evaluated;
             let helper = spread.spawn(s, move || {
                 let _ = module_graph(&db, root);
                 for f in order {
                     let _ = static_diagnostics(&db, *f);
                 }
                 timings::mark("helper: static passes");
-                for f in order {
+                // Only modules this thread has evaluated: one that is
+                // being evaluated would be waited for inside salsa, and
+                // its end would wake this thread, module by module.
+                for (i, f) in order.iter().enumerate() {
+                    if !evaluated.wait_for(i, TRAIL_BATCH) {
+                        break;
+                    }
                     let _ = module_diagnostics(&db, *f);
                 }
                 timings::mark("helper: module diagnostics");
@@ -1280,8 +1289,12 @@ impl Database {
             // stack with its room, and clearing a frame costs its room, so
             // the module queries would each pay for the walk's large frame.
             let main = self.clone();
-            for f in order {
-                let _ = module_values(&main, *f);
+            {
+                let _release = trail::AbandonOnDrop(evaluated);
+                for (i, f) in order.iter().enumerate() {
+                    let _ = module_values(&main, *f);
+                    evaluated.finished(i + 1);
+                }
             }
             timings::mark("evaluation");
             for f in order.iter().rev() {
@@ -1296,6 +1309,11 @@ impl Database {
         });
     }
 }
+
+/// How many evaluated modules the thread running their diagnostics
+/// behind the evaluation ([`Database::check_on_two_cores`]) is woken for
+/// once it caught up.
+const TRAIL_BATCH: usize = 32;
 
 /// What [`Database::check`] returns, as a query: the diagnostics of every
 /// module `file` reaches and the import cycles, one problem once, sorted
