@@ -2386,11 +2386,20 @@ fn cyclic_values_cycle(
 pub fn module_values(db: &dyn Db, file: SourceFile) -> Arc<ModuleValues> {
     let host = host::DbHost::new(db);
     let outcome = |i: usize| decl_value(db, DeclId::new(db, file, i as u32)).clone();
+    // A module whose declarations are all clean has none to evaluate
+    // together: no query for that (the outline says so; `cyclic_values`
+    // answers the same from it).
+    static NONE: std::sync::OnceLock<scl_sema::CyclicValues> = std::sync::OnceLock::new();
+    let cyclic = if items(db, file).items.iter().all(|x| x.clean) {
+        NONE.get_or_init(scl_sema::CyclicValues::default)
+    } else {
+        &**cyclic_values(db, file)
+    };
     Arc::new(scl_sema::assemble_module(
         &host,
         db.module_id(file),
         &outcome,
-        cyclic_values(db, file),
+        cyclic,
     ))
 }
 
