@@ -1230,6 +1230,14 @@ impl Database {
     /// check of a file parses the modules it reaches on every core first.
     pub fn check(&self, file: SourceFile) -> Vec<Diagnostic> {
         if self.reg().checked.insert(file) {
+            // A first check cut short (a cancellation in the language
+            // server) leaves `file` unmarked, so that the next check does
+            // this work again on every core instead of on one thread.
+            let first = FirstCheck {
+                db: self,
+                file,
+                done: false,
+            };
             let read = self.preload(file);
             timings::mark("preload");
             self.imports_on_every_core(file, &read);
@@ -1238,6 +1246,7 @@ impl Database {
             let pre = walk(self, file, false);
             timings::mark("walk");
             self.check_on_two_cores(file, &pre.post_order);
+            first.finish();
         }
         let diagnostics = check_diagnostics(self, file).as_ref().clone();
         timings::mark("diagnostics");
@@ -1307,6 +1316,29 @@ impl Database {
                 let _ = h.join();
             }
         });
+    }
+}
+
+/// The first check of a file ([`Database::check`]) under way: dropped
+/// before [`FirstCheck::finish`] (the check unwound), it takes the file
+/// out of the checked set again.
+struct FirstCheck<'a> {
+    db: &'a Database,
+    file: SourceFile,
+    done: bool,
+}
+
+impl FirstCheck<'_> {
+    fn finish(mut self) {
+        self.done = true;
+    }
+}
+
+impl Drop for FirstCheck<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.db.reg().checked.remove(&self.file);
+        }
     }
 }
 
@@ -2725,6 +2757,67 @@ mod walk_tests {
             plain(db, *t, seen, order, post);
         }
         post.push(f);
+    }
+
+    /// A system that panics on reading `/w/m5.env.scl` while `fail` is
+    /// set: a first check that unwinds half way, as a cancelled one does.
+    #[derive(Debug)]
+    struct FailingRead {
+        inner: MemorySystem,
+        fail: AtomicBool,
+    }
+
+    impl System for FailingRead {
+        fn read(&self, path: &Path, limit: usize) -> Result<Option<Vec<u8>>, String> {
+            if self.fail.load(std::sync::atomic::Ordering::SeqCst)
+                && path == Path::new("/w/m5.env.scl")
+            {
+                panic!("the first check is cut short");
+            }
+            self.inner.read(path, limit)
+        }
+        fn kind(&self, path: &Path) -> PathKind {
+            self.inner.kind(path)
+        }
+        fn is_link(&self, path: &Path) -> bool {
+            self.inner.is_link(path)
+        }
+        fn read_dir(&self, path: &Path) -> Option<Vec<DirEntry>> {
+            self.inner.read_dir(path)
+        }
+        fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
+            self.inner.canonicalize(path)
+        }
+        fn current_dir(&self) -> PathBuf {
+            self.inner.current_dir()
+        }
+    }
+
+    /// A first check that unwinds (a cancellation) leaves the file
+    /// unchecked, so the next check is a first check again (on every
+    /// core); one that ends marks it.
+    #[test]
+    fn a_first_check_cut_short_is_done_again() {
+        let inner = MemorySystem::new();
+        let mut top = String::new();
+        for i in 0..2 * PREFETCH_MIN {
+            inner.write(format!("/w/m{i}.env.scl"), format!("let v = {i}\n"));
+            top.push_str(&format!("import \"./m{i}.env.scl\" as m{i}\n"));
+        }
+        inner.write("/w/top.env.scl", &top);
+        inner.set_current_dir("/w");
+        let fs = Arc::new(FailingRead {
+            inner,
+            fail: AtomicBool::new(true),
+        });
+        let db = Database::with_system(fs.clone(), Path::new("/w"), None);
+        let f = db.open(Path::new("/w/top.env.scl"));
+        let cut = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.check(f)));
+        assert!(cut.is_err());
+        assert!(!db.reg().checked.contains(&f));
+        fs.fail.store(false, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(db.check(f), Vec::new());
+        assert!(db.reg().checked.contains(&f));
     }
 
     /// The walk, through groups (as `module_graph` runs it) and reading
