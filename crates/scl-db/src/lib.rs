@@ -2395,7 +2395,7 @@ fn decl_value_cycle<'db>(
 /// reach one), evaluated together; empty when there is none.
 #[salsa::tracked(returns(ref), cycle_result = cyclic_values_cycle)]
 pub fn cyclic_values(db: &dyn Db, file: SourceFile) -> Arc<scl_sema::CyclicValues> {
-    if items(db, file).items.iter().all(|x| x.clean) {
+    if items(db, file).all_clean() {
         return Arc::new(scl_sema::CyclicValues::default());
     }
     let host = host::DbHost::new(db);
@@ -2421,9 +2421,16 @@ pub fn module_values(db: &dyn Db, file: SourceFile) -> Arc<ModuleValues> {
     // A module whose declarations are all clean has none to evaluate
     // together: no query for that (the outline says so; `cyclic_values`
     // answers the same from it).
-    static NONE: std::sync::OnceLock<scl_sema::CyclicValues> = std::sync::OnceLock::new();
-    let cyclic = if items(db, file).items.iter().all(|x| x.clean) {
-        NONE.get_or_init(scl_sema::CyclicValues::default)
+    static NONE: scl_sema::CyclicValues = scl_sema::CyclicValues {
+        values: BTreeMap::new(),
+        diagnostics: Vec::new(),
+        spent: scl_sema::Spent {
+            produced: 0,
+            steps: 0,
+        },
+    };
+    let cyclic = if items(db, file).all_clean() {
+        &NONE
     } else {
         &**cyclic_values(db, file)
     };

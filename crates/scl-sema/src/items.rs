@@ -108,6 +108,12 @@ impl Items {
         self.items.get(i).is_some_and(|x| x.clean)
     }
 
+    /// Whether every declaration is [`Items::clean`]: the module has
+    /// nothing to evaluate together.
+    pub fn all_clean(&self) -> bool {
+        self.items.iter().all(|x| x.clean)
+    }
+
     /// How many declarations an outline has at most without an index.
     pub const INDEXED: usize = 8;
 
