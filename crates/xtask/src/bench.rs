@@ -8,7 +8,9 @@
 //! `jrsonnet` is on PATH, time the peer's Jsonnet version of the workload
 //! (written by `gen_peers.py`) alternately with `sclc`, run by run. At
 //! N = 1000 and at the largest N, `sclc check` joins the alternation (its
-//! cost against `sclc ir`'s). Per-module figures (µs and KiB per module,
+//! cost against `sclc ir`'s), and so does `sclc ir` held to one CPU (what
+//! the other CPUs are worth on this machine, and the ratio to the
+//! single-threaded peer without them). Per-module figures (µs and KiB per module,
 //! the memory slope per added module) are printed next to the totals.
 //! `--profile DIR` writes callgrind profiles of one `sclc ir` per phase
 //! (or a `perf` profile without valgrind), separate from the timed runs.
@@ -141,17 +143,39 @@ fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
-/// A command run in a folder: the program (absolute) and its arguments.
+/// A command run in a folder: the program (absolute) and its arguments,
+/// and the one CPU it is held to, if any.
 struct Cmd<'a> {
     prog: &'a Path,
     args: Vec<String>,
     dir: &'a Path,
+    /// Run the process, and every thread it starts, on this CPU only
+    /// (`sched_setaffinity(2)` in the child before `exec`, as `taskset -c`
+    /// does): its cost without a second core.
+    cpu: Option<usize>,
 }
 
 impl Cmd<'_> {
     fn command(&self) -> Command {
         let mut c = Command::new(self.prog);
         c.args(&self.args).current_dir(self.dir);
+        if let Some(cpu) = self.cpu {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: between fork and exec the closure only fills a
+            // `cpu_set_t` on the stack and makes one system call, both
+            // async-signal-safe; it allocates nothing and takes no lock.
+            unsafe {
+                c.pre_exec(move || {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(cpu, &mut set);
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
         c
     }
     fn line(&self) -> String {
@@ -230,6 +254,24 @@ fn alternate_ms(cmds: &[&Cmd], runs: usize) -> Result<Vec<f64>, String> {
         }
     }
     Ok(times.into_iter().map(median).collect())
+}
+
+/// The first CPU this process may run on (`sched_getaffinity(2)`), when it
+/// may run on two or more (else there is no second CPU to do without);
+/// `None` too when the call fails.
+fn first_of_several_cpus() -> Option<usize> {
+    // SAFETY: `cpu_set_t` is plain bits (all zero is the empty set);
+    // `sched_getaffinity` writes at most `size_of::<cpu_set_t>()` bytes
+    // into it; `CPU_ISSET` reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return None;
+        }
+        let mut cpus = (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set));
+        let first = cpus.next()?;
+        cpus.next().map(|_| first)
+    }
 }
 
 /// Median peak RSS in MiB over 3 runs.
@@ -326,6 +368,10 @@ struct Row {
     /// `sclc check top.env.scl`, timed in the same alternation as `sclc ir`
     /// (at N = 1000 and at the largest N).
     check_ms: Option<f64>,
+    /// `sclc ir top.env.scl` held to one CPU ([`Cmd::cpu`]), timed in the
+    /// same alternation (where `check_ms` is, on a machine of two or more
+    /// CPUs).
+    one_cpu_ms: Option<f64>,
     /// The language server's memory once the workspace is open (N = 5000).
     lsp_open: Option<crate::editor::OpenMemory>,
     profile: Option<Profile>,
@@ -794,6 +840,7 @@ fn run(o: &Opts) -> Result<bool, String> {
     }
 
     let max_n = o.ns.iter().copied().max().unwrap_or(0);
+    let one_cpu = first_of_several_cpus();
     let valgrind = on_path("valgrind");
     let mut rows = Vec::new();
     let mut all_ok = true;
@@ -834,6 +881,7 @@ fn run(o: &Opts) -> Result<bool, String> {
             prog: &sclc,
             args: vec!["ir".into(), "top.env.scl".into()],
             dir: &dir,
+            cpu: None,
         };
         let out = sc.output()?;
         let ir: Value =
@@ -851,6 +899,7 @@ fn run(o: &Opts) -> Result<bool, String> {
             prog,
             args: vec!["top.jsonnet".into()],
             dir: &jdir,
+            cpu: None,
         });
         let jc = jc.filter(|jc| {
             match jc
@@ -874,22 +923,46 @@ fn run(o: &Opts) -> Result<bool, String> {
             prog: &sclc,
             args: vec!["check".into(), "top.env.scl".into()],
             dir: &dir,
+            cpu: None,
         };
         let time_check = n == 1000 || n == max_n;
         if time_check {
             check.output()?;
         }
+        // `sclc ir` held to one CPU, in the same alternation (at the same
+        // N): what the second CPU is worth on this machine, and the ratio
+        // to the peer without it.
+        let one = Cmd {
+            prog: &sclc,
+            args: sc.args.clone(),
+            dir: &dir,
+            cpu: one_cpu,
+        };
+        let time_one = time_check && one_cpu.is_some();
         let mut cmds = vec![&sc];
         cmds.extend(jc.as_ref());
+        let at_check = cmds.len();
         if time_check {
             cmds.push(&check);
+        }
+        let at_one = cmds.len();
+        if time_one {
+            cmds.push(&one);
         }
         let times = alternate_ms(&cmds, runs)?;
         row.sclc_ms = times[0];
         if time_check {
-            let c = times[cmds.len() - 1];
+            let c = times[at_check];
             row.check_ms = Some(c);
             eprintln!("  sclc check: {c:.1} ms (sclc ir {:.1} ms)", row.sclc_ms);
+        }
+        if time_one {
+            let t = times[at_one];
+            row.one_cpu_ms = Some(t);
+            eprintln!(
+                "  sclc ir on one CPU: {t:.1} ms (on every CPU {:.1} ms)",
+                row.sclc_ms
+            );
         }
         row.sclc_rss = peak_rss_mib(&tools, &sc)?;
         eprintln!("  sclc: {:.1} ms, {:.1} MiB", row.sclc_ms, row.sclc_rss);
@@ -1031,6 +1104,33 @@ fn run(o: &Opts) -> Result<bool, String> {
             fmt_opt(r.check_ms.map(|c| c / r.sclc_ms), 2),
         );
     }
+    // One CPU against all of them, where timed.
+    if rows.iter().any(|r| r.one_cpu_ms.is_some()) {
+        println!();
+        println!(
+            "`sclc ir` held to one CPU (CPU {}, sched_setaffinity before exec), in the same alternation as `sclc ir` on every CPU and jrsonnet (single-threaded, not held):",
+            one_cpu.unwrap_or(0)
+        );
+        println!();
+        println!("| N | sclc ir ms | sclc ir on one CPU ms | jrsonnet ms | speed-up from the other CPUs | jrsonnet / sclc on one CPU |");
+        println!("|---:|---:|---:|---:|---:|---:|");
+        for r in &rows {
+            if let Some(one) = r.one_cpu_ms {
+                println!(
+                    "| {} | {:.1} | {:.1} | {} | {:.2}x | {} |",
+                    r.n,
+                    r.sclc_ms,
+                    one,
+                    fmt_opt(r.jr_ms, 1),
+                    one / r.sclc_ms,
+                    r.jr_ms
+                        .map(|j| format!("{:.2}x", j / one))
+                        .unwrap_or("–".into()),
+                );
+            }
+        }
+    }
+
     // Memory slope: KiB per added module between the smallest N >= 1000
     // and the largest N.
     let slope_range = memory_slope_range(&rows);
@@ -1403,6 +1503,7 @@ fn deep_chains(
                 format!("e{}", n - 1),
             ],
             dir: &dir,
+            cpu: None,
         };
         let verified = ir_cmd
             .output()
@@ -1412,6 +1513,7 @@ fn deep_chains(
             prog: sclc,
             args: vec!["check".into(), "chain.env.scl".into()],
             dir: &dir,
+            cpu: None,
         };
         let ms = alternate_ms(&[&check], runs)?[0];
         let rss = peak_rss_mib(tools, &check)?;
@@ -1432,6 +1534,7 @@ fn deep_chains(
             prog: sclc,
             args: vec!["ir".into(), top.clone(), "--env".into(), "e".into()],
             dir: &dir,
+            cpu: None,
         };
         let verified = ir_cmd
             .output()
@@ -1451,6 +1554,7 @@ fn deep_chains(
             prog: sclc,
             args: vec!["check".into(), top],
             dir: &dir,
+            cpu: None,
         };
         let ms = alternate_ms(&[&check], runs)?[0];
         let rss = peak_rss_mib(tools, &check)?;
@@ -1867,6 +1971,42 @@ fn print_profile(n: usize, p: &Profile) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A command given a CPU runs there only (the kernel's own account of
+    /// the process, `Cpus_allowed_list`); one given none keeps the bench's
+    /// CPUs.
+    #[test]
+    fn a_command_held_to_one_cpu_runs_only_there() {
+        let allowed = |status: &str| -> String {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|v| v.trim().to_string())
+                .expect("Cpus_allowed_list in /proc/self/status")
+        };
+        let cat = Path::new("/bin/cat");
+        let dir = Path::new("/");
+        let run = |cpu: Option<usize>| {
+            let out = Cmd {
+                prog: cat,
+                args: vec!["/proc/self/status".into()],
+                dir,
+                cpu,
+            }
+            .output()
+            .expect("cat runs");
+            allowed(&String::from_utf8_lossy(&out))
+        };
+        // The CPU the bench would use; on a machine of one CPU, that one.
+        let cpu = first_of_several_cpus().unwrap_or_else(|| {
+            let mine = allowed(&std::fs::read_to_string("/proc/self/status").unwrap());
+            mine.split(['-', ',']).next().unwrap().parse().unwrap()
+        });
+        assert_eq!(run(Some(cpu)), cpu.to_string());
+        // Not held: the bench's own CPUs.
+        let mine = allowed(&std::fs::read_to_string("/proc/self/status").unwrap());
+        assert_eq!(run(None), mine);
+    }
 
     /// Every default run count is odd (the median is one run, not the
     /// mean of two) and larger workloads never get more runs.
