@@ -186,6 +186,20 @@ impl Cmd<'_> {
         }
         s
     }
+    /// [`Cmd::line`] with the program's file name only.
+    fn short_line(&self) -> String {
+        let mut s = self
+            .prog
+            .file_name()
+            .unwrap_or(self.prog.as_os_str())
+            .to_string_lossy()
+            .into_owned();
+        for a in &self.args {
+            s.push(' ');
+            s.push_str(a);
+        }
+        s
+    }
     /// Runs once and returns stdout (errors on a non-zero exit).
     fn output(&self) -> Result<Vec<u8>, String> {
         let out = self
@@ -228,7 +242,28 @@ fn settle_writes() {
 /// a slow phase of a shared machine falls on all commands alike instead of on
 /// whichever block ran during it.
 fn alternate_ms(cmds: &[&Cmd], runs: usize) -> Result<Vec<f64>, String> {
-    let once = |cmd: &Cmd| -> Result<f64, String> {
+    Ok(alternate(cmds, runs)?.into_iter().map(|t| t.ms).collect())
+}
+
+/// One command's timed runs of an [`alternate`] round robin.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Timed {
+    /// Median wall time, ms.
+    ms: f64,
+    /// How many of the timed runs read from the disk (`ru_inblock` > 0):
+    /// files the kernel had dropped from its page cache since the run
+    /// before (on a VM with proactive reclaim, a file not read for a few
+    /// seconds may be dropped).
+    disk_runs: usize,
+    /// What the timed runs read from the disk in all, KiB (`ru_inblock`
+    /// is in 512-byte blocks on Linux).
+    disk_kib: f64,
+}
+
+/// [`alternate_ms`], with what each command's runs read from the disk.
+fn alternate(cmds: &[&Cmd], runs: usize) -> Result<Vec<Timed>, String> {
+    let once = |cmd: &Cmd| -> Result<(f64, u64), String> {
+        let before = children_inblock();
         let t = Instant::now();
         let st = cmd
             .command()
@@ -240,7 +275,7 @@ fn alternate_ms(cmds: &[&Cmd], runs: usize) -> Result<Vec<f64>, String> {
         if !st.success() {
             return Err(format!("{} failed ({st})", cmd.line()));
         }
-        Ok(ms)
+        Ok((ms, children_inblock().saturating_sub(before)))
     };
     for cmd in cmds {
         once(cmd)?;
@@ -253,7 +288,30 @@ fn alternate_ms(cmds: &[&Cmd], runs: usize) -> Result<Vec<f64>, String> {
             times[c].push(once(cmds[c])?);
         }
     }
-    Ok(times.into_iter().map(median).collect())
+    Ok(times
+        .into_iter()
+        .map(|t| Timed {
+            ms: median(t.iter().map(|x| x.0).collect()),
+            disk_runs: t.iter().filter(|x| x.1 > 0).count(),
+            disk_kib: t.iter().map(|x| x.1 as f64 / 2.0).sum(),
+        })
+        .collect())
+}
+
+/// The blocks the file systems read from the disk for this process's
+/// children that have ended and been waited for (`getrusage(2)`,
+/// `RUSAGE_CHILDREN`, `ru_inblock`; 0 when the call fails). The difference
+/// across one child's run is that child's.
+fn children_inblock() -> u64 {
+    // SAFETY: `rusage` is plain data (all zero is valid); `getrusage`
+    // writes into it.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) != 0 {
+            return 0;
+        }
+        ru.ru_inblock.max(0) as u64
+    }
 }
 
 /// The first CPU this process may run on (`sched_getaffinity(2)`), when it
@@ -372,6 +430,9 @@ struct Row {
     /// same alternation (where `check_ms` is, on a machine of two or more
     /// CPUs).
     one_cpu_ms: Option<f64>,
+    /// For each command of the alternation whose timed runs read from the
+    /// disk, a line saying how many and how much ([`Timed`]).
+    disk_reads: Vec<String>,
     /// The language server's memory once the workspace is open (N = 5000).
     lsp_open: Option<crate::editor::OpenMemory>,
     profile: Option<Profile>,
@@ -949,7 +1010,18 @@ fn run(o: &Opts) -> Result<bool, String> {
         if time_one {
             cmds.push(&one);
         }
-        let times = alternate_ms(&cmds, runs)?;
+        let timed = alternate(&cmds, runs)?;
+        let times: Vec<f64> = timed.iter().map(|t| t.ms).collect();
+        for (cmd, t) in cmds.iter().zip(&timed) {
+            if t.disk_runs > 0 {
+                let what = cmd.short_line();
+                let held = if cmd.cpu.is_some() { " (one CPU)" } else { "" };
+                row.disk_reads.push(format!(
+                    "{what}{held}: {} of {runs} runs read from the disk ({:.1} KiB in all)",
+                    t.disk_runs, t.disk_kib
+                ));
+            }
+        }
         row.sclc_ms = times[0];
         if time_check {
             let c = times[at_check];
@@ -1127,6 +1199,19 @@ fn run(o: &Opts) -> Result<bool, String> {
                         .map(|j| format!("{:.2}x", j / one))
                         .unwrap_or("–".into()),
                 );
+            }
+        }
+    }
+
+    // Runs that read from the disk: their times include it.
+    println!();
+    if rows.iter().all(|r| r.disk_reads.is_empty()) {
+        println!("disk reads during the timed whole-process runs: none (every file came from the page cache)");
+    } else {
+        println!("disk reads during the timed whole-process runs (files the kernel dropped from its page cache since the run before; those runs' times include the reads):");
+        for r in &rows {
+            for line in &r.disk_reads {
+                println!("- N={}: {line}", r.n);
             }
         }
     }
@@ -2006,6 +2091,40 @@ mod tests {
         // Not held: the bench's own CPUs.
         let mine = allowed(&std::fs::read_to_string("/proc/self/status").unwrap());
         assert_eq!(run(None), mine);
+    }
+
+    /// A child that reads a file the kernel dropped from its page cache
+    /// counts blocks read from the disk; reading it again (cached) counts
+    /// none.
+    #[test]
+    fn a_child_reading_from_the_disk_is_counted() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        // Beside the test binary: on the disk of the build (a temp folder
+        // may be a tmpfs, which has no disk to read from).
+        let exe = std::env::current_exe().unwrap();
+        let path = exe.with_file_name(format!("bench-inblock-test-{}", std::process::id()));
+        let mut f = std::fs::File::create(&path).unwrap();
+        f.write_all(&vec![b'x'; 1 << 20]).unwrap();
+        f.sync_all().unwrap();
+        // SAFETY: a valid open descriptor; the call only advises the kernel.
+        let r = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        assert_eq!(r, 0, "posix_fadvise");
+        let cat = |what: &str| {
+            let before = children_inblock();
+            let st = Command::new("/bin/cat")
+                .arg(&path)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(st.success());
+            let read = children_inblock() - before;
+            eprintln!("{what}: {read} blocks");
+            read
+        };
+        assert!(cat("dropped") > 0, "a dropped file is read from the disk");
+        assert_eq!(cat("cached"), 0, "a cached file is not");
+        let _ = std::fs::remove_file(&path);
     }
 
     /// Every default run count is odd (the median is one run, not the
