@@ -149,9 +149,12 @@ struct Cmd<'a> {
     prog: &'a Path,
     args: Vec<String>,
     dir: &'a Path,
-    /// Run the process, and every thread it starts, on this CPU only
-    /// (`sched_setaffinity(2)` in the child before `exec`, as `taskset -c`
-    /// does): its cost without a second core.
+    /// Run the process on this CPU only (`sched_setaffinity(2)` in the
+    /// child before `exec`, as `taskset -c` does). The program then sees
+    /// one CPU: `sclc` takes its one-core path (no read-ahead thread, no
+    /// preload on every core, no second checking thread), so this times
+    /// the compiler's serial path on one CPU, not its parallel one squeezed
+    /// onto one.
     cpu: Option<usize>,
 }
 
@@ -161,13 +164,22 @@ impl Cmd<'_> {
         c.args(&self.args).current_dir(self.dir);
         if let Some(cpu) = self.cpu {
             use std::os::unix::process::CommandExt;
-            // SAFETY: between fork and exec the closure only fills a
-            // `cpu_set_t` on the stack and makes one system call, both
-            // async-signal-safe; it allocates nothing and takes no lock.
+            // The set is made here, so that the child only makes the call
+            // (a CPU past the set's size is refused there: EINVAL).
+            // SAFETY: `cpu_set_t` is plain bits (all zero is the empty
+            // set); `CPU_SET` sets one bit of it, below its size.
+            let set = unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                if cpu < libc::CPU_SETSIZE as usize {
+                    libc::CPU_SET(cpu, &mut set);
+                }
+                set
+            };
+            // SAFETY: between fork and exec the closure makes one system
+            // call on a set it owns (`Copy`), which is async-signal-safe;
+            // it allocates nothing and takes no lock.
             unsafe {
                 c.pre_exec(move || {
-                    let mut set: libc::cpu_set_t = std::mem::zeroed();
-                    libc::CPU_SET(cpu, &mut set);
                     if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0
                     {
                         return Err(std::io::Error::last_os_error());
@@ -184,6 +196,9 @@ impl Cmd<'_> {
             s.push(' ');
             s.push_str(a);
         }
+        if let Some(cpu) = self.cpu {
+            s.push_str(&format!(" (on CPU {cpu} only)"));
+        }
         s
     }
     /// [`Cmd::line`] with the program's file name only.
@@ -197,6 +212,9 @@ impl Cmd<'_> {
         for a in &self.args {
             s.push(' ');
             s.push_str(a);
+        }
+        if let Some(cpu) = self.cpu {
+            s.push_str(&format!(" (on CPU {cpu} only)"));
         }
         s
     }
@@ -263,19 +281,19 @@ struct Timed {
 /// [`alternate_ms`], with what each command's runs read from the disk.
 fn alternate(cmds: &[&Cmd], runs: usize) -> Result<Vec<Timed>, String> {
     let once = |cmd: &Cmd| -> Result<(f64, u64), String> {
-        let before = children_inblock();
         let t = Instant::now();
-        let st = cmd
+        let child = cmd
             .command()
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .status()
+            .spawn()
             .map_err(|e| format!("{}: {e}", cmd.line()))?;
+        let (code, inblock) = wait_counting(child).map_err(|e| format!("{}: {e}", cmd.line()))?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
-        if !st.success() {
-            return Err(format!("{} failed ({st})", cmd.line()));
+        if code != Some(0) {
+            return Err(format!("{} failed (exit {code:?})", cmd.line()));
         }
-        Ok((ms, children_inblock().saturating_sub(before)))
+        Ok((ms, inblock))
     };
     for cmd in cmds {
         once(cmd)?;
@@ -298,30 +316,44 @@ fn alternate(cmds: &[&Cmd], runs: usize) -> Result<Vec<Timed>, String> {
         .collect())
 }
 
-/// The blocks the file systems read from the disk for this process's
-/// children that have ended and been waited for (`getrusage(2)`,
-/// `RUSAGE_CHILDREN`, `ru_inblock`; 0 when the call fails). The difference
-/// across one child's run is that child's.
-fn children_inblock() -> u64 {
-    // SAFETY: `rusage` is plain data (all zero is valid); `getrusage`
-    // writes into it.
-    unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        if libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) != 0 {
-            return 0;
+/// Waits for `child` with `wait4(2)` and returns its exit code (`None`
+/// when a signal ended it) and the 512-byte blocks the file systems read
+/// from the disk for it (`ru_inblock` of its own `rusage`: the program,
+/// its libraries and what it read, readahead included). Its own, unlike
+/// `RUSAGE_CHILDREN`, which also counts any other child this process
+/// waits for meanwhile (another test's, in `cargo test`).
+fn wait_counting(child: std::process::Child) -> std::io::Result<(Option<i32>, u64)> {
+    let pid = child.id() as libc::pid_t;
+    // `child` is not waited for by std: this call reaps it.
+    drop(child);
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data (all zero is valid); `wait4` writes
+    // the status and the child's usage into them.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: as above; `pid` is our own child, not yet reaped.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if r == pid {
+            break;
         }
-        ru.ru_inblock.max(0) as u64
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
     }
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    Ok((code, ru.ru_inblock.max(0) as u64))
 }
 
-/// The first CPU this process may run on (`sched_getaffinity(2)`), when it
-/// may run on two or more (else there is no second CPU to do without);
-/// `None` too when the call fails.
+/// The first CPU this thread may run on (`sched_getaffinity(2)`), when it
+/// may run on two or more and no CPU quota holds the process to one (else
+/// there is no second CPU to do without); `None` too when the call fails
+/// (a machine of more than 1,024 CPUs).
 fn first_of_several_cpus() -> Option<usize> {
     // SAFETY: `cpu_set_t` is plain bits (all zero is the empty set);
     // `sched_getaffinity` writes at most `size_of::<cpu_set_t>()` bytes
     // into it; `CPU_ISSET` reads it.
-    unsafe {
+    let first = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
             return None;
@@ -329,7 +361,10 @@ fn first_of_several_cpus() -> Option<usize> {
         let mut cpus = (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set));
         let first = cpus.next()?;
         cpus.next().map(|_| first)
-    }
+    };
+    // A CPU quota of one (a container) leaves nothing to compare either:
+    // `sclc` counts CPUs as `available_parallelism` does.
+    first.filter(|_| std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
 }
 
 /// Median peak RSS in MiB over 3 runs.
@@ -954,6 +989,9 @@ fn run(o: &Opts) -> Result<bool, String> {
                 row.ok = false;
             }
         }
+        // Not held while the commands are timed (at N = 20000 the output
+        // and its tree take hundreds of MiB).
+        drop((out, ir));
         // The peer takes part in the timing only when its output is right.
         let jdir = peers_dir.join(format!("jsonnet/N{n}"));
         let jc = jrsonnet.as_ref().filter(|_| peer_ok).map(|prog| Cmd {
@@ -1000,6 +1038,16 @@ fn run(o: &Opts) -> Result<bool, String> {
             cpu: one_cpu,
         };
         let time_one = time_check && one_cpu.is_some();
+        if time_one {
+            // The one-core path's output is verified as the other's.
+            let out = one.output()?;
+            let ir: Value = serde_json::from_slice(&out)
+                .map_err(|e| format!("sclc ir on one CPU: output is not JSON: {e}"))?;
+            if let Err(e) = workload::verify_ir(&ir, &expected) {
+                println!("N={n}: sclc ir on one CPU: output WRONG: {e}");
+                row.ok = false;
+            }
+        }
         let mut cmds = vec![&sc];
         cmds.extend(jc.as_ref());
         let at_check = cmds.len();
@@ -1180,7 +1228,7 @@ fn run(o: &Opts) -> Result<bool, String> {
     if rows.iter().any(|r| r.one_cpu_ms.is_some()) {
         println!();
         println!(
-            "`sclc ir` held to one CPU (CPU {}, sched_setaffinity before exec), in the same alternation as `sclc ir` on every CPU and jrsonnet (single-threaded, not held):",
+            "`sclc ir` held to one CPU (CPU {}, sched_setaffinity before exec: sclc sees one CPU and takes its one-core path), in the same alternation as `sclc ir` on every CPU and jrsonnet (single-threaded, not held):",
             one_cpu.unwrap_or(0)
         );
         println!();
@@ -1206,9 +1254,9 @@ fn run(o: &Opts) -> Result<bool, String> {
     // Runs that read from the disk: their times include it.
     println!();
     if rows.iter().all(|r| r.disk_reads.is_empty()) {
-        println!("disk reads during the timed whole-process runs: none (every file came from the page cache)");
+        println!("disk reads during the timed whole-process runs: no run read a block from the disk (`ru_inblock` 0 in every timed run of the alternation)");
     } else {
-        println!("disk reads during the timed whole-process runs (files the kernel dropped from its page cache since the run before; those runs' times include the reads):");
+        println!("disk reads during the timed whole-process runs (`ru_inblock` of each run: files, or the program and its libraries, the kernel dropped from its page cache since the run before; those runs' times include the reads):");
         for r in &rows {
             for line in &r.disk_reads {
                 println!("- N={}: {line}", r.n);
@@ -2057,72 +2105,124 @@ fn print_profile(n: usize, p: &Profile) {
 mod tests {
     use super::*;
 
+    /// The CPUs of `Cpus_allowed_list` in a `/proc/…/status` text.
+    fn allowed_cpus(status: &str) -> Vec<usize> {
+        let list = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .expect("Cpus_allowed_list in the status")
+            .trim();
+        let mut out = Vec::new();
+        for part in list.split(',') {
+            let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+            out.extend(lo.parse::<usize>().unwrap()..=hi.parse::<usize>().unwrap());
+        }
+        out
+    }
+
     /// A command given a CPU runs there only (the kernel's own account of
     /// the process, `Cpus_allowed_list`); one given none keeps the bench's
-    /// CPUs.
+    /// CPUs; one given a CPU that does not exist fails to start (so the
+    /// affinity is set, also on a machine of one CPU). The CPU the bench
+    /// picks is the first of this thread's, and only when it has several.
     #[test]
     fn a_command_held_to_one_cpu_runs_only_there() {
-        let allowed = |status: &str| -> String {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                .map(|v| v.trim().to_string())
-                .expect("Cpus_allowed_list in /proc/self/status")
-        };
+        let mine = allowed_cpus(&std::fs::read_to_string("/proc/thread-self/status").unwrap());
+        let picked = first_of_several_cpus();
+        if mine.len() >= 2 && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2) {
+            assert_eq!(picked, Some(mine[0]));
+        } else {
+            assert_eq!(picked, None);
+        }
         let cat = Path::new("/bin/cat");
         let dir = Path::new("/");
         let run = |cpu: Option<usize>| {
-            let out = Cmd {
+            Cmd {
                 prog: cat,
                 args: vec!["/proc/self/status".into()],
                 dir,
                 cpu,
             }
             .output()
-            .expect("cat runs");
-            allowed(&String::from_utf8_lossy(&out))
+            .map(|out| allowed_cpus(&String::from_utf8_lossy(&out)))
         };
-        // The CPU the bench would use; on a machine of one CPU, that one.
-        let cpu = first_of_several_cpus().unwrap_or_else(|| {
-            let mine = allowed(&std::fs::read_to_string("/proc/self/status").unwrap());
-            mine.split(['-', ',']).next().unwrap().parse().unwrap()
-        });
-        assert_eq!(run(Some(cpu)), cpu.to_string());
-        // Not held: the bench's own CPUs.
-        let mine = allowed(&std::fs::read_to_string("/proc/self/status").unwrap());
-        assert_eq!(run(None), mine);
+        assert_eq!(run(Some(mine[0])).unwrap(), vec![mine[0]]);
+        assert_eq!(run(None).unwrap(), mine);
+        let absent = libc::CPU_SETSIZE as usize - 1;
+        assert!(!mine.contains(&absent));
+        let e = run(Some(absent)).expect_err("no such CPU");
+        assert!(e.contains("on CPU 1023 only"), "{e}");
     }
 
     /// A child that reads a file the kernel dropped from its page cache
     /// counts blocks read from the disk; reading it again (cached) counts
-    /// none.
+    /// none. Skipped where the file's pages stay cached after
+    /// `POSIX_FADV_DONTNEED` (a tmpfs has no disk to read from).
     #[test]
     fn a_child_reading_from_the_disk_is_counted() {
         use std::io::Write;
         use std::os::fd::AsRawFd;
         // Beside the test binary: on the disk of the build (a temp folder
-        // may be a tmpfs, which has no disk to read from).
+        // may be a tmpfs).
         let exe = std::env::current_exe().unwrap();
         let path = exe.with_file_name(format!("bench-inblock-test-{}", std::process::id()));
-        let mut f = std::fs::File::create(&path).unwrap();
-        f.write_all(&vec![b'x'; 1 << 20]).unwrap();
+        const LEN: usize = 1 << 20;
+        // Readable too: `resident` maps it.
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(&vec![b'x'; LEN]).unwrap();
         f.sync_all().unwrap();
         // SAFETY: a valid open descriptor; the call only advises the kernel.
         let r = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
         assert_eq!(r, 0, "posix_fadvise");
+        // Which of the file's pages are in the page cache (`mincore(2)` of
+        // a shared mapping of it).
+        let resident = || -> usize {
+            let page = 4096;
+            let mut vec = vec![0u8; LEN.div_ceil(page)];
+            // SAFETY: a read-only shared mapping of an open file of LEN
+            // bytes, unmapped before returning; `vec` has a byte per page.
+            unsafe {
+                let p = libc::mmap(
+                    std::ptr::null_mut(),
+                    LEN,
+                    libc::PROT_READ,
+                    libc::MAP_SHARED,
+                    f.as_raw_fd(),
+                    0,
+                );
+                assert_ne!(p, libc::MAP_FAILED);
+                assert_eq!(libc::mincore(p, LEN, vec.as_mut_ptr()), 0);
+                libc::munmap(p, LEN);
+            }
+            vec.iter().filter(|b| **b & 1 == 1).count()
+        };
+        if resident() > 0 {
+            eprintln!("skipped: the file's pages stay cached after POSIX_FADV_DONTNEED here");
+            let _ = std::fs::remove_file(&path);
+            return;
+        }
         let cat = |what: &str| {
-            let before = children_inblock();
-            let st = Command::new("/bin/cat")
+            let child = Command::new("/bin/cat")
                 .arg(&path)
                 .stdout(Stdio::null())
-                .status()
+                .spawn()
                 .unwrap();
-            assert!(st.success());
-            let read = children_inblock() - before;
+            let (code, read) = wait_counting(child).unwrap();
+            assert_eq!(code, Some(0));
             eprintln!("{what}: {read} blocks");
             read
         };
-        assert!(cat("dropped") > 0, "a dropped file is read from the disk");
+        assert!(
+            cat("dropped") >= (LEN / 512) as u64 / 2,
+            "a dropped file is read from the disk"
+        );
+        assert_eq!(resident(), LEN / 4096, "cat brought every page back");
         assert_eq!(cat("cached"), 0, "a cached file is not");
         let _ = std::fs::remove_file(&path);
     }
