@@ -1063,9 +1063,8 @@ fn run(o: &Opts) -> Result<bool, String> {
         for (cmd, t) in cmds.iter().zip(&timed) {
             if t.disk_runs > 0 {
                 let what = cmd.short_line();
-                let held = if cmd.cpu.is_some() { " (one CPU)" } else { "" };
                 row.disk_reads.push(format!(
-                    "{what}{held}: {} of {runs} runs read from the disk ({:.1} KiB in all)",
+                    "{what}: {} of {runs} runs read from the disk ({:.1} KiB in all)",
                     t.disk_runs, t.disk_kib
                 ));
             }
