@@ -191,24 +191,15 @@ impl Cmd<'_> {
         c
     }
     fn line(&self) -> String {
-        let mut s = self.prog.display().to_string();
-        for a in &self.args {
-            s.push(' ');
-            s.push_str(a);
-        }
-        if let Some(cpu) = self.cpu {
-            s.push_str(&format!(" (on CPU {cpu} only)"));
-        }
-        s
+        self.with_args(self.prog.display().to_string())
     }
     /// [`Cmd::line`] with the program's file name only.
     fn short_line(&self) -> String {
-        let mut s = self
-            .prog
-            .file_name()
-            .unwrap_or(self.prog.as_os_str())
-            .to_string_lossy()
-            .into_owned();
+        let name = self.prog.file_name().unwrap_or(self.prog.as_os_str());
+        self.with_args(name.to_string_lossy().into_owned())
+    }
+    /// `prog` followed by the arguments and the CPU the command is held to.
+    fn with_args(&self, mut s: String) -> String {
         for a in &self.args {
             s.push(' ');
             s.push_str(a);
