@@ -279,7 +279,8 @@ fn alternate(cmds: &[&Cmd], runs: usize) -> Result<Vec<Timed>, String> {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("{}: {e}", cmd.line()))?;
-        let (code, inblock) = wait_counting(child).map_err(|e| format!("{}: {e}", cmd.line()))?;
+        let (code, ru) = wait_rusage(child).map_err(|e| format!("{}: {e}", cmd.line()))?;
+        let inblock = ru.ru_inblock.max(0) as u64;
         let ms = t.elapsed().as_secs_f64() * 1e3;
         if code != Some(0) {
             return Err(format!("{} failed (exit {code:?})", cmd.line()));
@@ -308,12 +309,13 @@ fn alternate(cmds: &[&Cmd], runs: usize) -> Result<Vec<Timed>, String> {
 }
 
 /// Waits for `child` with `wait4(2)` and returns its exit code (`None`
-/// when a signal ended it) and the 512-byte blocks the file systems read
-/// from the disk for it (`ru_inblock` of its own `rusage`: the program,
-/// its libraries and what it read, readahead included). Its own, unlike
-/// `RUSAGE_CHILDREN`, which also counts any other child this process
-/// waits for meanwhile (another test's, in `cargo test`).
-fn wait_counting(child: std::process::Child) -> std::io::Result<(Option<i32>, u64)> {
+/// when a signal ended it) and its own `rusage` (its process and the
+/// children it waited for). Its own, unlike `RUSAGE_CHILDREN`, which also
+/// counts any other child this process waits for meanwhile (another
+/// test's, in `cargo test`). `ru_inblock` is the 512-byte blocks the file
+/// systems read from the disk for it (the program, its libraries and what
+/// it read, readahead included); `ru_maxrss` its peak RSS in KiB.
+fn wait_rusage(child: std::process::Child) -> std::io::Result<(Option<i32>, libc::rusage)> {
     let pid = child.id() as libc::pid_t;
     // `child` is not waited for by std: this call reaps it.
     drop(child);
@@ -333,7 +335,7 @@ fn wait_counting(child: std::process::Child) -> std::io::Result<(Option<i32>, u6
         }
     }
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    Ok((code, ru.ru_inblock.max(0) as u64))
+    Ok((code, ru))
 }
 
 /// The first CPU this thread may run on (`sched_getaffinity(2)`), when it
@@ -354,8 +356,20 @@ fn first_of_several_cpus() -> Option<usize> {
         cpus.next().map(|_| first)
     };
     // A CPU quota of one (a container) leaves nothing to compare either:
-    // `sclc` counts CPUs as `available_parallelism` does.
-    first.filter(|_| std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
+    // what `sclc` itself counts.
+    first.filter(|_| scl_db::cores() >= 2)
+}
+
+/// Runs an `sclc ir` command once and checks its output against the
+/// peers' `expected` JSON (`workload::verify_ir`): the inner error says
+/// what is wrong; the outer one that the command failed or wrote no JSON.
+/// The output and its tree are dropped before returning (at N = 20000
+/// they take hundreds of MiB, which the timed runs should not share).
+fn verify_ir_output(cmd: &Cmd, expected: &Value) -> Result<Result<(), String>, String> {
+    let out = cmd.output()?;
+    let ir: Value = serde_json::from_slice(&out)
+        .map_err(|e| format!("{}: output is not JSON: {e}", cmd.line()))?;
+    Ok(workload::verify_ir(&ir, expected))
 }
 
 /// Median peak RSS in MiB over 3 runs.
@@ -392,48 +406,19 @@ fn peak_rss_mib(tools: &Tools, cmd: &Cmd) -> Result<f64, String> {
     Ok(median(xs))
 }
 
-/// Without GNU time: re-run this program as `xtask rss CMD...`, whose only
-/// child is CMD, and read `getrusage(RUSAGE_CHILDREN).ru_maxrss`.
+/// Without GNU time: the peak RSS of `cmd` in KiB, from its own `rusage`
+/// ([`wait_rusage`]).
 fn rusage_kib(cmd: &Cmd) -> Result<f64, String> {
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = Command::new(me)
-        .arg("rss")
-        .arg(cmd.prog)
-        .args(&cmd.args)
-        .current_dir(cmd.dir)
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.trim()
-        .parse::<f64>()
-        .map_err(|e| format!("xtask rss: {e}: {text}"))
-}
-
-/// `xtask rss PROG ARGS...`: runs PROG (stdout discarded) and prints the peak
-/// RSS of its process tree in KiB.
-pub fn rss_main(args: &[String]) -> i32 {
-    let Some(prog) = args.first() else { return 2 };
-    let st = match Command::new(prog)
-        .args(&args[1..])
+    let child = cmd
+        .command()
         .stdout(Stdio::null())
-        .status()
-    {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{prog}: {e}");
-            return 1;
-        }
-    };
-    // SAFETY: getrusage only writes the struct it is given.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
-    println!("{}", ru.ru_maxrss);
-    if st.success() {
-        0
-    } else {
-        1
+        .spawn()
+        .map_err(|e| format!("{}: {e}", cmd.line()))?;
+    let (code, ru) = wait_rusage(child).map_err(|e| format!("{}: {e}", cmd.line()))?;
+    if code != Some(0) {
+        return Err(format!("{} failed (exit {code:?})", cmd.line()));
     }
+    Ok(ru.ru_maxrss as f64)
 }
 
 #[derive(Default)]
@@ -812,9 +797,6 @@ pub fn main(args: &[String]) -> i32 {
     if args.first().map(String::as_str) == Some("cold-loop") {
         return cold_loop_main(&args[1..]);
     }
-    if args.first().map(String::as_str) == Some("rss") {
-        return rss_main(&args[1..]);
-    }
     if args.first().map(String::as_str) == Some("recheck-loop") {
         return recheck_loop_main(&args[1..]);
     }
@@ -869,7 +851,7 @@ fn run(o: &Opts) -> Result<bool, String> {
         if tools.time.is_some() {
             "/usr/bin/time -f %M (median of 3)"
         } else {
-            "getrusage(RUSAGE_CHILDREN) (median of 3)"
+            "the rusage of each run from wait4 (median of 3)"
         }
     );
     let peer_ok = match (&jrsonnet, &shared, &python) {
@@ -970,19 +952,13 @@ fn run(o: &Opts) -> Result<bool, String> {
             dir: &dir,
             cpu: None,
         };
-        let out = sc.output()?;
-        let ir: Value =
-            serde_json::from_slice(&out).map_err(|e| format!("sclc ir output is not JSON: {e}"))?;
-        match workload::verify_ir(&ir, &expected) {
+        match verify_ir_output(&sc, &expected)? {
             Ok(()) => eprintln!("  sclc ir: {n} services verified"),
             Err(e) => {
                 println!("N={n}: sclc ir output WRONG: {e}");
                 row.ok = false;
             }
         }
-        // Not held while the commands are timed (at N = 20000 the output
-        // and its tree take hundreds of MiB).
-        drop((out, ir));
         // The peer takes part in the timing only when its output is right.
         let jdir = peers_dir.join(format!("jsonnet/N{n}"));
         let jc = jrsonnet.as_ref().filter(|_| peer_ok).map(|prog| Cmd {
@@ -1031,10 +1007,7 @@ fn run(o: &Opts) -> Result<bool, String> {
         let time_one = time_check && one_cpu.is_some();
         if time_one {
             // The one-core path's output is verified as the other's.
-            let out = one.output()?;
-            let ir: Value = serde_json::from_slice(&out)
-                .map_err(|e| format!("sclc ir on one CPU: output is not JSON: {e}"))?;
-            if let Err(e) = workload::verify_ir(&ir, &expected) {
+            if let Err(e) = verify_ir_output(&one, &expected)? {
                 println!("N={n}: sclc ir on one CPU: output WRONG: {e}");
                 row.ok = false;
             }
@@ -2119,7 +2092,7 @@ mod tests {
     fn a_command_held_to_one_cpu_runs_only_there() {
         let mine = allowed_cpus(&std::fs::read_to_string("/proc/thread-self/status").unwrap());
         let picked = first_of_several_cpus();
-        if mine.len() >= 2 && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2) {
+        if mine.len() >= 2 && scl_db::cores() >= 2 {
             assert_eq!(picked, Some(mine[0]));
         } else {
             assert_eq!(picked, None);
@@ -2203,7 +2176,8 @@ mod tests {
                 .stdout(Stdio::null())
                 .spawn()
                 .unwrap();
-            let (code, read) = wait_counting(child).unwrap();
+            let (code, ru) = wait_rusage(child).unwrap();
+            let read = ru.ru_inblock.max(0) as u64;
             assert_eq!(code, Some(0));
             eprintln!("{what}: {read} blocks");
             read
@@ -2215,6 +2189,29 @@ mod tests {
         assert_eq!(resident(), LEN / 4096, "cat brought every page back");
         assert_eq!(cat("cached"), 0, "a cached file is not");
         let _ = std::fs::remove_file(&path);
+    }
+
+    /// Without GNU time, the peak RSS comes from the run's own `rusage`,
+    /// in KiB: a process that touches 64 MiB reports at least that, and
+    /// `true` far less.
+    #[test]
+    fn the_peak_rss_of_a_run_is_its_own() {
+        let dir = Path::new("/");
+        let sh = Path::new("/bin/sh");
+        let cmd = |script: &str| Cmd {
+            prog: sh,
+            args: vec!["-c".into(), script.into()],
+            dir,
+            cpu: None,
+        };
+        let big = rusage_kib(&cmd(
+            "exec python3 -c 'b = bytearray(64 << 20); b[::4096] = b\"x\" * len(b[::4096])'",
+        ))
+        .unwrap();
+        let small = rusage_kib(&cmd("exec true")).unwrap();
+        assert!(big >= 64.0 * 1024.0, "{big} KiB");
+        assert!(small < 16.0 * 1024.0, "{small} KiB");
+        assert!(rusage_kib(&cmd("exit 3")).is_err());
     }
 
     /// Every default run count is odd (the median is one run, not the

@@ -18,7 +18,6 @@ fn main() {
     let code = match args.first().map(String::as_str) {
         // The in-process runs use the same stack as every front end.
         Some("bench") => scl_db::with_compiler_stack(|| bench::main(&args[1..])),
-        Some("rss") => bench::rss_main(&args[1..]),
         // Loops for `perf record`: in-process cold checks, or re-checks.
         Some("cold-loop") => scl_db::with_compiler_stack(|| bench::cold_loop_main(&args[1..])),
         Some("recheck-loop") => {
