@@ -2,7 +2,8 @@
 
 use crate::{
     cyclic_values, decl_value, display_path, file_exists, import_targets, items, module_decls,
-    normalize_path, Db, DeclId, Imports, SourceFile, STDLIB, STD_PREFIX,
+    normalize_path, Db, DeclId, Imports, PathInfo, PathKind, SourceFile, Workspace, STDLIB,
+    STD_PREFIX,
 };
 use rustc_hash::FxHashMap as HashMap;
 use scl_diag::{did_you_mean, Diagnostic};
@@ -190,7 +191,33 @@ struct LocalPath<'db> {
 /// hashed lookups of path facts and, for a file met first, a system call).
 #[salsa::tracked(returns(ref))]
 fn resolved_local<'db>(db: &'db dyn Db, key: LocalPath<'db>) -> Result<PathBuf, FileError> {
-    resolve_local_now(db, key.folder(db).path(db), key.rel(db))
+    resolve_local_now(db, key.folder(db), key.rel(db))
+}
+
+/// The facts input ([`Db::path_info`]) of a folder's own path, memoized per
+/// folder: each import resolved against the folder asks for its canonical
+/// form, and the registry's lookup takes the lock that the threads
+/// resolving imports in parallel share. A path's facts input is made once
+/// and only ever set again (a refresh sets its fields), so the memo never
+/// goes stale: the caller reads the fields, and salsa tracks those reads.
+#[salsa::tracked]
+fn folder_facts<'db>(db: &'db dyn Db, folder: Folder<'db>) -> PathInfo {
+    db.path_info(folder.path(db))
+}
+
+/// [`folder_facts`] of the workspace root (changed with the root).
+#[salsa::tracked]
+fn root_facts(db: &dyn Db, workspace: Workspace) -> PathInfo {
+    db.path_info(workspace.root(db))
+}
+
+/// The canonical form of the folder whose facts are `info` (`None` when
+/// it is not a folder), borrowed: [`Db::canonical_dir`] without the copy.
+fn canonical_folder(db: &dyn Db, info: PathInfo) -> Option<&Path> {
+    match info.kind(db) {
+        PathKind::Dir => info.canonical(db).as_deref(),
+        _ => None,
+    }
 }
 
 /// Resolves `rel` against the folder of `file`; checks the workspace root
@@ -261,9 +288,14 @@ impl<'db> LocalResolver<'db> {
     }
 }
 
-/// Resolves `rel` against the folder `dir` of a module; checks the
-/// workspace root.
-fn resolve_local_now(db: &dyn Db, dir: &Path, rel: &str) -> Result<PathBuf, FileError> {
+/// Resolves `rel` against the folder of a module; checks the workspace
+/// root.
+fn resolve_local_now<'db>(
+    db: &'db dyn Db,
+    folder: Folder<'db>,
+    rel: &str,
+) -> Result<PathBuf, FileError> {
+    let dir = folder.path(db);
     // `./x` is `x`: without the `.` the joined path is often already
     // normal, which `normalize_path` checks first.
     let mut rel = rel;
@@ -280,17 +312,23 @@ fn resolve_local_now(db: &dyn Db, dir: &Path, rel: &str) -> Result<PathBuf, File
     }
     // A symlink must not lead out of the workspace either. Folders are
     // resolved once (cached); the file itself only when it is a link.
-    let real_root = db.canonical_dir(root);
+    let real_root = canonical_folder(db, *root_facts(db, db.workspace()));
     let info = db.path_info(&p);
     let real = if *info.is_link(db) {
         info.canonical(db).clone()
     } else {
-        p.parent()
-            .and_then(|d| db.canonical_dir(d))
-            .and_then(|dir| p.file_name().map(|n| dir.join(n)))
+        // The module's own folder, as a rule (`./x`): its memoized facts.
+        let parent = match p.parent() {
+            Some(d) if d.as_os_str() == dir.as_os_str() => {
+                canonical_folder(db, *folder_facts(db, folder)).map(Cow::Borrowed)
+            }
+            Some(d) => db.canonical_dir(d).map(Cow::Owned),
+            None => None,
+        };
+        parent.and_then(|dir| p.file_name().map(|n| dir.join(n)))
     };
     if let (Some(real), Some(real_root)) = (real, real_root) {
-        if !is_under(&real, &real_root) {
+        if !is_under(&real, real_root) {
             return Err(FileError::OutsideWorkspace(format!(
                 "{} (a link to {})",
                 p.display(),

@@ -42,7 +42,7 @@ use scl_diag::Diagnostic;
 use scl_sema::{ModuleId, ModuleValues, Override};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 include!(concat!(env!("OUT_DIR"), "/stdlib.rs"));
 
@@ -149,17 +149,58 @@ impl Parsed {
     }
 
     /// The anchor of each declaration (by its name and occurrence), in
-    /// order: given out by the registry for `file` under one lock for all
-    /// of them (the threads that read files in parallel share the
-    /// registry).
-    fn anchors(&self, db: &Database, file: SourceFile) -> Vec<u32> {
-        let mut reg = db.reg();
-        self.items
-            .items
-            .iter()
-            .take(self.decls.len())
-            .map(|x| reg.anchor(file, &x.name, x.occurrence))
-            .collect()
+    /// order, and `file`'s table of anchors with any new ones added.
+    /// `table` is what the registry holds for `file` (empty for a new
+    /// input; the caller puts the result back, under the lock it takes
+    /// anyway). The threads that read files in parallel share the
+    /// registry, so the lookups, the names' copies and the table are made
+    /// outside its lock: under it, only the new anchors are numbered (one
+    /// `extend` of the list [`Registry::anchors`]). One thread anchors a
+    /// file at a time (a new input is its maker's; an edit takes
+    /// `&mut Database`).
+    fn anchors(
+        &self,
+        db: &Database,
+        file: SourceFile,
+        mut table: FileAnchors,
+    ) -> (Vec<u32>, FileAnchors) {
+        let items = self.items.items.iter().take(self.decls.len());
+        // The keys, each looked up in the file's table: a new input's is
+        // empty, and each name is copied once, for the table.
+        let keys: Vec<((Arc<str>, u32), Option<u32>)> = items
+            .map(|x| {
+                let key = (Arc::<str>::from(x.name.as_str()), x.occurrence);
+                let old = table.get(&key).copied();
+                (key, old)
+            })
+            .collect();
+        let new = keys.iter().filter(|(_, old)| old.is_none()).count();
+        let mut next = 0;
+        if new > 0 {
+            let mut reg = db.reg();
+            next = reg.anchors.len() as u32 + 1;
+            reg.anchors.extend(
+                keys.iter()
+                    .filter(|(_, old)| old.is_none())
+                    .map(|((name, occ), _)| (file, name.clone(), *occ)),
+            );
+        }
+        table.reserve(new);
+        let out = keys
+            .into_iter()
+            .map(|(key, old)| {
+                old.unwrap_or_else(|| {
+                    // Numbered in the order they were listed above; a
+                    // name and occurrence are unique in a file (the
+                    // occurrence counts earlier namesakes).
+                    let a = next;
+                    next += 1;
+                    table.insert(key, a);
+                    a
+                })
+            })
+            .collect();
+        (out, table)
     }
 
     /// The declarations anchored in place (`Decl::anchor_ranked`), each to
@@ -307,21 +348,30 @@ struct Registry {
     /// Files whose inputs are LOW durability ([`Database::will_edit`]).
     edited: HashSet<SourceFile>,
 
-    /// Anchor `a` names `anchors[a - 1]`.
+    /// Anchor `a` names `anchors[a - 1]`: the declaration of a file
+    /// named so (its `occurrence`-th declaration of that name). A small
+    /// number, never 0, the same for the life of the database whatever
+    /// moves in the file (see `scl_diag::Span`); given out by
+    /// [`Parsed::anchors`].
     anchors: Vec<(SourceFile, Arc<str>, u32)>,
-    anchor_of: HashMap<(SourceFile, Arc<str>, u32), u32>,
+    /// Each file's anchors, by name and occurrence.
+    anchor_of: HashMap<SourceFile, FileAnchors>,
     /// Bumped whenever path facts may have changed (an overlay opened or
     /// closed, a path refreshed): [`Db::path_info`] stats without the lock
     /// and keeps what it read only if no change came in between.
     facts_generation: u64,
 }
 
+/// A file's anchors by declaration name and occurrence (see
+/// [`Registry::anchors`]).
+type FileAnchors = HashMap<(Arc<str>, u32), u32>;
+
 /// The concrete database.
 #[salsa::db]
 #[derive(Clone)]
 pub struct Database {
     storage: salsa::Storage<Self>,
-    registry: Arc<Mutex<Registry>>,
+    registry: Arc<RwLock<Registry>>,
     /// Folders many files of which were asked about: their listings, for
     /// the first facts of their files (see [`Folders`]).
     folders: Arc<Mutex<Folders>>,
@@ -398,7 +448,7 @@ impl Db for Database {
         self.input_read(path, None)
     }
     fn semantic(&self, file: SourceFile) -> Semantic {
-        self.reg().semantic[&file]
+        self.reg_read().semantic[&file]
     }
 
     fn workspace(&self) -> Workspace {
@@ -406,6 +456,9 @@ impl Db for Database {
             .expect("the workspace input is created in Database::new")
     }
     fn module_id(&self, file: SourceFile) -> ModuleId {
+        if let Some(id) = self.reg_read().id_of.get(&file) {
+            return *id;
+        }
         let mut reg = self.reg();
         if let Some(id) = reg.id_of.get(&file) {
             return *id;
@@ -416,10 +469,10 @@ impl Db for Database {
         id
     }
     fn module_file(&self, id: ModuleId) -> SourceFile {
-        self.reg().ids[id.0 as usize]
+        self.reg_read().ids[id.0 as usize]
     }
     fn module_files(&self, ids: &[ModuleId]) -> Vec<SourceFile> {
-        let reg = self.reg();
+        let reg = self.reg_read();
         ids.iter().map(|id| reg.ids[id.0 as usize]).collect()
     }
     fn stdlib_dir(&self) -> Option<PathBuf> {
@@ -432,7 +485,7 @@ impl Db for Database {
         // read while an overlay or a refresh changed them are read again.
         let (mut reg, (kind, is_link, canonical)) = loop {
             let (generation, open) = {
-                let reg = self.reg();
+                let reg = self.reg_read();
                 if let Some(i) = reg.infos.get(path) {
                     return *i;
                 }
@@ -458,7 +511,7 @@ impl Db for Database {
         i
     }
     fn anchor_target(&self, anchor: u32) -> Option<(SourceFile, Arc<str>, u32)> {
-        let reg = self.reg();
+        let reg = self.reg_read();
         reg.anchors.get((anchor as usize).checked_sub(1)?).cloned()
     }
     fn dir_listing(&self, dir: &Path) -> DirListing {
@@ -476,19 +529,18 @@ impl Db for Database {
 }
 
 impl Registry {
-    /// The anchor of the declaration of `file` named `name` (its
-    /// `occurrence`-th declaration of that name): a small number, never 0,
-    /// the same for the life of the database whatever moves in the file
-    /// (see `scl_diag::Span`). Given out by [`Parsed::anchors`].
-    fn anchor(&mut self, file: SourceFile, name: &str, occurrence: u32) -> u32 {
-        let key = (file, Arc::<str>::from(name), occurrence);
-        if let Some(&a) = self.anchor_of.get(&key) {
-            return a;
-        }
-        self.anchors.push(key.clone());
-        let a = self.anchors.len() as u32;
-        self.anchor_of.insert(key, a);
-        a
+    /// Room for `n` more files (their paths' facts, and about four
+    /// declarations each) in every table a new input goes into: what
+    /// [`Database::open_root`] expects from a root's import lines.
+    fn reserve_files(&mut self, n: usize) {
+        self.by_path.reserve(n);
+        self.infos.reserve(n);
+        self.ids.reserve(n);
+        self.id_of.reserve(n);
+        self.by_key.reserve(n);
+        self.semantic.reserve(n);
+        self.anchor_of.reserve(n);
+        self.anchors.reserve(4 * n);
     }
 }
 
@@ -663,14 +715,26 @@ impl Database {
         Some((kind, link, canonical))
     }
 
-    /// The registry, locked. A panic while it is held — salsa's
-    /// cancellation unwinding out of creating an input on a snapshot, while
-    /// the host applies a change — does not make it unusable: every section
-    /// changes the registry only after the salsa call that may unwind, so
-    /// a poisoned lock still guards a consistent registry.
-    fn reg(&self) -> std::sync::MutexGuard<'_, Registry> {
+    /// The registry, locked for a change. A panic while it is held —
+    /// salsa's cancellation unwinding out of creating an input on a
+    /// snapshot, while the host applies a change — does not make it
+    /// unusable: every section changes the registry only after the salsa
+    /// call that may unwind, so a poisoned lock still guards a consistent
+    /// registry.
+    fn reg(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
         self.registry
-            .lock()
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The registry, locked for reading: most lookups (a file's
+    /// [`Semantic`] input, a module's file, a path's facts already read)
+    /// change nothing, and the threads that read and check modules in
+    /// parallel make them by the hundred thousand, so they do not wait on
+    /// each other. (Poisoning: as [`Database::reg`].)
+    fn reg_read(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
+        self.registry
+            .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
@@ -693,7 +757,7 @@ impl Database {
     /// `read`: as [`Database::input_read`]'s.
     fn try_input(&self, path: &Path, read: Option<(u64, Source)>) -> Option<SourceFile> {
         let (overlay, generation) = {
-            let reg = self.reg();
+            let reg = self.reg_read();
             if let Some(f) = reg.by_path.get(path) {
                 return Some(*f);
             }
@@ -730,7 +794,7 @@ impl Database {
         .durability(durability)
         .new(self);
         let items = parsed.items.clone();
-        let anchors = parsed.anchors(self, f);
+        let (anchors, table) = parsed.anchors(self, f, FileAnchors::default());
         let decls = parsed.anchor(&anchors);
         let decls: Vec<DeclInput> = decls
             .into_iter()
@@ -750,6 +814,7 @@ impl Database {
             return None;
         }
         reg.semantic.insert(f, sem);
+        reg.anchor_of.insert(f, table);
         reg.by_path.insert(path, f);
         reg.by_key.entry(key).or_insert(f);
         let id = ModuleId(reg.ids.len() as u32);
@@ -866,7 +931,7 @@ impl Database {
         let path = self.absolute(path);
         let threads = cores();
         let generation = {
-            let reg = self.reg();
+            let reg = self.reg_read();
             let fresh = !reg.by_path.contains_key(&path) && !reg.overlays.contains_key(&path);
             (threads >= 2 && fresh).then_some(reg.facts_generation)
         };
@@ -880,6 +945,10 @@ impl Database {
         if lines.len() < PREFETCH_MIN || host::is_std(&path) {
             return self.input_read(&path, Some((generation, read)));
         }
+        // One module per import line as a rule (and the root's own
+        // declarations): the registry grows once, not while the threads
+        // that read and parse in parallel wait on its lock.
+        self.reg().reserve_files(lines.len());
         let parsed = AtomicBool::new(false);
         let spread = cpus::Spread::begin();
         std::thread::scope(|s| {
@@ -1027,7 +1096,9 @@ impl Database {
             .with_durability(low)
             .to(parsed.syntax.clone());
         let items = parsed.items.clone();
-        let anchors = parsed.anchors(self, file);
+        let table = self.reg().anchor_of.remove(&file).unwrap_or_default();
+        let (anchors, table) = parsed.anchors(self, file, table);
+        self.reg().anchor_of.insert(file, table);
         let decls = parsed.anchor(&anchors);
         let sem = self.semantic(file);
         if **sem.items(self) != *items {
@@ -1188,7 +1259,7 @@ impl Database {
 
     /// Every file read so far, by display path → text (for rendering diagnostics).
     pub fn sources(&self) -> std::collections::HashMap<String, String> {
-        let files: Vec<SourceFile> = self.reg().ids.clone();
+        let files: Vec<SourceFile> = self.reg_read().ids.clone();
         files
             .into_iter()
             .map(|f| (display_path(self, f).to_string(), self.text(f)))
@@ -1198,7 +1269,7 @@ impl Database {
     /// Every file input made so far, in the order of their ids
     /// ([`Database::file_id`]).
     pub fn files(&self) -> Vec<SourceFile> {
-        self.reg().ids.clone()
+        self.reg_read().ids.clone()
     }
 
     /// The id of a file: small, stable for the life of the database (the
@@ -1209,13 +1280,13 @@ impl Database {
 
     /// The file of an id given out by [`Database::file_id`].
     pub fn file_of_id(&self, id: scl_diag::FileId) -> Option<SourceFile> {
-        self.reg().ids.get(id.0 as usize).copied()
+        self.reg_read().ids.get(id.0 as usize).copied()
     }
 
     /// The file whose display path (the file key of its diagnostics) is
     /// `key`, among the files read so far.
     pub fn file_of_key(&self, key: &str) -> Option<SourceFile> {
-        self.reg().by_key.get(key).copied()
+        self.reg_read().by_key.get(key).copied()
     }
 
     /// The file of a module id.

@@ -207,6 +207,11 @@ impl<V> PathMap<V> {
             .insert(component_form(path).into_owned().into_os_string(), v)
     }
 
+    /// Room for `n` more paths.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.map.reserve(n);
+    }
+
     /// Drops the value of `path`; the value it had.
     pub(crate) fn remove(&mut self, path: &Path) -> Option<V> {
         self.map.remove(component_form(path).as_os_str())
