@@ -167,7 +167,7 @@ impl Parsed {
         let items = self.items.items.iter().take(self.decls.len());
         // The keys, each looked up in the file's table: a new input's is
         // empty, and each name is copied once, for the table.
-        let keys: Vec<((Arc<str>, u32), Option<u32>)> = items
+        let keys: Vec<(AnchorKey, Option<u32>)> = items
             .map(|x| {
                 let key = (Arc::<str>::from(x.name.as_str()), x.occurrence);
                 let old = table.get(&key).copied();
@@ -364,7 +364,11 @@ struct Registry {
 
 /// A file's anchors by declaration name and occurrence (see
 /// [`Registry::anchors`]).
-type FileAnchors = HashMap<(Arc<str>, u32), u32>;
+type FileAnchors = HashMap<AnchorKey, u32>;
+
+/// A declaration's name and occurrence (how many earlier declarations of
+/// its file have that name).
+type AnchorKey = (Arc<str>, u32);
 
 /// The concrete database.
 #[salsa::db]

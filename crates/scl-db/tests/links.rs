@@ -85,13 +85,13 @@ fn a_module_folder_that_becomes_a_link_out_is_seen_after_a_refresh() {
 
     std::fs::remove_file(&app).unwrap();
     symlink(&real_out, &app).unwrap();
-    db.did_change_files(&[app.clone()]);
+    db.did_change_files(std::slice::from_ref(&app));
     let d = check(&db, &m);
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(d[0].0, "E0105", "{d:?}");
 
     std::fs::remove_file(&app).unwrap();
     symlink(&real_in, &app).unwrap();
-    db.did_change_files(&[app.clone()]);
+    db.did_change_files(std::slice::from_ref(&app));
     assert_eq!(check(&db, &m), vec![]);
 }
