@@ -95,6 +95,9 @@ unsafe impl std::alloc::GlobalAlloc for Mimalloc {
 }
 
 fn main() {
+    // With mimalloc, `tune_allocator` turned them off before the first
+    // allocation.
+    #[cfg(any(not(target_os = "linux"), feature = "sysalloc"))]
     no_huge_pages();
     // The same known stack size as every other front end (see scl-ide).
     // The process ends on the compiler thread, as soon as the command is
@@ -116,6 +119,20 @@ const MI_OPTION_ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
 #[cfg(not(feature = "sysalloc"))]
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
+/// Arena memory committed when the arena is reserved (mimalloc's own
+/// default, `2`: eagerly where the kernel overcommits, as Linux does by
+/// default; `0` commits each 64 KiB as it is first used). Committing as
+/// used costs an `mprotect` per step, which takes the kernel's
+/// `mmap_lock` for writing and so makes the other thread's page faults
+/// wait: at N = 20000 on two cores, about 600 of the run's 1,000 blocking
+/// waits were the two meeting there, and eager commit made `sclc ir` 5 %
+/// faster (`bench/README.md`). Its fixed cost was huge pages: the first
+/// arena, one mapping, got two 2 MiB pages (3.6 MiB more for a three-line
+/// file) before `main` turned them off, so [`tune_allocator`] turns them
+/// off first.
+#[cfg(not(feature = "sysalloc"))]
+const ARENA_EAGER_COMMIT: std::ffi::c_long = 2;
+
 /// How long mimalloc keeps memory freed in whole pages before it returns
 /// it to the kernel, in milliseconds (its default is 1,000: longer than a
 /// whole `sclc ir` of 5,000 modules, which then holds every page it ever
@@ -123,24 +140,23 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 #[cfg(not(feature = "sysalloc"))]
 const PURGE_DELAY_MS: std::ffi::c_long = 10;
 
-/// Sets mimalloc up for a compiler: arena memory is committed as it is
-/// used, not when the arena is reserved (`arena_eager_commit` off; by
-/// default mimalloc commits eagerly where the kernel overcommits), and
-/// freed pages go back to the kernel after [`PURGE_DELAY_MS`]. Measured on
-/// the bench workload, the two together hold 4 to 6 MiB less at N = 5000
-/// for the same time (`bench/README.md`).
+/// Sets mimalloc up for a compiler: transparent huge pages off for the
+/// process ([`no_huge_pages`]), arena memory committed as the arena is
+/// reserved ([`ARENA_EAGER_COMMIT`]), and freed pages given back to the
+/// kernel after [`PURGE_DELAY_MS`].
 /// Runs as the program is loaded (an ELF `.init_array` entry, like a C
 /// constructor), before Rust's runtime makes the first allocation, which
-/// reserves mimalloc's first arena: set in `main`, the eager-commit option
-/// came too late for that arena (a three-line file held 15 MiB instead of
-/// 11.5 MiB).
+/// reserves mimalloc's first arena and touches its first pages: done in
+/// `main`, both the options and the huge pages came too late for that
+/// arena.
 #[cfg(all(target_os = "linux", not(feature = "sysalloc")))]
 extern "C" fn tune_allocator() {
     // SAFETY: `mi_option_set` only stores an integer in mimalloc's option
     // table (it needs no initialized heap); both numbers name options of
     // the linked mimalloc (tested).
+    no_huge_pages();
     unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0);
+        libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, ARENA_EAGER_COMMIT);
         libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS);
     }
 }
@@ -157,9 +173,11 @@ static TUNE_ALLOCATOR: extern "C" fn() = tune_allocator;
 /// `/sys/kernel/mm/transparent_hugepage/enabled` the kernel then zeroes
 /// 2 MiB for a first touch that needs a few KiB: `sclc ir` on the bench's
 /// N = 1000 workload held 74 MiB instead of 45 MiB, with a quarter of its
-/// samples in the kernel's `clear_page` (`bench/README.md`). Failure (an
-/// old kernel, a seccomp filter) changes nothing but memory use, so it is
-/// ignored.
+/// samples in the kernel's `clear_page` (`bench/README.md`); with them on
+/// at N = 20000, the faults fell from 109,000 to 19,000 but the kernel's
+/// time nearly doubled and the run was 20 % slower. Failure (an old
+/// kernel, a seccomp filter) changes nothing but memory use, so it is
+/// ignored. Makes no allocation (it runs before the allocator is set up).
 fn no_huge_pages() {
     #[cfg(target_os = "linux")]
     let _ = rustix::thread::disable_transparent_huge_pages(true);

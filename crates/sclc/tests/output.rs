@@ -518,10 +518,57 @@ fn the_allocator_is_tuned_before_it_starts() {
         .unwrap();
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    for line in ["option 'arena_eager_commit': 0", "option 'purge_delay': 10"] {
+    for line in ["option 'arena_eager_commit': 2", "option 'purge_delay': 10"] {
         assert!(
             err.lines().any(|l| l.trim_end() == line),
             "no `{line}` in mimalloc's report:\n{err}"
         );
     }
+}
+
+/// `sclc` holds no transparent huge page, not even from the allocations
+/// made before `main` (mimalloc's first arena is one mapping, committed
+/// at once and advised for huge pages: if the pages were turned off only
+/// in `main`, the first touches got two 2 MiB pages). Read from a running
+/// language server's `/proc/PID/smaps_rollup`; skipped, with a message,
+/// where the kernel has huge pages off (`never`): nothing could be seen.
+#[cfg(all(target_os = "linux", not(feature = "sysalloc")))]
+#[test]
+fn sclc_holds_no_huge_page() {
+    let mode =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if mode.is_empty() || mode.contains("[never]") {
+        eprintln!("skipped: transparent huge pages are off on this machine ({mode:?})");
+        return;
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sclc"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let rollup = format!("/proc/{}/smaps_rollup", child.id());
+    // The server waits for its first message: by then its start-up
+    // allocations are made.
+    let mut held = None;
+    for _ in 0..200 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let text = std::fs::read_to_string(&rollup).unwrap_or_default();
+        let kib = |field: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(field))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        };
+        if let (Some(rss), Some(huge)) = (kib("Rss:"), kib("AnonHugePages:")) {
+            if rss > 0 {
+                held = Some((rss, huge));
+                break;
+            }
+        }
+    }
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let (rss, huge) = held.expect("the server's smaps_rollup");
+    assert_eq!(huge, 0, "{huge} KiB of huge pages in {rss} KiB resident");
 }
