@@ -196,8 +196,9 @@ fn resolved_local<'db>(db: &'db dyn Db, key: LocalPath<'db>) -> Result<PathBuf, 
 
 /// The facts input ([`Db::path_info`]) of a folder's own path, memoized per
 /// folder: each import resolved against the folder asks for its canonical
-/// form, and the registry's lookup takes the lock that the threads
-/// resolving imports in parallel share. A path's facts input is made once
+/// form, and the registry's lookup hashes the path and takes the lock
+/// (for reading) that the threads resolving imports in parallel share,
+/// where a memo is one lookup by the interned folder. A path's facts input is made once
 /// and only ever set again (a refresh sets its fields), so the memo never
 /// goes stale: the caller reads the fields, and salsa tracks those reads.
 #[salsa::tracked]

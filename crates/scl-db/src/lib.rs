@@ -786,7 +786,9 @@ impl Database {
         };
         let exists = contents.is_some();
         // The inputs are made without the registry's lock too (a thread
-        // that loses a race leaves its inputs unused).
+        // that loses a race leaves its inputs unused, and the anchor
+        // numbers it took name its unused input: harmless, numbers are
+        // plenty).
         let f = SourceFile::builder(
             path.to_path_buf(),
             contents,
@@ -949,8 +951,9 @@ impl Database {
         if lines.len() < PREFETCH_MIN || host::is_std(&path) {
             return self.input_read(&path, Some((generation, read)));
         }
-        // One module per import line as a rule (and the root's own
-        // declarations): the registry grows once, not while the threads
+        // One module per import line as a rule (`reserve_files` counts
+        // four anchors per line: the module's declarations and the
+        // root's own): the registry grows once, not while the threads
         // that read and parse in parallel wait on its lock.
         self.reg().reserve_files(lines.len());
         let parsed = AtomicBool::new(false);

@@ -508,12 +508,15 @@ fn the_allocator_is_tuned_before_it_starts() {
     // `sclc` sets two mimalloc options by number as it is loaded, before
     // the first allocation reserves an arena; mimalloc's verbose report
     // names each option with its value, so this checks both the numbers
-    // and that they were set in time.
+    // and that they were set in time. The environment asks for other
+    // values (mimalloc reads it only for an option not set before):
+    // `arena_eager_commit` is set to mimalloc's own default, so only a
+    // set that came too late could read 0.
     let o = Command::new(env!("CARGO_BIN_EXE_sclc"))
         .arg("--version")
         .env("MIMALLOC_VERBOSE", "1")
-        .env_remove("MIMALLOC_ARENA_EAGER_COMMIT")
-        .env_remove("MIMALLOC_PURGE_DELAY")
+        .env("MIMALLOC_ARENA_EAGER_COMMIT", "0")
+        .env("MIMALLOC_PURGE_DELAY", "1000")
         .output()
         .unwrap();
     assert!(o.status.success());
@@ -529,46 +532,82 @@ fn the_allocator_is_tuned_before_it_starts() {
 /// `sclc` holds no transparent huge page, not even from the allocations
 /// made before `main` (mimalloc's first arena is one mapping, committed
 /// at once and advised for huge pages: if the pages were turned off only
-/// in `main`, the first touches got two 2 MiB pages). Read from a running
-/// language server's `/proc/PID/smaps_rollup`; skipped, with a message,
-/// where the kernel has huge pages off (`never`): nothing could be seen.
+/// in `main`, the first touches got two 2 MiB pages). A language server is
+/// started and answers `initialize` (its start-up allocations are made by
+/// then); its `/proc/PID/status` must say huge pages are off for it
+/// (`THP_enabled: 0`, the `prctl`) and its `smaps_rollup` must hold none.
+/// Skipped, with a message, where nothing could be seen: huge pages off on
+/// the machine (`never`) or already off for the test process (the setting
+/// is inherited).
 #[cfg(all(target_os = "linux", not(feature = "sysalloc")))]
 #[test]
 fn sclc_holds_no_huge_page() {
+    use std::io::{BufRead, BufReader, Read, Write};
     let mode =
         std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
-    if mode.is_empty() || mode.contains("[never]") {
-        eprintln!("skipped: transparent huge pages are off on this machine ({mode:?})");
+    let own = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if mode.is_empty() || mode.contains("[never]") || own.contains("THP_enabled:\t0") {
+        eprintln!(
+            "skipped: transparent huge pages are off here ({mode:?}; this process: {:?})",
+            own.lines().find(|l| l.starts_with("THP_enabled"))
+        );
         return;
     }
     let mut child = Command::new(env!("CARGO_BIN_EXE_sclc"))
         .arg("lsp")
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let rollup = format!("/proc/{}/smaps_rollup", child.id());
-    // The server waits for its first message: by then its start-up
-    // allocations are made.
-    let mut held = None;
-    for _ in 0..200 {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        let text = std::fs::read_to_string(&rollup).unwrap_or_default();
-        let kib = |field: &str| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(field))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        };
-        if let (Some(rss), Some(huge)) = (kib("Rss:"), kib("AnonHugePages:")) {
-            if rss > 0 {
-                held = Some((rss, huge));
-                break;
-            }
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}"#;
+    let mut stdin = child.stdin.take().unwrap();
+    write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    stdin.flush().unwrap();
+    // The reply: headers, a blank line, then the body.
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut len = 0;
+    loop {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the server closed its output"
+        );
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(n) = line.strip_prefix("Content-Length: ") {
+            len = n.parse().unwrap();
         }
     }
-    drop(child.stdin.take());
+    let mut reply = vec![0; len];
+    out.read_exact(&mut reply).unwrap();
+    assert!(
+        String::from_utf8_lossy(&reply).contains("\"id\":1"),
+        "{reply:?}"
+    );
+    let pid = child.id();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"));
+    drop(stdin);
+    let _ = child.kill();
     let _ = child.wait();
-    let (rss, huge) = held.expect("the server's smaps_rollup");
+    assert!(
+        status.contains("THP_enabled:\t0"),
+        "huge pages are on for sclc:\n{status}"
+    );
+    let Ok(rollup) = rollup else {
+        eprintln!("no smaps_rollup (a kernel before 4.14): the pages held not checked");
+        return;
+    };
+    let kib = |field: &str| {
+        rollup
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    };
+    let (rss, huge) = (kib("Rss:").unwrap(), kib("AnonHugePages:").unwrap());
+    assert!(rss > 0, "{rollup}");
     assert_eq!(huge, 0, "{huge} KiB of huge pages in {rss} KiB resident");
 }
