@@ -213,8 +213,8 @@ fn root_facts(db: &dyn Db, workspace: Workspace) -> PathInfo {
 }
 
 /// The canonical form of the folder whose facts are `info` (`None` when
-/// it is not a folder), borrowed: [`Db::canonical_dir`] without the copy.
-fn canonical_folder(db: &dyn Db, info: PathInfo) -> Option<&Path> {
+/// it is not a folder), borrowed ([`Db::canonical_dir`] copies it).
+pub(crate) fn canonical_folder<D: Db + ?Sized>(db: &D, info: PathInfo) -> Option<&Path> {
     match info.kind(db) {
         PathKind::Dir => info.canonical(db).as_deref(),
         _ => None,

@@ -313,11 +313,7 @@ pub trait Db: salsa::Database {
     /// The canonical form of a folder (symlinks resolved), from its
     /// [`PathInfo`]; `None` when it is not a folder.
     fn canonical_dir(&self, dir: &Path) -> Option<PathBuf> {
-        let info = self.path_info(dir);
-        match info.kind(self) {
-            PathKind::Dir => info.canonical(self).clone(),
-            _ => None,
-        }
+        host::canonical_folder(self, self.path_info(dir)).map(Path::to_path_buf)
     }
     /// The [`PathInfo`] input of `path` (absolute, normalized), made from the
     /// [`System`] on first use.
