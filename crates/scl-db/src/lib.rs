@@ -1375,6 +1375,9 @@ impl Database {
             {
                 let _release = trail::AbandonOnDrop(evaluated);
                 for (i, f) in order.iter().enumerate() {
+                    if i + 1 == order.len() {
+                        timings::mark("evaluation: all but the root");
+                    }
                     let _ = module_values(&main, *f);
                     evaluated.finished(i + 1);
                 }
