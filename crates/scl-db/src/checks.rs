@@ -542,7 +542,7 @@ fn pattern(e: &Expr) -> Option<Vec<Option<String>>> {
         parts
             .iter()
             .map(|p| match p {
-                StrPart::Lit(s) => Some(s.clone()),
+                StrPart::Lit(s) => Some(s.to_string()),
                 StrPart::Interp(_) => None,
             })
             .collect()

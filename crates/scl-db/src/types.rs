@@ -96,7 +96,7 @@ pub fn module_types(db: &dyn Db, file: SourceFile) -> Arc<ModuleTypes> {
     );
     let mut sig = typed.signatures;
     for x in sem.items(db).items.iter().filter(|x| x.recovered) {
-        if let Some(t) = sig.decls.get_mut(&x.name) {
+        if let Some(t) = sig.decls.get_mut(x.name.as_str()) {
             *t = scl_sema::typeck::Type::Error;
         }
     }

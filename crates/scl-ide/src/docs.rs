@@ -52,7 +52,7 @@ pub fn module_docs(source: &str) -> ModuleDoc {
     };
     let mut items = Vec::new();
     for d in &parse.module.decls {
-        let name = d.name().name.clone();
+        let name = d.name().name.to_string();
         let (kind, signature) = match d {
             Decl::Import(_) => continue,
             Decl::Param(p) => ("param", one_line(text(p.span))),

@@ -122,7 +122,7 @@ fn symbol_of(d: &Decl) -> Symbol {
     let params = |ps: &[ParamSig]| {
         ps.iter()
             .map(|p| Symbol {
-                name: p.name.name.clone(),
+                name: p.name.name.to_string(),
                 kind: SymbolKind::Parameter,
                 span: p.span,
                 name_span: p.name.span,
@@ -140,7 +140,7 @@ fn symbol_of(d: &Decl) -> Symbol {
             e.variants
                 .iter()
                 .map(|v| Symbol {
-                    name: v.name.clone(),
+                    name: v.name.to_string(),
                     kind: SymbolKind::Variant,
                     span: v.span,
                     name_span: v.span,
@@ -156,7 +156,7 @@ fn symbol_of(d: &Decl) -> Symbol {
         },
     };
     Symbol {
-        name: d.name().name.clone(),
+        name: d.name().name.to_string(),
         kind,
         span: d.span(),
         name_span: d.name().span,
@@ -204,7 +204,7 @@ fn occurrences(m: &Module) -> Vec<Occ> {
         if !name.name.is_empty() {
             w.out.push(Occ {
                 span: name.span,
-                res: Res::Decl(name.name.clone()),
+                res: Res::Decl(name.name.to_string()),
             });
         }
         match d {
@@ -256,7 +256,7 @@ impl Walker {
             if let Some(x) = &p.default {
                 self.expr(x);
             }
-            self.scope.push((p.name.name.clone(), p.name.span));
+            self.scope.push((p.name.name.to_string(), p.name.span));
             self.out.push(Occ {
                 span: p.name.span,
                 res: Res::Local(p.name.span),
@@ -275,16 +275,16 @@ impl Walker {
             TypeExprKind::Named(segs) => match segs.as_slice() {
                 [one] => self.out.push(Occ {
                     span: one.span,
-                    res: Res::Decl(one.name.clone()),
+                    res: Res::Decl(one.name.to_string()),
                 }),
                 [alias, name, ..] => {
                     self.out.push(Occ {
                         span: alias.span,
-                        res: Res::Decl(alias.name.clone()),
+                        res: Res::Decl(alias.name.to_string()),
                     });
                     self.out.push(Occ {
                         span: name.span,
-                        res: Res::Qualified(alias.name.clone(), name.name.clone()),
+                        res: Res::Qualified(alias.name.to_string(), name.name.to_string()),
                     });
                 }
                 [] => {}
@@ -339,7 +339,7 @@ impl Walker {
                     body,
                 } = &**c;
                 self.expr(iter);
-                self.scope.push((var.name.clone(), var.span));
+                self.scope.push((var.name.to_string(), var.span));
                 self.out.push(Occ {
                     span: var.span,
                     res: Res::Local(var.span),
@@ -360,7 +360,7 @@ impl Walker {
                         self.name(alias, base.span);
                         self.out.push(Occ {
                             span: id.span,
-                            res: Res::Qualified(alias.clone(), id.name.clone()),
+                            res: Res::Qualified(alias.to_string(), id.name.to_string()),
                         });
                         rest = &ops[1..];
                     }
@@ -643,7 +643,7 @@ pub(crate) fn field_at(m: &Module, offset: u32) -> Option<FieldAt> {
         if !contains(e.body.span, offset) {
             continue;
         }
-        let env = e.params.is_none().then(|| e.name.name.clone());
+        let env = e.params.is_none().then(|| e.name.name.to_string());
         let mut prefix = Vec::new();
         return field_in_block(&e.body, offset, &mut prefix).map(|(path, segment, item)| FieldAt {
             env,
@@ -684,7 +684,7 @@ fn field_in_block(
         for (i, seg) in path.segments.iter().enumerate() {
             if contains(seg.span, offset) {
                 let mut p = prefix.clone();
-                p.extend(path.segments[..=i].iter().map(|s| s.name.clone()));
+                p.extend(path.segments[..=i].iter().map(|s| s.name.to_string()));
                 return Some((p, seg.span, it.span));
             }
         }
@@ -693,7 +693,7 @@ fn field_in_block(
             return None;
         }
         let n = prefix.len();
-        prefix.extend(path.segments.iter().map(|s| s.name.clone()));
+        prefix.extend(path.segments.iter().map(|s| s.name.to_string()));
         let r = field_in_block(body, offset, prefix);
         prefix.truncate(n);
         return r;
@@ -982,7 +982,7 @@ pub(crate) fn completions(a: &Analysis, file: FileId, offset: u32) -> Vec<Comple
                 for p in ps.unwrap_or_default() {
                     if p.name.name.starts_with(&prefix) {
                         out.push(Completion {
-                            label: p.name.name.clone(),
+                            label: p.name.name.to_string(),
                             kind: CompletionKind::Name(SymbolKind::Parameter),
                             detail: Some("parameter".into()),
                         });
@@ -1098,7 +1098,7 @@ fn callee_params(a: &Analysis, file: FileId, m: &Module, callee: &str) -> Vec<St
     });
     ps.unwrap_or_default()
         .iter()
-        .map(|p| p.name.name.clone())
+        .map(|p| p.name.name.to_string())
         .collect()
 }
 

@@ -247,7 +247,7 @@ fn plain_env(a: &Analysis, l: &Layer) -> Option<String> {
     }
     let m = &a.parse(FileId(l.id.module.0)).module;
     match m.decls.get(d)? {
-        Decl::Env(e) if e.params.is_none() => Some(e.name.name.clone()),
+        Decl::Env(e) if e.params.is_none() => Some(e.name.name.to_string()),
         _ => None,
     }
 }

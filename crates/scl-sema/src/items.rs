@@ -3,6 +3,7 @@
 //! their own. Compared by value, so an edit that changes no name (a comment,
 //! a body, blank lines) leaves it equal and re-runs nothing that reads it.
 
+use scl_syntax::ast::Name;
 use crate::eval::evaluation_order;
 use rustc_hash::FxHashMap as HashMap;
 use scl_syntax::ast::{self, Decl};
@@ -30,7 +31,7 @@ pub struct ItemInfo {
     pub occurrence: u32,
     pub kind: DeclKind,
     /// The import path as written, for imports.
-    pub import: Option<String>,
+    pub import: Option<Name>,
     /// Whether the declaration's value needs no cycle of declarations of
     /// this module (see [`Items::clean`]).
     pub clean: bool,

@@ -3,6 +3,7 @@
 //! functions, and warnings that need only the syntax (decimal memory units).
 //! It sees every expression, including branches that evaluation skips.
 
+use scl_syntax::ast::Name;
 use crate::builtins;
 use crate::ty::Ty;
 use crate::typeck;
@@ -119,7 +120,7 @@ fn names(module: &Module, known_modules: &[KnownModule]) -> Vec<Diagnostic> {
         refs: Vec::new(),
         known_modules,
     };
-    let mut calls: BTreeMap<usize, Vec<(String, scl_diag::Span)>> = BTreeMap::new();
+    let mut calls: BTreeMap<usize, Vec<(Name, scl_diag::Span)>> = BTreeMap::new();
     for (i, d) in module.decls.iter().enumerate() {
         match d {
             Decl::Import(_) | Decl::Enum(_) => {}
@@ -197,7 +198,7 @@ fn names(module: &Module, known_modules: &[KnownModule]) -> Vec<Diagnostic> {
 #[allow(clippy::too_many_arguments)]
 fn find_cycle(
     f: usize,
-    calls: &BTreeMap<usize, Vec<(String, scl_diag::Span)>>,
+    calls: &BTreeMap<usize, Vec<(Name, scl_diag::Span)>>,
     index: &HashMap<&str, usize>,
     state: &mut HashMap<usize, u8>,
     stack: &mut Vec<usize>,
@@ -261,7 +262,7 @@ struct Walker<'a> {
     suggestions: Suggestions,
     out: &'a mut Vec<Diagnostic>,
     /// Names referenced (for the call graph of the current fn).
-    refs: Vec<(String, scl_diag::Span)>,
+    refs: Vec<(Name, scl_diag::Span)>,
     known_modules: &'a [KnownModule],
 }
 
@@ -299,7 +300,7 @@ impl Walker<'_> {
         }
     }
 
-    fn block(&mut self, b: &Block, scope: &mut Vec<String>) {
+    fn block(&mut self, b: &Block, scope: &mut Vec<Name>) {
         for it in b.items.iter() {
             match &it.kind {
                 ItemKind::Assign { value, .. } => self.expr(value, scope),
@@ -320,7 +321,7 @@ impl Walker<'_> {
         }
     }
 
-    fn expr(&mut self, e: &Expr, scope: &mut Vec<String>) {
+    fn expr(&mut self, e: &Expr, scope: &mut Vec<Name>) {
         match &e.kind {
             ExprKind::Int(_)
             | ExprKind::Float(_)
@@ -427,16 +428,16 @@ impl Walker<'_> {
 }
 
 impl Walker<'_> {
-    fn known(&self, n: &str, scope: &[String]) -> bool {
+    fn known(&self, n: &str, scope: &[Name]) -> bool {
         scope.iter().any(|s| s == n) || self.global_set.contains(n) || builtins::lookup(n).is_some()
     }
 
     /// `n.member` where `n` is not a name: when a module of the stdlib has
     /// that name (or documents it as its alias), say which import to add.
-    fn unknown_alias(&mut self, n: &str, span: scl_diag::Span, scope: &mut Vec<String>) {
+    fn unknown_alias(&mut self, n: &str, span: scl_diag::Span, scope: &mut Vec<Name>) {
         let Some(m) = self.known_modules.iter().find(|m| m.alias == n) else {
             let e = Expr {
-                kind: ExprKind::Name(n.to_string()),
+                kind: ExprKind::Name(n.into()),
                 span,
             };
             return self.expr(&e, scope);

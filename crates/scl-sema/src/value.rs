@@ -1,5 +1,6 @@
 //! Runtime values of the evaluator.
 
+use scl_syntax::ast::Name;
 use crate::ModuleId;
 use scl_diag::Span;
 use scl_ir::FieldPath;
@@ -316,7 +317,7 @@ pub struct LayerId {
     /// For anonymous envs: the span of their block.
     pub span: Span,
     /// Template arguments (empty for plain envs).
-    pub args: Vec<(String, Value)>,
+    pub args: Vec<(Name, Value)>,
 }
 
 impl PartialEq for LayerId {
@@ -341,7 +342,7 @@ pub struct Layer {
     pub name: Arc<str>,
     pub block: ast::Block,
     /// Local bindings (template arguments) visible to the items.
-    pub locals: Arc<Vec<(String, Value)>>,
+    pub locals: Arc<Vec<(Name, Value)>>,
     /// This layer's ancestors: the linearization of its parents (shared
     /// with them, so a chain of `extends` costs one node per env).
     pub ancestors: Lin,

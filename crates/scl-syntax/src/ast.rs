@@ -9,10 +9,17 @@
 use scl_diag::Span;
 use std::sync::Arc;
 
+/// The text of a name or of a short literal in the tree: kept inline when
+/// it has at most 23 bytes (almost every identifier and most literals), so
+/// that making, copying and dropping a tree allocates nothing per name;
+/// a longer text is shared (`Arc<str>`), so a copy of it is a reference.
+/// Derefs to `&str`; compares, hashes and orders as its text.
+pub type Name = smol_str::SmolStr;
+
 /// A name with its span.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ident {
-    pub name: String,
+    pub name: Name,
     pub span: Span,
 }
 
@@ -120,7 +127,7 @@ impl Decl {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImportDecl {
     /// The path as written, without quotes (`./base.env.scl`, `std/s3-data`).
-    pub path: String,
+    pub path: Name,
     pub path_span: Span,
     pub alias: Ident,
     pub span: Span,
@@ -266,7 +273,7 @@ pub struct FieldPath {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PathSegment {
     /// The field or key name (unquoted, escapes processed).
-    pub name: String,
+    pub name: Name,
     pub quoted: bool,
     pub span: Span,
 }
@@ -288,13 +295,13 @@ pub enum ExprKind {
     Str(Vec<StrPart>),
     /// A quantity literal: the number as written (`"1.5"`, `"32"`) and its suffix.
     Quantity {
-        number: String,
+        number: Name,
         suffix: QuantitySuffix,
     },
     /// `.name`, resolved against the expected type.
-    EnumLit(String),
+    EnumLit(Name),
     /// A plain name.
-    Name(String),
+    Name(Name),
     /// `self`
     SelfRef,
     /// `[a, b, c]`
@@ -367,7 +374,7 @@ pub enum PostOpKind {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StrPart {
     /// Literal text, escapes already processed.
-    Lit(String),
+    Lit(Name),
     /// `${expr}` (behind a `Box`, so that the usual literal part is small).
     Interp(Box<Expr>),
 }

@@ -44,7 +44,7 @@ pub struct Token {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TokenKind {
     /// An identifier that is not a keyword.
-    Ident(String),
+    Ident(crate::ast::Name),
     // Keywords.
     Import,
     As,
@@ -71,16 +71,16 @@ pub enum TokenKind {
     Float(f64),
     /// A number with a quantity suffix: the number as written and the suffix.
     Quantity {
-        number: String,
+        number: crate::ast::Name,
         suffix: QuantitySuffix,
     },
     /// A string literal without interpolation, escapes processed (and, for
     /// `"""`, dedented).
-    Str(String),
+    Str(crate::ast::Name),
     /// The opening quote(s) of a string with interpolation.
     StrStart,
     /// Literal text inside an interpolated string (escapes processed).
-    StrText(String),
+    StrText(crate::ast::Name),
     /// `${` inside a string.
     InterpStart,
     /// The `}` closing an interpolation.
@@ -638,7 +638,7 @@ impl<'a> Lexer<'a> {
                         self.pos += 1;
                     }
                     let word = &self.src[start..self.pos];
-                    let kind = keyword(word).unwrap_or_else(|| TokenKind::Ident(word.to_string()));
+                    let kind = keyword(word).unwrap_or_else(|| TokenKind::Ident(crate::ast::Name::new(word)));
                     if interp.is_none()
                         && !self.stack.is_empty()
                         && start > 0
@@ -942,7 +942,13 @@ impl<'a> Lexer<'a> {
             _ => None,
         };
         match q {
-            Some(suffix) => self.push(TokenKind::Quantity { number, suffix }, span),
+            Some(suffix) => self.push(
+                TokenKind::Quantity {
+                    number: number.into(),
+                    suffix,
+                },
+                span,
+            ),
             None => {
                 let sspan = Span::new(suf_start, self.pos);
                 if suffix.starts_with('e') && !is_float {
@@ -1124,7 +1130,7 @@ impl<'a> Lexer<'a> {
                             reported = true;
                             if inner.is_empty() {
                                 inner.push(Token {
-                                    kind: TokenKind::Ident(String::new()),
+                                    kind: TokenKind::Ident(crate::ast::Name::default()),
                                     span: at,
                                 });
                             }
@@ -1223,7 +1229,7 @@ impl<'a> Lexer<'a> {
                     Piece::Interp(..) => {}
                 }
             }
-            self.push(TokenKind::Str(text), Span::new(start, end));
+            self.push(TokenKind::Str(text.into()), Span::new(start, end));
             return;
         }
         self.push(TokenKind::StrStart, Span::new(start, start + q));
@@ -1233,7 +1239,7 @@ impl<'a> Lexer<'a> {
             if let Some(sp) = text_span.take() {
                 if !text.is_empty() {
                     out.push(Token {
-                        kind: TokenKind::StrText(std::mem::take(text)),
+                        kind: TokenKind::StrText(crate::ast::Name::new(text.as_str())),
                         span: sp,
                     });
                 }

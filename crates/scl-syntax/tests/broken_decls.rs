@@ -82,7 +82,7 @@ fn complete_headers(src: &str) -> Vec<(&'static str, String)> {
                     tokens.get(name_at).map(|t| &t.kind),
                     tokens.get(name_at + 1),
                 ) {
-                    out.push((kw, name.clone()));
+                    out.push((kw, name.to_string()));
                 }
             }
         }

@@ -115,7 +115,7 @@ impl Evaluator<'_> {
         args: &[ast::Arg],
         span: Span,
         what: &str,
-    ) -> R<Vec<(String, Value)>> {
+    ) -> R<Vec<(Name, Value)>> {
         let mut given: Vec<Option<&ast::Arg>> = vec![None; params.len()];
         let mut failed = false;
         let mut pos = 0;

@@ -131,8 +131,8 @@ impl Evaluator<'_> {
             },
             Decl::Let(l) => self.eval(cx, &l.value, &Ty::Any),
             Decl::Enum(e) => Ok(Value::EnumType(Arc::new(EnumDef {
-                name: e.name.name.clone(),
-                variants: e.variants.iter().map(|v| v.name.clone()).collect(),
+                name: e.name.name.to_string(),
+                variants: e.variants.iter().map(|v| v.name.to_string()).collect(),
             }))),
             Decl::Fn(_) => Ok(Value::Func {
                 module: self.root,
@@ -143,8 +143,8 @@ impl Evaluator<'_> {
                 decl: i,
             }),
             Decl::Env(e) => {
-                self.env_stack.borrow_mut().push(e.name.name.clone());
-                let r = self.env_value(self.root, i, Vec::new(), e.name.name.clone());
+                self.env_stack.borrow_mut().push(e.name.name.to_string());
+                let r = self.env_value(self.root, i, Vec::new(), e.name.name.to_string());
                 self.env_stack.borrow_mut().pop();
                 r.map(Value::Env)
             }

@@ -51,7 +51,7 @@ impl Evaluator<'_> {
         &self,
         m: ModuleId,
         decl: usize,
-        args: Vec<(String, Value)>,
+        args: Vec<(Name, Value)>,
         name: String,
     ) -> R<Arc<EnvValue>> {
         let ad = self.decl_ast(m, decl);

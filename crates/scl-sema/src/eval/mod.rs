@@ -13,6 +13,7 @@
 //! [`equality`] (`==`), [`paths`] (values at a path), [`budget`] (charging steps
 //! and bytes against [`crate::limits`]).
 
+use scl_syntax::ast::Name;
 use crate::builtins;
 use crate::normalize;
 use crate::ty::{EnumDef, RecordTy, Ty};
@@ -58,7 +59,7 @@ pub(crate) use crate::outcome::{all_ok, Reported, R};
 #[derive(Clone, Copy)]
 pub(crate) struct Cx<'a> {
     pub module: ModuleId,
-    pub locals: &'a [(String, Value)],
+    pub locals: &'a [(Name, Value)],
     pub selfcx: Option<&'a SelfCx>,
 }
 

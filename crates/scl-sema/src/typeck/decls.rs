@@ -121,7 +121,7 @@ impl Checker<'_> {
                 };
                 self.locals.clear();
                 Type::Fn(Arc::new(Signature {
-                    name: f.name.name.clone(),
+                    name: f.name.name.to_string(),
                     params,
                     ret: declared.unwrap_or(body),
                 }))
@@ -135,7 +135,7 @@ impl Checker<'_> {
                 self.locals.clear();
                 match params {
                     Some(params) => Type::Template(Arc::new(Signature {
-                        name: e.name.name.clone(),
+                        name: e.name.name.to_string(),
                         params,
                         ret: Type::Env,
                     })),
@@ -158,7 +158,7 @@ impl Checker<'_> {
             self.table.push((p.name.span, t.clone()));
             self.locals.push((p.name.name.clone(), t.clone()));
             out.push(Param {
-                name: p.name.name.clone(),
+                name: p.name.name.to_string(),
                 ty: t,
                 has_default: p.default.is_some(),
             });

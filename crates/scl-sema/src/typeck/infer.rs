@@ -2,6 +2,7 @@
 //! [`Checker::check`] checks it against an expected type (which flows into
 //! list, record, `if` and enum literals, as evaluation's expected type does).
 
+use scl_syntax::ast::Name;
 use super::messages::{a_type, mismatch, quoted};
 use super::types::{fits, join, ModuleTypes, Type};
 use super::Context;
@@ -23,7 +24,7 @@ pub(super) struct Checker<'a> {
     /// Each declaration's type, once known (`None`: not yet, or on a cycle).
     pub decl_types: Vec<Option<Type>>,
     /// Parameters and comprehension variables in scope, innermost last.
-    pub locals: Vec<(String, Type)>,
+    pub locals: Vec<(Name, Type)>,
     /// Inside an env body, where `self` is the env being defined.
     pub self_ok: bool,
     pub out: Vec<Diagnostic>,
@@ -818,7 +819,7 @@ pub(super) fn literal_key(e: &Expr) -> Option<&str> {
 /// The enum type an `enum` declaration declares.
 pub(super) fn enum_def(e: &EnumDecl) -> Arc<EnumDef> {
     Arc::new(EnumDef {
-        name: e.name.name.clone(),
-        variants: e.variants.iter().map(|v| v.name.clone()).collect(),
+        name: e.name.name.to_string(),
+        variants: e.variants.iter().map(|v| v.name.to_string()).collect(),
     })
 }

@@ -172,7 +172,7 @@ impl Checker<'_> {
                     return Type::Error;
                 }
             };
-            prefix.push(seg.name.clone());
+            prefix.push(seg.name.to_string());
             // A field name in a path has the field's type (hover).
             self.table.push((seg.span, next.clone()));
             t = next;
@@ -248,19 +248,19 @@ fn insert_path(fields: &mut BTreeMap<String, Type>, segs: &[PathSegment], t: Typ
         return;
     };
     if rest.is_empty() {
-        fields.insert(first.name.clone(), t);
+        fields.insert(first.name.to_string(), t);
         return;
     }
-    let mut inner = match fields.remove(&first.name) {
+    let mut inner = match fields.remove(first.name.as_str()) {
         Some(Type::Record(r)) => (*r).clone(),
         _ => BTreeMap::new(),
     };
     insert_path(&mut inner, rest, t);
-    fields.insert(first.name.clone(), Type::Record(Arc::new(inner)));
+    fields.insert(first.name.to_string(), Type::Record(Arc::new(inner)));
 }
 
 /// The first path segment of every item of a block, `if` blocks included.
-fn first_segments(block: &Block) -> Vec<String> {
+fn first_segments(block: &Block) -> Vec<Name> {
     let mut out = Vec::new();
     let mut todo = vec![block];
     while let Some(b) = todo.pop() {

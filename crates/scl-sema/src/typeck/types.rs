@@ -8,6 +8,7 @@
 //! types that fit everything (`Error`: already reported; `Nothing`: the
 //! elements of `[]`). The schema's scalar types are kept as [`Ty`] values.
 
+use scl_syntax::ast::Name;
 use crate::builtins::Builtin;
 use crate::ty::{EnumDef, RecordTy, Ty};
 use std::collections::BTreeMap;
@@ -92,7 +93,7 @@ pub struct Param {
 pub struct ModuleTypes {
     /// The module's display path (`std/s3-data.env.scl`), for messages.
     pub path: String,
-    pub decls: scl_ir::fields::Fields<String, Type>,
+    pub decls: scl_ir::fields::Fields<Name, Type>,
 }
 
 impl Type {
