@@ -215,6 +215,26 @@ const PUBLIC: &[&str] = &["PUBLIC", "PUB", "GPG", "PGP", "FINGERPRINT"];
 /// Whether a variable name says it holds a credential, and of which kind
 /// (see the module doc): `None` for every other name.
 pub(crate) fn credential_name(name: &str) -> Option<NameKind> {
+    // Every name this answers for holds one of these (`PASSWORD`, `PASSWD`
+    // and `PASSPHRASE` hold `PASS`, `APIKEY` holds `KEY`): the others
+    // (`HOME`, `LANG`, `PYTHONUNBUFFERED`, most of an env's variables) are
+    // answered without copying the name.
+    const HINTS: [&[u8]; 6] = [b"PASS", b"PWD", b"SECRET", b"TOKEN", b"KEY", b"PAT"];
+    let upper = |b: &u8| b.to_ascii_uppercase();
+    let hinted = HINTS.iter().any(|h| {
+        name.as_bytes()
+            .windows(h.len())
+            .any(|w| w.iter().map(upper).eq(h.iter().copied()))
+    });
+    if !hinted {
+        return None;
+    }
+    classify(name)
+}
+
+/// [`credential_name`] without its quick answer for names that hold none
+/// of its hints (`tests::the_hints_change_no_answer` compares the two).
+fn classify(name: &str) -> Option<NameKind> {
     let n = name.to_ascii_uppercase();
     let words: Vec<&str> = n
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -626,6 +646,32 @@ mod tests {
         assert_eq!(credential_name("db_password"), Some(NameKind::Password));
         assert_eq!(credential_name("CUDA_VISIBLE_DEVICES"), None);
         assert_eq!(credential_name("KEYBOARD"), None);
+    }
+
+    /// The quick answer of `credential_name` (no hint, no credential) is
+    /// the full classification's, for names made of every word the
+    /// classification knows, in both cases and with each separator.
+    #[test]
+    fn the_hints_change_no_answer() {
+        let mut words: Vec<&str> = [ABOUT, TOKENIZER, DATA_KEY, PUBLIC].concat();
+        words.extend([
+            "PASSWORD", "PASSWD", "PASSPHRASE", "PWD", "SECRET", "TOKEN", "KEY", "APIKEY",
+            "PAT", "PRIVATE", "MAX", "MIN", "NUM", "N", "HF", "DB", "AWS", "MYPASSWORD", "X",
+        ]);
+        let mut found = 0;
+        for a in &words {
+            for b in &words {
+                for sep in ["_", "-", "."] {
+                    for n in [format!("{a}{sep}{b}"), format!("{a}{sep}{b}").to_lowercase()] {
+                        assert_eq!(credential_name(&n), classify(&n), "{n}");
+                        found += usize::from(classify(&n).is_some());
+                    }
+                }
+            }
+            assert_eq!(credential_name(a), classify(a), "{a}");
+        }
+        // The corpus holds credentials too: the comparison is not of `None`s.
+        assert!(found > 1000, "{found}");
         for n in [
             "SECRET_NAME",
             "AWS_SECRETS_MANAGER_REGION",

@@ -30,13 +30,13 @@ fn published(cx: &Cx, out: &mut Vec<Finding>) {
     for p in cx
         .pins
         .iter()
-        .filter(|p| VARIANT_PACKAGES.contains(&p.name.as_str()))
+        .filter(|p| VARIANT_PACKAGES.contains(&&*p.name))
     {
         let (Some(cuda), Some(version), Some(rel)) = (p.cuda(), p.release(), p.torch_release())
         else {
             continue;
         };
-        if p.name == "torchaudio" && !scl_domain::torch::torchaudio_has_cuda_variants(version) {
+        if &*p.name == "torchaudio" && !scl_domain::torch::torchaudio_has_cuda_variants(version) {
             out.push(
                 Finding::error(
                     "E0511",
@@ -115,7 +115,7 @@ fn variants(cx: &Cx, out: &mut Vec<Finding>) {
     let pins: Vec<_> = cx
         .pins
         .iter()
-        .filter(|p| VARIANT_PACKAGES.contains(&p.name.as_str()))
+        .filter(|p| VARIANT_PACKAGES.contains(&&*p.name))
         .filter_map(|p| Some((p, p.cuda()?)))
         .collect();
     // Pin against pin, whatever the image: torchvision and torchaudio refuse
@@ -580,7 +580,7 @@ pub(crate) fn driver(cx: &Cx, driver: &str, out: &mut Vec<Finding>) {
     for p in cx
         .pins
         .iter()
-        .filter(|p| VARIANT_PACKAGES.contains(&p.name.as_str()))
+        .filter(|p| VARIANT_PACKAGES.contains(&&*p.name))
     {
         if let Some(c) = p.cuda() {
             if !runtimes.iter().any(|(r, _, _)| major_minor(r) == c) {

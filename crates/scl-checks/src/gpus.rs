@@ -161,7 +161,7 @@ fn floors(cx: &Cx, g: &Gpu, field: &str, out: &mut Vec<Finding>) {
     let cuda = cx
         .pins
         .iter()
-        .filter(|p| p.name == "torch")
+        .filter(|p| &*p.name == "torch")
         .find_map(|p| Some((p.cuda()?, p.field.to_string(), p.shown())))
         .or_else(|| {
             let c = cx.base_cuda.clone()?;

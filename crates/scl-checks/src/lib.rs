@@ -242,7 +242,7 @@ pub fn cuda_runtimes(spec: &EnvSpec, inputs: &Inputs) -> Vec<(String, String)> {
     if let Some(c) = &cx.base_cuda {
         out.push((c.clone(), format!("the base image {}", cx.base_ref())));
     }
-    for p in cx.pins.iter().filter(|p| p.name == "torch") {
+    for p in cx.pins.iter().filter(|p| &*p.name == "torch") {
         if let Some(c) = p.cuda() {
             out.push((c, format!("`{}`", p.text)));
         }
@@ -308,14 +308,14 @@ impl<'a> Cx<'a> {
     pub fn pin(&self, name: &str) -> Option<&Pin> {
         self.pins
             .iter()
-            .find(|p| p.name == name && p.version.is_some())
+            .find(|p| *p.name == *name && p.version.is_some())
     }
 
     /// Every exact pin of package `name` (normalized), in order.
     pub fn pins_of<'b>(&'b self, name: &'b str) -> impl Iterator<Item = &'b Pin> + 'b {
         self.pins
             .iter()
-            .filter(move |p| p.name == name && p.version.is_some())
+            .filter(move |p| *p.name == *name && p.version.is_some())
     }
 }
 

@@ -23,12 +23,12 @@ pub struct RequirementsFile {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pin {
     /// The PEP 503 normalized name (`torchvision`, `opencv-python`).
-    pub name: String,
+    pub name: Arc<str>,
     /// The version of an exact pin (`==2.1.2+cu118` → `2.1.2+cu118`);
     /// `None` for a range or no version.
-    pub version: Option<String>,
-    /// The requirement as written.
-    pub text: String,
+    pub version: Option<Arc<str>>,
+    /// The requirement as written (without surrounding blanks).
+    pub text: Arc<str>,
     /// The IR field (`python.packages[0]`, `python.requirements[1]`).
     pub field: PinField,
     /// Where in a requirements file (`requirements.lock line 3`), else empty.
@@ -96,7 +96,7 @@ impl Pin {
     /// ranges and releases the table does not list.
     pub fn torch_release(&self) -> Option<scl_domain::torch::Release> {
         let v = self.release()?;
-        match self.name.as_str() {
+        match &*self.name {
             "torch" => scl_domain::torch::release(v),
             "torchvision" => scl_domain::torch::release_of_torchvision(v),
             "torchaudio" => scl_domain::torch::release_of_torchaudio(v),
@@ -196,8 +196,8 @@ pub fn exact_pin(text: &str) -> Option<(String, String)> {
     // marker and place): every env's normalization asks this of each of
     // its Python requirements.
     let r = parsed(text)?;
-    let version = r.version.clone()?;
-    applies(&r.requirement, None).then(|| (r.name.clone(), version))
+    let version = r.version.as_deref()?;
+    applies(&r.requirement, None).then(|| (r.name.to_string(), version.to_string()))
 }
 
 /// A requirement as a [`Pin`]; `None` when it does not parse or pip would
@@ -207,10 +207,12 @@ fn parse(text: &str, field: PinField, place: String, python: Option<&str>) -> Op
     if !applies(&r.requirement, python) {
         return None;
     }
+    // Shared with the memo: the same requirements come back in every env
+    // that inherits them.
     Some(Pin {
         name: r.name.clone(),
         version: r.version.clone(),
-        text: text.trim().to_string(),
+        text: r.text.clone(),
         field,
         place,
         marker: r.requirement.marker.clone(),
@@ -221,10 +223,12 @@ fn parse(text: &str, field: PinField, place: String, python: Option<&str>) -> Op
 struct Parsed {
     requirement: pep508_rs::Requirement<pep508_rs::VerbatimUrl>,
     /// PEP 503 normalized.
-    name: String,
+    name: Arc<str>,
     /// The exact pin among the specifiers (`>=2.1,==2.1.2+cu118` pins too),
     /// lowercase.
-    version: Option<String>,
+    version: Option<Arc<str>>,
+    /// The text without surrounding blanks.
+    text: Arc<str>,
 }
 
 /// How many requirement texts [`parsed`] remembers before it starts over.
@@ -253,12 +257,13 @@ fn parsed(text: &str) -> Option<Arc<Parsed>> {
                                 | pep508_rs::pep440_rs::Operator::ExactEqual
                         )
                     })
-                    .map(|s| s.version().to_string().to_ascii_lowercase()),
+                    .map(|s| s.version().to_string().to_ascii_lowercase().into()),
                 _ => None,
             };
             Arc::new(Parsed {
-                name: normalize(requirement.name.as_ref()),
+                name: normalize(requirement.name.as_ref()).into(),
                 version,
+                text: text.trim().into(),
                 requirement,
             })
         });
