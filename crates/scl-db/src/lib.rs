@@ -1336,7 +1336,8 @@ impl Database {
     /// domain checks among them) as soon as it is evaluated (the static
     /// passes take about half as long as evaluation, so the other thread
     /// would otherwise wait); this thread then takes what is left of the
-    /// modules' diagnostics from the other end. Everything is memoized:
+    /// modules' diagnostics from the other end (the root's first), while
+    /// the other, done, gathers them ([`check_diagnostics`]). Everything is memoized:
     /// [`check_diagnostics`] finds it made. The answers are the same as on
     /// one thread. `order` is the post-order of the modules `root` reaches
     /// (the warm-up walk's: [`module_graph`]'s is the same, and the other
@@ -1360,13 +1361,27 @@ impl Database {
                 // Only modules this thread has evaluated: one that is
                 // being evaluated would be waited for inside salsa, and
                 // its end would wake this thread, module by module.
+                // The root's own are the checking thread's (it evaluates
+                // the root last and asks for its diagnostics first).
+                let mut all = true;
                 for (i, f) in order.iter().enumerate() {
                     if !evaluated.wait_for(i, TRAIL_BATCH) {
+                        all = false;
                         break;
                     }
-                    let _ = module_diagnostics(&db, *f);
+                    if *f != root {
+                        let _ = module_diagnostics(&db, *f);
+                    }
                 }
                 timings::mark("helper: module diagnostics");
+                // While the checking thread makes the root's diagnostics,
+                // gather every module's here, so that its
+                // `check_diagnostics` finds them gathered (that query asks
+                // the group holding the root last).
+                if all {
+                    let _ = check_diagnostics(&db, root);
+                    timings::mark("helper: diagnostics gathered");
+                }
             });
             // A fresh handle: salsa reuses each depth's frame of the query
             // stack with its room, and clearing a frame costs its room, so
@@ -1439,9 +1454,16 @@ pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> 
     for group in module_groups(db, &walk.post_order) {
         group_values(db, group);
     }
+    // The groups are asked last to first: the first holds `file`, whose
+    // diagnostics are the last made in a first check
+    // ([`Database::check_on_two_cores`], where the other thread runs this
+    // query while the checking thread makes them).
+    let groups: Vec<ModuleGroup> = module_groups(db, &walk.order).collect();
+    let gathered: Vec<&Arc<Vec<Diagnostic>>> =
+        groups.iter().rev().map(|g| group_diagnostics(db, *g)).collect();
     let mut out: Vec<Diagnostic> = Vec::new();
-    for group in module_groups(db, &walk.order) {
-        out.extend(group_diagnostics(db, group).iter().cloned());
+    for d in gathered.iter().rev() {
+        out.extend(d.iter().cloned());
     }
     out.extend(walk.cycles.iter().cloned());
     if out.is_empty() {
