@@ -655,14 +655,34 @@ mod tests {
     fn the_hints_change_no_answer() {
         let mut words: Vec<&str> = [ABOUT, TOKENIZER, DATA_KEY, PUBLIC].concat();
         words.extend([
-            "PASSWORD", "PASSWD", "PASSPHRASE", "PWD", "SECRET", "TOKEN", "KEY", "APIKEY",
-            "PAT", "PRIVATE", "MAX", "MIN", "NUM", "N", "HF", "DB", "AWS", "MYPASSWORD", "X",
+            "PASSWORD",
+            "PASSWD",
+            "PASSPHRASE",
+            "PWD",
+            "SECRET",
+            "TOKEN",
+            "KEY",
+            "APIKEY",
+            "PAT",
+            "PRIVATE",
+            "MAX",
+            "MIN",
+            "NUM",
+            "N",
+            "HF",
+            "DB",
+            "AWS",
+            "MYPASSWORD",
+            "X",
         ]);
         let mut found = 0;
         for a in &words {
             for b in &words {
                 for sep in ["_", "-", "."] {
-                    for n in [format!("{a}{sep}{b}"), format!("{a}{sep}{b}").to_lowercase()] {
+                    for n in [
+                        format!("{a}{sep}{b}"),
+                        format!("{a}{sep}{b}").to_lowercase(),
+                    ] {
                         assert_eq!(credential_name(&n), classify(&n), "{n}");
                         found += usize::from(classify(&n).is_some());
                     }

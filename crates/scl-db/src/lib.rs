@@ -1459,8 +1459,11 @@ pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> 
     // ([`Database::check_on_two_cores`], where the other thread runs this
     // query while the checking thread makes them).
     let groups: Vec<ModuleGroup> = module_groups(db, &walk.order).collect();
-    let gathered: Vec<&Arc<Vec<Diagnostic>>> =
-        groups.iter().rev().map(|g| group_diagnostics(db, *g)).collect();
+    let gathered: Vec<&Arc<Vec<Diagnostic>>> = groups
+        .iter()
+        .rev()
+        .map(|g| group_diagnostics(db, *g))
+        .collect();
     let mut out: Vec<Diagnostic> = Vec::new();
     for d in gathered.iter().rev() {
         out.extend(d.iter().cloned());

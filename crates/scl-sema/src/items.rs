@@ -3,9 +3,9 @@
 //! their own. Compared by value, so an edit that changes no name (a comment,
 //! a body, blank lines) leaves it equal and re-runs nothing that reads it.
 
-use scl_syntax::ast::Name;
 use crate::eval::evaluation_order;
 use rustc_hash::FxHashMap as HashMap;
+use scl_syntax::ast::Name;
 use scl_syntax::ast::{self, Decl};
 
 /// What a declaration is.

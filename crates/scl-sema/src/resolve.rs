@@ -3,12 +3,12 @@
 //! functions, and warnings that need only the syntax (decimal memory units).
 //! It sees every expression, including branches that evaluation skips.
 
-use scl_syntax::ast::Name;
 use crate::builtins;
 use crate::ty::Ty;
 use crate::typeck;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use scl_diag::{Diagnostic, Suggestions};
+use scl_syntax::ast::Name;
 use scl_syntax::ast::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,10 +1,10 @@
 //! Runtime values of the evaluator.
 
-use scl_syntax::ast::Name;
 use crate::ModuleId;
 use scl_diag::Span;
 use scl_ir::FieldPath;
 use scl_syntax::ast;
+use scl_syntax::ast::Name;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;

@@ -638,7 +638,8 @@ impl<'a> Lexer<'a> {
                         self.pos += 1;
                     }
                     let word = &self.src[start..self.pos];
-                    let kind = keyword(word).unwrap_or_else(|| TokenKind::Ident(crate::ast::Name::new(word)));
+                    let kind = keyword(word)
+                        .unwrap_or_else(|| TokenKind::Ident(crate::ast::Name::new(word)));
                     if interp.is_none()
                         && !self.stack.is_empty()
                         && start > 0
@@ -998,6 +999,22 @@ impl<'a> Lexer<'a> {
         let triple = self.src[start..].starts_with("\"\"\"");
         let q = if triple { 3 } else { 1 };
         self.pos += q;
+        // The usual literal (`"pkg-5"`, an import's path): printable ASCII
+        // up to the closing quote, nothing to unescape, interpolate or
+        // report (a hidden character is not ASCII). Its text is the slice
+        // itself: nothing is built piece by piece.
+        if !triple {
+            let rest = &self.bytes[self.pos..];
+            let plain = rest
+                .iter()
+                .position(|&b| !(b' '..=b'~').contains(&b) || matches!(b, b'"' | b'\\' | b'$'));
+            if let Some(n) = plain.filter(|&n| rest[n] == b'"') {
+                let text = crate::ast::Name::new(&self.src[self.pos..self.pos + n]);
+                self.pos += n + 1;
+                self.push(TokenKind::Str(text), Span::new(start, self.pos));
+                return;
+            }
+        }
         let mut pieces: Vec<Piece> = Vec::new();
         let mut buf = String::new();
         let mut buf_start = self.pos;
@@ -1376,6 +1393,46 @@ mod tests {
 
     fn kinds(src: &str) -> Vec<TokenKind> {
         lex(src).0.into_iter().map(|t| t.kind).collect()
+    }
+
+    /// A plain literal (taken as its slice) lexes as the same literal
+    /// followed by an escape does (built piece by piece), but for the
+    /// escape; and a literal the slice cannot take (`$`, a tab, a non-ASCII
+    /// character, no closing quote) still lexes piece by piece.
+    #[test]
+    fn plain_string_literals_are_their_slices() {
+        let bodies = [
+            "",
+            "a",
+            "pkg-5",
+            "./base.env.scl",
+            "a b  c",
+            "{}[]()=+-*/.,:;'`~!@#%^&|<>?",
+            "x".repeat(23).as_str(),
+            "y".repeat(24).as_str(),
+            "sk-0123456789abcdefghijklmnopqrstuv",
+        ]
+        .map(str::to_string);
+        for body in bodies {
+            let fast = lex(&format!("x = \"{body}\" + y"));
+            let slow = lex(&format!("x = \"{body}\\t\" + y"));
+            assert!(fast.1.is_empty() && slow.1.is_empty(), "{body:?}");
+            let text = |t: &[Token]| match &t[2].kind {
+                TokenKind::Str(s) => s.to_string(),
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(text(&fast.0), body);
+            assert_eq!(text(&slow.0), format!("{body}\t"));
+            assert_eq!(fast.0[2].span, Span::new(4, 6 + body.len()), "{body:?}");
+            let after = |t: &[Token]| t[3..].iter().map(|t| t.kind.clone()).collect::<Vec<_>>();
+            assert_eq!(after(&fast.0), after(&slow.0));
+        }
+        assert_eq!(kinds("\"a\tb\""), vec![TokenKind::Str("a\tb".into())]);
+        assert_eq!(kinds("\"café\""), vec![TokenKind::Str("café".into())]);
+        assert_eq!(kinds("\"$x\""), vec![TokenKind::Str("$x".into())]);
+        assert!(matches!(kinds("\"a${b}\"")[0], TokenKind::StrStart));
+        let (_, diags) = lex("x = \"abc\n");
+        assert_eq!(diags.len(), 1, "{diags:?}");
     }
 
     #[test]

@@ -13,7 +13,6 @@
 //! [`equality`] (`==`), [`paths`] (values at a path), [`budget`] (charging steps
 //! and bytes against [`crate::limits`]).
 
-use scl_syntax::ast::Name;
 use crate::builtins;
 use crate::normalize;
 use crate::ty::{EnumDef, RecordTy, Ty};
@@ -22,6 +21,7 @@ use crate::{Host, ModuleId, ModuleValues};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use scl_diag::{did_you_mean, Diagnostic, Span};
 use scl_ir::{path::Seg, FieldPath};
+use scl_syntax::ast::Name;
 use scl_syntax::ast::{self, AssignOp, BinaryOp, Decl, ExprKind, ItemKind, UnaryOp};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;

@@ -2,13 +2,13 @@
 //! [`Checker::check`] checks it against an expected type (which flows into
 //! list, record, `if` and enum literals, as evaluation's expected type does).
 
-use scl_syntax::ast::Name;
 use super::messages::{a_type, mismatch, quoted};
 use super::types::{fits, join, ModuleTypes, Type};
 use super::Context;
 use crate::ty::{EnumDef, Ty};
 use rustc_hash::FxHashMap as HashMap;
 use scl_diag::{did_you_mean, Diagnostic, Span, Suggestions};
+use scl_syntax::ast::Name;
 use scl_syntax::ast::*;
 use std::sync::Arc;
 

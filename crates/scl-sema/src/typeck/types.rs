@@ -8,9 +8,9 @@
 //! types that fit everything (`Error`: already reported; `Nothing`: the
 //! elements of `[]`). The schema's scalar types are kept as [`Ty`] values.
 
-use scl_syntax::ast::Name;
 use crate::builtins::Builtin;
 use crate::ty::{EnumDef, RecordTy, Ty};
+use scl_syntax::ast::Name;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
