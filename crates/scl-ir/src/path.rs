@@ -35,9 +35,20 @@ impl Seg {
     }
 }
 
+impl Seg {
+    /// Whether the two texts are one and the same (a schema name's
+    /// literal, a shared key): then they are equal without reading them.
+    /// The segments of an env's paths are mostly such (every `services.*`
+    /// path starts with the schema's one `services`).
+    fn same_text(&self, other: &Seg) -> bool {
+        let (a, b) = (self.as_str(), other.as_str());
+        std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()
+    }
+}
+
 impl PartialEq for Seg {
     fn eq(&self, other: &Seg) -> bool {
-        self.as_str() == other.as_str()
+        self.same_text(other) || self.as_str() == other.as_str()
     }
 }
 impl Eq for Seg {}
@@ -53,6 +64,9 @@ impl PartialOrd for Seg {
 }
 impl Ord for Seg {
     fn cmp(&self, other: &Seg) -> Ordering {
+        if self.same_text(other) {
+            return Ordering::Equal;
+        }
         self.as_str().cmp(other.as_str())
     }
 }

@@ -102,6 +102,10 @@ impl Evaluator<'_> {
         layer: &str,
         seen: &mut Seen,
     ) -> R<()> {
+        // Room for each item's path at once: a block of thousands of
+        // items (`services { … }` of a whole workspace) is not rehashed
+        // as it grows (a no-op when the room is there).
+        seen.set.reserve(block.items.len());
         let mut failed = false;
         for item in block.items.iter() {
             if self
