@@ -1336,7 +1336,7 @@ impl Database {
     /// domain checks among them) as soon as it is evaluated (the static
     /// passes take about half as long as evaluation, so the other thread
     /// would otherwise wait); this thread then takes what is left of the
-    /// modules' diagnostics from the other end (the root's first), while
+    /// modules' diagnostics from the other end (the root's first), and
     /// the other, done, gathers them ([`check_diagnostics`]). Everything is memoized:
     /// [`check_diagnostics`] finds it made. The answers are the same as on
     /// one thread. `order` is the post-order of the modules `root` reaches
@@ -1374,10 +1374,10 @@ impl Database {
                     }
                 }
                 timings::mark("helper: module diagnostics");
-                // While the checking thread makes the root's diagnostics,
-                // gather every module's here, so that its
-                // `check_diagnostics` finds them gathered (that query asks
-                // the group holding the root last).
+                // Gather every module's here (the group holding the root
+                // first: this waits for the checking thread to make the
+                // root's), so that its `check_diagnostics` finds them
+                // gathered.
                 if all {
                     let _ = check_diagnostics(&db, root);
                     timings::mark("helper: diagnostics gathered");
@@ -1454,19 +1454,14 @@ pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> 
     for group in module_groups(db, &walk.post_order) {
         group_values(db, group);
     }
-    // The groups are asked last to first: the first holds `file`, whose
-    // diagnostics are the last made in a first check
-    // ([`Database::check_on_two_cores`], where the other thread runs this
-    // query while the checking thread makes them).
-    let groups: Vec<ModuleGroup> = module_groups(db, &walk.order).collect();
-    let gathered: Vec<&Arc<Vec<Diagnostic>>> = groups
-        .iter()
-        .rev()
-        .map(|g| group_diagnostics(db, *g))
-        .collect();
+    // In order: asked in another order (the group holding `file` last, so
+    // that the thread gathering them in a first check does not wait on
+    // `file`'s own), a chain of imports is typed from its far end, one
+    // query inside the next, and one core takes 4-14 % longer at N = 20000
+    // (bench/README.md, twenty-first session).
     let mut out: Vec<Diagnostic> = Vec::new();
-    for d in gathered.iter().rev() {
-        out.extend(d.iter().cloned());
+    for group in module_groups(db, &walk.order) {
+        out.extend(group_diagnostics(db, group).iter().cloned());
     }
     out.extend(walk.cycles.iter().cloned());
     if out.is_empty() {
