@@ -1336,8 +1336,7 @@ impl Database {
     /// domain checks among them) as soon as it is evaluated (the static
     /// passes take about half as long as evaluation, so the other thread
     /// would otherwise wait); this thread then takes what is left of the
-    /// modules' diagnostics from the other end (the root's first), and
-    /// the other, done, gathers them ([`check_diagnostics`]). Everything is memoized:
+    /// modules' diagnostics from the other end. Everything is memoized:
     /// [`check_diagnostics`] finds it made. The answers are the same as on
     /// one thread. `order` is the post-order of the modules `root` reaches
     /// (the warm-up walk's: [`module_graph`]'s is the same, and the other
@@ -1361,27 +1360,13 @@ impl Database {
                 // Only modules this thread has evaluated: one that is
                 // being evaluated would be waited for inside salsa, and
                 // its end would wake this thread, module by module.
-                // The root's own are the checking thread's (it evaluates
-                // the root last and asks for its diagnostics first).
-                let mut all = true;
                 for (i, f) in order.iter().enumerate() {
                     if !evaluated.wait_for(i, TRAIL_BATCH) {
-                        all = false;
                         break;
                     }
-                    if *f != root {
-                        let _ = module_diagnostics(&db, *f);
-                    }
+                    let _ = module_diagnostics(&db, *f);
                 }
                 timings::mark("helper: module diagnostics");
-                // Gather every module's here (the group holding the root
-                // first: this waits for the checking thread to make the
-                // root's), so that its `check_diagnostics` finds them
-                // gathered.
-                if all {
-                    let _ = check_diagnostics(&db, root);
-                    timings::mark("helper: diagnostics gathered");
-                }
             });
             // A fresh handle: salsa reuses each depth's frame of the query
             // stack with its room, and clearing a frame costs its room, so
@@ -1454,9 +1439,8 @@ pub fn check_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>> 
     for group in module_groups(db, &walk.post_order) {
         group_values(db, group);
     }
-    // In order: asked in another order (the group holding `file` last, so
-    // that the thread gathering them in a first check does not wait on
-    // `file`'s own), a chain of imports is typed from its far end, one
+    // In order: asked in another order (the group holding `file` last, or
+    // last to first), a chain of imports is typed from its far end, one
     // query inside the next, and one core takes 4-14 % longer at N = 20000
     // (bench/README.md, twenty-first session).
     let mut out: Vec<Diagnostic> = Vec::new();
