@@ -424,6 +424,14 @@ enum Piece {
     Interp(Span, Vec<Token>, Span),
 }
 
+/// Whether byte `b` of a string literal stands for itself: printable
+/// ASCII that ends nothing and starts no escape or interpolation (a hidden
+/// character is not ASCII, so none needs a report).
+#[inline]
+fn plain_string_byte(b: u8) -> bool {
+    (b' '..=b'~').contains(&b) && !matches!(b, b'"' | b'\\' | b'$')
+}
+
 struct Lexer<'a> {
     src: &'a str,
     bytes: &'a [u8],
@@ -1005,9 +1013,7 @@ impl<'a> Lexer<'a> {
         // itself: nothing is built piece by piece.
         if !triple {
             let rest = &self.bytes[self.pos..];
-            let plain = rest
-                .iter()
-                .position(|&b| !(b' '..=b'~').contains(&b) || matches!(b, b'"' | b'\\' | b'$'));
+            let plain = rest.iter().position(|&b| !plain_string_byte(b));
             if let Some(n) = plain.filter(|&n| rest[n] == b'"') {
                 let text = crate::ast::Name::new(&self.src[self.pos..self.pos + n]);
                 self.pos += n + 1;
@@ -1166,9 +1172,7 @@ impl<'a> Lexer<'a> {
                     // in one piece. Anything else goes a character at a time.
                     let run = self.bytes[self.pos..]
                         .iter()
-                        .take_while(|&&b| {
-                            (b' '..=b'~').contains(&b) && !matches!(b, b'"' | b'\\' | b'$')
-                        })
+                        .take_while(|&&b| plain_string_byte(b))
                         .count();
                     if run > 0 {
                         buf.push_str(&self.src[self.pos..self.pos + run]);
