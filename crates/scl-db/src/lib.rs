@@ -2155,8 +2155,10 @@ impl std::ops::Deref for ModuleDecls {
 }
 
 /// A module's declarations with absolute spans, made again from the
-/// anchored ones and the span tables (`Decl::absolute`): what the static
-/// pass and the placing of findings read. Equal to the parse but for the
+/// anchored ones and the span tables (`Decl::absolute`): what hover's
+/// type table (`types::type_table`) and the placing of findings read
+/// (the static pass of a compile reads the anchored declarations and
+/// makes only its diagnostics absolute). Equal to the parse but for the
 /// doc comments; a copy, not kept (not a query).
 pub fn module_ast(db: &dyn Db, file: SourceFile) -> scl_syntax::ast::Module {
     let syntax = file.syntax(db);

@@ -6,7 +6,7 @@
 //! declaration's type (a comment, a body) re-checks no importer.
 
 use crate::{display_path, Db, SourceFile, STDLIB, STD_PREFIX};
-use scl_sema::typeck::{ImportTypes, ModuleTypes, TypeTable, Typed};
+use scl_sema::typeck::{ImportTypes, ModuleTypes, TypeTable};
 use scl_sema::{KnownModule, StaticInputs};
 use std::sync::{Arc, OnceLock};
 
@@ -22,41 +22,115 @@ pub struct StaticPass {
 
 /// The static pass over one module, with its imports' declaration types
 /// ([`StaticPass`]).
+///
+/// It reads the declarations where the database keeps them (anchored:
+/// [`crate::module_decls`]), without a copy with absolute spans, and makes
+/// only its diagnostics' spans absolute: at N = 20000 modules the copy
+/// ([`crate::module_ast`]) was a quarter of the static pass's time.
 #[salsa::tracked(returns(ref), cycle_result = typed_cycle)]
 pub fn typed_module(db: &dyn Db, file: SourceFile) -> Arc<StaticPass> {
-    let typed = static_pass(db, file);
-    Arc::new(StaticPass {
-        diagnostics: typed.diagnostics,
-        signatures: Arc::new(typed.signatures),
-    })
-}
-
-/// The type of every expression of `file` (`TypeTable::type_at`, for
-/// hover): the static pass run again, its table kept.
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn type_table(db: &dyn Db, file: SourceFile) -> Arc<TypeTable> {
-    Arc::new(static_pass(db, file).types)
-}
-
-/// The static pass over one module (names and types).
-fn static_pass(db: &dyn Db, file: SourceFile) -> Typed {
-    let module = crate::module_ast(db, file);
+    let decls = crate::module_decls(db, file);
     let text = crate::source_text(db, file);
     let path = display_path(db, file);
-    let mut typed = scl_sema::check_module_with(
-        &module,
+    let spans = AnchoredSpans::new(db, file, decls);
+    let items = db.semantic(file).items(db);
+    let list = scl_sema::typeck::Declarations {
+        list: decls.iter().map(|d| &d.decl).collect(),
+        recovered: (0..decls.len())
+            .map(|i| items.items.get(i).is_some_and(|x| x.recovered))
+            .collect(),
+    };
+    let absolute = |s: scl_diag::Span| spans.absolute(s);
+    let typed = scl_sema::check_declarations(
+        &list,
         &StaticInputs {
             text: &text,
             imports: &DbImports::new(db, file),
             known_modules: known_modules(),
+            absolute: Some(&absolute),
         },
     );
-    typed.diagnostics = std::mem::take(&mut typed.diagnostics)
+    let diagnostics = typed
+        .diagnostics
         .into_iter()
-        .map(|d| d.in_file(&path))
+        .map(|mut d| {
+            d.at.span = spans.absolute(d.at.span);
+            for l in &mut d.labels {
+                l.at.span = spans.absolute(l.at.span);
+            }
+            d.in_file(&path)
+        })
         .collect();
-    typed.signatures.path = path.to_string();
-    typed
+    let mut signatures = typed.signatures;
+    signatures.path = path.to_string();
+    Arc::new(StaticPass {
+        diagnostics,
+        signatures: Arc::new(signatures),
+    })
+}
+
+/// Makes the anchored spans of one module's declarations absolute: by
+/// the module's own span tables (`FileSyntax::spans`, by declaration
+/// index) for its own anchors, found through a map built at the first
+/// anchored span (a module may declare 20,000 names and have as many
+/// errors: no search per span); by [`crate::absolute_span`] for another
+/// module's.
+struct AnchoredSpans<'a> {
+    db: &'a dyn Db,
+    file: SourceFile,
+    decls: &'a crate::ModuleDecls,
+    /// Anchor → declaration index, made when first needed.
+    index: std::cell::OnceCell<rustc_hash::FxHashMap<u32, usize>>,
+}
+
+impl<'a> AnchoredSpans<'a> {
+    fn new(db: &'a dyn Db, file: SourceFile, decls: &'a crate::ModuleDecls) -> Self {
+        AnchoredSpans {
+            db,
+            file,
+            decls,
+            index: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// `s` as offsets in the module's text (an absolute span as it is).
+    fn absolute(&self, s: scl_diag::Span) -> scl_diag::Span {
+        if s.anchor == 0 {
+            return s;
+        }
+        let index = self.index.get_or_init(|| {
+            self.decls
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (d.decl.span().anchor, i))
+                .collect()
+        });
+        match index.get(&s.anchor) {
+            Some(&i) => match self.file.syntax(self.db).spans.get(i) {
+                Some(table) => table.absolute(s),
+                None => scl_diag::Span::new(0, 0),
+            },
+            None => crate::absolute_span(self.db, s),
+        }
+    }
+}
+
+/// The type of every expression of `file` (`TypeTable::type_at`, for
+/// hover): the type checker run again on the declarations with absolute
+/// spans ([`crate::module_ast`]), its table kept.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn type_table(db: &dyn Db, file: SourceFile) -> Arc<TypeTable> {
+    let module = crate::module_ast(db, file);
+    let text = crate::source_text(db, file);
+    let typed = scl_sema::typeck::type_module(
+        &module,
+        &scl_sema::typeck::Context {
+            text: &text,
+            imports: &DbImports::new(db, file),
+            absolute: None,
+        },
+    );
+    Arc::new(typed.types)
 }
 
 fn typed_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<StaticPass> {
@@ -92,6 +166,7 @@ pub fn module_types(db: &dyn Db, file: SourceFile) -> Arc<ModuleTypes> {
         &scl_sema::typeck::Context {
             text: "",
             imports: &DbImports::new(db, file),
+            absolute: None,
         },
     );
     let mut sig = typed.signatures;

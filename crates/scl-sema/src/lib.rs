@@ -29,7 +29,7 @@ pub use eval::{
     Spent, MAX_SELF_ROUNDS,
 };
 pub use items::{AnchoredDecl, DeclKind, ItemInfo, Items};
-pub use resolve::{check_module, check_module_with, KnownModule, StaticInputs};
+pub use resolve::{check_declarations, check_module, check_module_with, KnownModule, StaticInputs};
 pub use value::{EnumVal, EnvValue, FinalEnv, ImageVal, Origin, Origins, SecretVal, Value};
 
 use scl_diag::{Diagnostic, Span};

@@ -23,6 +23,7 @@ pub fn check_module(module: &Module) -> Vec<Diagnostic> {
             text: "",
             imports: &typeck::NoImports,
             known_modules: &[],
+            absolute: None,
         },
     )
     .diagnostics
@@ -45,29 +46,40 @@ pub struct StaticInputs<'a> {
     /// Modules an unknown alias may mean (the stdlib's, by their names and
     /// documented aliases), for "add this import".
     pub known_modules: &'a [KnownModule],
+    /// Where an anchored span of the declarations is in `text`
+    /// (`typeck::Context::absolute`); `None` for absolute spans.
+    pub absolute: Option<&'a dyn Fn(scl_diag::Span) -> scl_diag::Span>,
 }
 
 /// The whole static pass: names, duplicates, types in signatures, recursion
 /// and the type checker ([`typeck::type_module`]). The result's
 /// diagnostics hold both; its files are left empty.
 pub fn check_module_with(module: &Module, inputs: &StaticInputs) -> typeck::Typed {
-    let mut typed = typeck::type_module(
-        module,
+    check_declarations(&typeck::Declarations::of(module), inputs)
+}
+
+/// [`check_module_with`] on a list of declarations (the database's
+/// anchored ones: the diagnostics keep their anchored spans, for the
+/// caller to make absolute).
+pub fn check_declarations(decls: &typeck::Declarations, inputs: &StaticInputs) -> typeck::Typed {
+    let mut typed = typeck::type_declarations(
+        decls,
         &typeck::Context {
             text: inputs.text,
             imports: inputs.imports,
+            absolute: inputs.absolute,
         },
     );
-    let mut out = names(module, inputs.known_modules);
+    let mut out = names(&decls.list, inputs.known_modules);
     out.append(&mut typed.diagnostics);
     typed.diagnostics = out;
     typed
 }
 
-fn names(module: &Module, known_modules: &[KnownModule]) -> Vec<Diagnostic> {
+fn names(module: &[&Decl], known_modules: &[KnownModule]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut first: HashMap<&str, &Ident> = HashMap::default();
-    for d in &module.decls {
+    for d in module {
         let n = d.name();
         if let Some(prev) = first.get(n.name.as_str()) {
             out.push(
@@ -83,13 +95,8 @@ fn names(module: &Module, known_modules: &[KnownModule]) -> Vec<Diagnostic> {
             first.insert(&n.name, n);
         }
     }
-    let globals: Vec<&str> = module
-        .decls
-        .iter()
-        .map(|d| d.name().name.as_str())
-        .collect();
+    let globals: Vec<&str> = module.iter().map(|d| d.name().name.as_str()).collect();
     let enums: Vec<&str> = module
-        .decls
         .iter()
         .filter_map(|d| match d {
             Decl::Enum(e) => Some(e.name.name.as_str()),
@@ -97,7 +104,6 @@ fn names(module: &Module, known_modules: &[KnownModule]) -> Vec<Diagnostic> {
         })
         .collect();
     let imports: Vec<&str> = module
-        .decls
         .iter()
         .filter_map(|d| match d {
             Decl::Import(i) => Some(i.alias.name.as_str()),
@@ -121,7 +127,7 @@ fn names(module: &Module, known_modules: &[KnownModule]) -> Vec<Diagnostic> {
         known_modules,
     };
     let mut calls: BTreeMap<usize, Vec<(Name, scl_diag::Span)>> = BTreeMap::new();
-    for (i, d) in module.decls.iter().enumerate() {
+    for (i, d) in module.iter().enumerate() {
         match d {
             Decl::Import(_) | Decl::Enum(_) => {}
             Decl::Let(l) => w.expr(&l.value, &mut Vec::new()),
@@ -169,7 +175,6 @@ fn names(module: &Module, known_modules: &[KnownModule]) -> Vec<Diagnostic> {
     // Recursion between functions of this module (another module's functions
     // cannot call back without an import cycle).
     let fn_index: HashMap<&str, usize> = module
-        .decls
         .iter()
         .enumerate()
         .filter_map(|(i, d)| match d {
@@ -202,7 +207,7 @@ fn find_cycle(
     index: &HashMap<&str, usize>,
     state: &mut HashMap<usize, u8>,
     stack: &mut Vec<usize>,
-    module: &Module,
+    module: &[&Decl],
     out: &mut Vec<Diagnostic>,
     reported: &mut bool,
 ) {
@@ -218,7 +223,7 @@ fn find_cycle(
             let pos = stack.iter().position(|x| *x == g).unwrap_or(0);
             let names: Vec<&str> = stack[pos..]
                 .iter()
-                .map(|i| module.decls[*i].name().name.as_str())
+                .map(|i| module[*i].name().name.as_str())
                 .collect();
             let msg = if names.len() == 1 {
                 format!(

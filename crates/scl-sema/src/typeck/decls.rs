@@ -3,29 +3,27 @@
 
 use super::infer::{enum_def, Checker};
 use super::types::{ModuleTypes, Param, Signature, Type};
-use super::{Context, TypeTable, Typed};
+use super::{Context, Declarations, TypeTable, Typed};
 use scl_diag::Diagnostic;
 use scl_syntax::ast::*;
 use std::sync::Arc;
 
-pub(super) fn check(module: &Module, cx: &Context) -> Typed {
-    let mut c = Checker::new(module, cx);
-    let recovered = module.recovered_ranges();
-    for i in order(module, &c) {
+pub(super) fn check(module: &Declarations, cx: &Context) -> Typed {
+    let mut c = Checker::new(&module.list, cx);
+    for i in order(&module.list, &c) {
         // A declaration with a syntax error means nothing certain: it is
         // not checked, and what uses it is not checked against it.
-        let s = module.decls[i].span();
-        if recovered.overlaps(s.start, s.end.max(s.start + 1)) {
+        if module.recovered.get(i).copied().unwrap_or(false) {
             c.decl_types[i] = Some(Type::Error);
             continue;
         }
         let t = c.decl(i);
         // The declared name has the declaration's type (hover on a name).
-        c.table.push((module.decls[i].name().span, t.clone()));
+        c.table.push((module.list[i].name().span, t.clone()));
         c.decl_types[i] = Some(t);
     }
     let mut decls = scl_ir::fields::Fields::new();
-    for (i, d) in module.decls.iter().enumerate() {
+    for (i, d) in module.list.iter().enumerate() {
         if c.index.get(d.name().name.as_str()) == Some(&i) {
             decls.insert(
                 d.name().name.clone(),
@@ -48,10 +46,9 @@ pub(super) fn check(module: &Module, cx: &Context) -> Typed {
 /// The declarations in an order where each comes after those it names
 /// (on a cycle, in any order: the names on it are typed `Error` there, and
 /// the cycle is evaluation's error).
-fn order(module: &Module, c: &Checker) -> Vec<usize> {
-    let n = module.decls.len();
+fn order(module: &[&Decl], c: &Checker) -> Vec<usize> {
+    let n = module.len();
     let deps: Vec<Vec<usize>> = module
-        .decls
         .iter()
         .map(|d| {
             let mut out = Vec::new();
@@ -95,7 +92,7 @@ impl Checker<'_> {
     /// Types declaration `i` and checks its body.
     fn decl(&mut self, i: usize) -> Type {
         let module = self.module;
-        match &module.decls[i] {
+        match module[i] {
             Decl::Import(_) => {
                 let m = self.cx.imports.import_types(i);
                 Type::Module(m)

@@ -2,7 +2,7 @@
 //! [`Checker::check`] checks it against an expected type (which flows into
 //! list, record, `if` and enum literals, as evaluation's expected type does).
 
-use super::messages::{a_type, mismatch, quoted};
+use super::messages::{a_type, mismatch, quoted, Source};
 use super::types::{fits, join, ModuleTypes, Type};
 use super::Context;
 use crate::ty::{EnumDef, Ty};
@@ -18,7 +18,8 @@ type Fields = Arc<std::collections::BTreeMap<String, Type>>;
 /// The state of one module's check.
 pub(super) struct Checker<'a> {
     pub cx: &'a Context<'a>,
-    pub module: &'a Module,
+    /// The module's declarations, in order.
+    pub module: &'a [&'a Decl],
     /// The first declaration of each name.
     pub index: HashMap<&'a str, usize>,
     /// Each declaration's type, once known (`None`: not yet, or on a cycle).
@@ -37,16 +38,16 @@ pub(super) struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
-    pub fn new(module: &'a Module, cx: &'a Context<'a>) -> Self {
+    pub fn new(module: &'a [&'a Decl], cx: &'a Context<'a>) -> Self {
         let mut index = HashMap::default();
-        for (i, d) in module.decls.iter().enumerate() {
+        for (i, d) in module.iter().enumerate() {
             index.entry(d.name().name.as_str()).or_insert(i);
         }
         Checker {
             cx,
             module,
             index,
-            decl_types: vec![None; module.decls.len()],
+            decl_types: vec![None; module.len()],
             locals: Vec::new(),
             self_ok: false,
             out: Vec::new(),
@@ -56,8 +57,12 @@ impl<'a> Checker<'a> {
         }
     }
 
-    pub fn text(&self) -> &'a str {
-        self.cx.text
+    /// The module's text, for quoting what a span covers.
+    pub fn text(&self) -> Source<'a> {
+        Source {
+            text: self.cx.text,
+            absolute: self.cx.absolute,
+        }
     }
 
     pub fn error(&mut self, code: &'static str, span: Span, msg: impl Into<String>) {
@@ -84,7 +89,7 @@ impl<'a> Checker<'a> {
                         return Type::from_ty(&ty);
                     }
                     return match self.index.get(segs[0].name.as_str()) {
-                        Some(&i) => match &self.module.decls[i] {
+                        Some(&i) => match self.module[i] {
                             Decl::Enum(e) => Type::Enum(enum_def(e)),
                             _ => Type::Error,
                         },

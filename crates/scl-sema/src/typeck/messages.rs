@@ -5,8 +5,21 @@ use super::types::Type;
 use crate::ty::{RecordTy, Ty};
 use scl_diag::{Diagnostic, Span};
 
+/// The module's text and where a span of its declarations is in it
+/// (`Context::absolute`): what quoting reads.
+#[derive(Clone, Copy)]
+pub(super) struct Source<'a> {
+    pub text: &'a str,
+    pub absolute: Option<&'a dyn Fn(Span) -> Span>,
+}
+
 /// The source text of `span`, on one line and clipped, for quoting.
-pub(super) fn written(text: &str, span: Span) -> Option<String> {
+pub(super) fn written(src: Source, span: Span) -> Option<String> {
+    let text = src.text;
+    let span = match src.absolute {
+        Some(absolute) if span.anchor != 0 => absolute(span),
+        _ => span,
+    };
     // At most the first 256 bytes of the span are read: a message quotes
     // 60 characters, and a long chain (`1==1==1…`) has one message per
     // operator whose span covers everything before it (reading each whole
@@ -31,7 +44,7 @@ pub(super) fn written(text: &str, span: Span) -> Option<String> {
 }
 
 /// "`src`" or "" when there is no text.
-pub(super) fn quoted(text: &str, span: Span) -> String {
+pub(super) fn quoted(text: Source, span: Span) -> String {
     match written(text, span) {
         Some(w) => format!(" `{w}`"),
         None => String::new(),
@@ -42,7 +55,7 @@ pub(super) fn quoted(text: &str, span: Span) -> String {
 /// expected. The code and wording follow evaluation's for the same problem
 /// (E0203 for units, E0314 for templates), so a problem both find is
 /// reported once.
-pub(super) fn mismatch(text: &str, span: Span, found: &Type, expected: &Type) -> Diagnostic {
+pub(super) fn mismatch(text: Source, span: Span, found: &Type, expected: &Type) -> Diagnostic {
     let src = written(text, span).unwrap_or_default();
     let e = expected.strip_optional();
     match (e, found.strip_optional()) {

@@ -29,7 +29,7 @@ pub mod types;
 pub use types::{fits, join, ModuleTypes, Param, Signature, Type};
 
 use scl_diag::{Diagnostic, Span};
-use scl_syntax::ast::Module;
+use scl_syntax::ast::{Decl, Module};
 use std::sync::Arc;
 
 /// What the checker needs from outside the module.
@@ -57,6 +57,42 @@ pub struct Context<'a> {
     /// empty: then nothing is quoted).
     pub text: &'a str,
     pub imports: &'a dyn ImportTypes,
+    /// Where an anchored span of the declarations is in `text` (see
+    /// `scl_diag::Span`), for quoting it; `None` when the declarations'
+    /// spans are absolute. The diagnostics keep the spans as the
+    /// declarations have them.
+    pub absolute: Option<&'a dyn Fn(Span) -> Span>,
+}
+
+/// The declarations of one module as the static pass reads them, in
+/// order, each with whether it had a syntax error of its own (a recovered
+/// declaration: see `Module::recovered`; it is not checked, and what uses
+/// it is not checked against it). A list of references: the database
+/// checks its anchored declarations where they are kept, without a copy.
+pub struct Declarations<'a> {
+    pub list: Vec<&'a Decl>,
+    /// By declaration index.
+    pub recovered: Vec<bool>,
+}
+
+impl<'a> Declarations<'a> {
+    /// The declarations of a parsed module (absolute spans), recovered
+    /// where a span of `module.recovered` overlaps them
+    /// (`Module::recovered_ranges`, the outline's rule).
+    pub fn of(module: &'a Module) -> Declarations<'a> {
+        let ranges = module.recovered_ranges();
+        Declarations {
+            list: module.decls.iter().collect(),
+            recovered: module
+                .decls
+                .iter()
+                .map(|d| {
+                    let s = d.span();
+                    ranges.overlaps(s.start, s.end.max(s.start + 1))
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The type of every expression of a module, by span.
@@ -106,7 +142,13 @@ impl Typed {
 /// and recursion are the static pass's other checks
 /// ([`crate::check_module`]); this one says nothing about them.
 pub fn type_module(module: &Module, cx: &Context) -> Typed {
-    decls::check(module, cx)
+    decls::check(&Declarations::of(module), cx)
+}
+
+/// [`type_module`] on a list of declarations (anchored ones among them:
+/// the diagnostics and the table keep the spans the declarations have).
+pub fn type_declarations(decls: &Declarations, cx: &Context) -> Typed {
+    decls::check(decls, cx)
 }
 
 #[cfg(test)]

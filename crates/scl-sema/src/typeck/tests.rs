@@ -11,6 +11,7 @@ fn typed(src: &str) -> Typed {
         &Context {
             text: src,
             imports: &NoImports,
+            absolute: None,
         },
     )
 }
