@@ -466,23 +466,17 @@ fn the_declarations_made_absolute_are_the_parse_without_its_doc_comments() {
         "/// The base.\nenv a {\n  /// Its image.\n  base = image(\"debian:12\")\n}\n\nlet x = 1 2\nlet y = \"${x}\"\n",
         "// moved down\n\n/// The base.\nenv a {\n  /// Its image.\n  base = image(\"debian:12\")\n  labels { k = \"v\" }\n}\n\nlet x = 1 2\nlet y = \"${x}\"\nfn f(n: Int) -> Int = n + 1\n",
     ];
-    let fs = Arc::new(MemorySystem::new());
-    fs.write("/w/a.env.scl", texts[0]);
-    fs.set_current_dir("/w");
-    let mut db = Database::with_system(fs, Path::new("/w"), None);
-    let f = db.open(Path::new("/w/a.env.scl"));
-    for text in texts {
-        db.set_text(f, text);
+    each_text(&texts, |db, f, text| {
         let mut expected = scl_syntax::parse_tree(text).module.as_ref().clone();
         for d in &mut expected.decls {
             d.strip_docs();
         }
         assert!(!expected.recovered.is_empty(), "{text}: nothing recovered");
-        let made = scl_db::module_ast(&db, f);
+        let made = scl_db::module_ast(db, f);
         assert_eq!(made.decls, expected.decls, "{text}");
         assert_eq!(made.recovered, expected.recovered, "{text}");
         // The editor's parse keeps the doc comments.
-        let parsed = scl_db::parse(&db, f);
+        let parsed = scl_db::parse(db, f);
         assert_eq!(
             *parsed.module,
             scl_syntax::parse_tree(text).module.as_ref().clone()
@@ -491,6 +485,20 @@ fn the_declarations_made_absolute_are_the_parse_without_its_doc_comments() {
             parsed.module.decls, expected.decls,
             "{text}: no doc comment"
         );
+    });
+}
+
+/// `check(db, file, text)` for each of `texts`, in order, set as the text
+/// of one module (`/w/a.env.scl`, the workspace `/w`) of one database.
+fn each_text(texts: &[&str], check: impl Fn(&Database, SourceFile, &str)) {
+    let fs = Arc::new(MemorySystem::new());
+    fs.write("/w/a.env.scl", texts[0]);
+    fs.set_current_dir("/w");
+    let mut db = Database::with_system(fs, Path::new("/w"), None);
+    let f = db.open(Path::new("/w/a.env.scl"));
+    for text in texts {
+        db.set_text(f, text);
+        check(&db, f, text);
     }
 }
 
@@ -505,13 +513,7 @@ fn the_static_pass_on_anchored_declarations_reports_what_the_parse_would() {
         "env a {\n  resources.requests.memory = 4\n  description = 1 + \"x\"\n}\nlet a = 2\nlet b = nope\nlet x = 1 2\nlet y: Int = \"s\"\n",
         "// moved down\n\n/// doc\nenv a {\n  resources.requests.memory =   4\n\n  description = 1 + \"x\"   // still wrong\n}\nlet a = 2\nlet b = nope\nlet x = 1 2\nlet y: Int = \"s\"\nfn f(n: Int) -> Int = n + \"1\"\n",
     ];
-    let fs = Arc::new(MemorySystem::new());
-    fs.write("/w/a.env.scl", texts[0]);
-    fs.set_current_dir("/w");
-    let mut db = Database::with_system(fs, Path::new("/w"), None);
-    let f = db.open(Path::new("/w/a.env.scl"));
-    for text in texts {
-        db.set_text(f, text);
+    each_text(&texts, |db, f, text| {
         let tree = scl_syntax::parse_tree(text);
         assert!(
             !tree.module.recovered.is_empty(),
@@ -531,7 +533,7 @@ fn the_static_pass_on_anchored_declarations_reports_what_the_parse_would() {
         .into_iter()
         .map(|d| d.in_file(&path))
         .collect();
-        let made = scl_db::static_diagnostics(&db, f);
+        let made = scl_db::static_diagnostics(db, f);
         assert!(
             made.iter().any(|d| !d.labels.is_empty()),
             "{text}: no label: {made:?}"
@@ -541,5 +543,5 @@ fn the_static_pass_on_anchored_declarations_reports_what_the_parse_would() {
             "{text}: nothing quoted: {made:?}"
         );
         assert_eq!(made.as_ref(), &expected, "{text}");
-    }
+    });
 }
