@@ -2573,12 +2573,68 @@ pub fn absolute_span(db: &dyn Db, span: scl_diag::Span) -> scl_diag::Span {
 
 /// A diagnostic with every span made absolute ([`absolute_span`]): what
 /// is rendered.
-pub fn absolute_diagnostic(db: &dyn Db, mut d: Diagnostic) -> Diagnostic {
-    d.at.span = absolute_span(db, d.at.span);
+pub fn absolute_diagnostic(db: &dyn Db, d: Diagnostic) -> Diagnostic {
+    map_spans(d, |s| absolute_span(db, s))
+}
+
+/// `d` with `f` applied to each of its spans (the primary span and each
+/// label's).
+fn map_spans(mut d: Diagnostic, f: impl Fn(scl_diag::Span) -> scl_diag::Span) -> Diagnostic {
+    d.at.span = f(d.at.span);
     for l in &mut d.labels {
-        l.at.span = absolute_span(db, l.at.span);
+        l.at.span = f(l.at.span);
     }
     d
+}
+
+/// Makes the anchored spans of one module's diagnostics absolute (its
+/// static pass's, its evaluation's): by the module's own span tables
+/// (`FileSyntax::spans`, by declaration index) for its own anchors, found
+/// through a map made at the first anchored span (a module may declare
+/// 20,000 names and have an error in each: no search of its outline per
+/// span, as [`anchor_decl`] does); by [`absolute_span`] for another
+/// module's. Reads nothing until a span is anchored.
+pub(crate) struct AnchoredSpans<'a> {
+    db: &'a dyn Db,
+    file: SourceFile,
+    /// Anchor → declaration index, made when first needed.
+    index: std::cell::OnceCell<HashMap<u32, usize>>,
+}
+
+impl<'a> AnchoredSpans<'a> {
+    pub(crate) fn new(db: &'a dyn Db, file: SourceFile) -> Self {
+        AnchoredSpans {
+            db,
+            file,
+            index: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// `s` as offsets in its file's text (an absolute span as it is).
+    pub(crate) fn absolute(&self, s: scl_diag::Span) -> scl_diag::Span {
+        if s.anchor == 0 {
+            return s;
+        }
+        let index = self.index.get_or_init(|| {
+            module_decls(self.db, self.file)
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (d.decl.span().anchor, i))
+                .collect()
+        });
+        match index.get(&s.anchor) {
+            Some(&i) => match self.file.syntax(self.db).spans.get(i) {
+                Some(table) => table.absolute(s),
+                None => scl_diag::Span::new(0, 0),
+            },
+            None => absolute_span(self.db, s),
+        }
+    }
+
+    /// `d` with every span made absolute ([`AnchoredSpans::absolute`]).
+    pub(crate) fn diagnostic(&self, d: Diagnostic) -> Diagnostic {
+        map_spans(d, |s| self.absolute(s))
+    }
 }
 
 /// Every diagnostic of one module: syntax, imports, static checks, evaluation.
@@ -2629,10 +2685,11 @@ pub fn module_diagnostics(db: &dyn Db, file: SourceFile) -> Arc<Vec<Diagnostic>>
     // Evaluation's spans are anchored to declarations; here, where the
     // module's diagnostics are put together for rendering, they become
     // absolute (this query re-runs when its file moves; evaluation does not).
+    let spans = AnchoredSpans::new(db, file);
     let evaluated: Vec<Diagnostic> = module_values(db, file)
         .diagnostics
         .iter()
-        .map(|d| absolute_diagnostic(db, d.clone()))
+        .map(|d| spans.diagnostic(d.clone()))
         .collect();
     out.extend(
         evaluated

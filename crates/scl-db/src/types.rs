@@ -32,7 +32,7 @@ pub fn typed_module(db: &dyn Db, file: SourceFile) -> Arc<StaticPass> {
     let decls = crate::module_decls(db, file);
     let text = crate::source_text(db, file);
     let path = display_path(db, file);
-    let spans = AnchoredSpans::new(db, file, decls);
+    let spans = crate::AnchoredSpans::new(db, file);
     let items = db.semantic(file).items(db);
     let list = scl_sema::typeck::Declarations {
         list: decls.iter().map(|d| &d.decl).collect(),
@@ -53,13 +53,7 @@ pub fn typed_module(db: &dyn Db, file: SourceFile) -> Arc<StaticPass> {
     let diagnostics = typed
         .diagnostics
         .into_iter()
-        .map(|mut d| {
-            d.at.span = spans.absolute(d.at.span);
-            for l in &mut d.labels {
-                l.at.span = spans.absolute(l.at.span);
-            }
-            d.in_file(&path)
-        })
+        .map(|d| spans.diagnostic(d).in_file(&path))
         .collect();
     let mut signatures = typed.signatures;
     signatures.path = path.to_string();
@@ -67,52 +61,6 @@ pub fn typed_module(db: &dyn Db, file: SourceFile) -> Arc<StaticPass> {
         diagnostics,
         signatures: Arc::new(signatures),
     })
-}
-
-/// Makes the anchored spans of one module's declarations absolute: by
-/// the module's own span tables (`FileSyntax::spans`, by declaration
-/// index) for its own anchors, found through a map built at the first
-/// anchored span (a module may declare 20,000 names and have as many
-/// errors: no search per span); by [`crate::absolute_span`] for another
-/// module's.
-struct AnchoredSpans<'a> {
-    db: &'a dyn Db,
-    file: SourceFile,
-    decls: &'a crate::ModuleDecls,
-    /// Anchor → declaration index, made when first needed.
-    index: std::cell::OnceCell<rustc_hash::FxHashMap<u32, usize>>,
-}
-
-impl<'a> AnchoredSpans<'a> {
-    fn new(db: &'a dyn Db, file: SourceFile, decls: &'a crate::ModuleDecls) -> Self {
-        AnchoredSpans {
-            db,
-            file,
-            decls,
-            index: std::cell::OnceCell::new(),
-        }
-    }
-
-    /// `s` as offsets in the module's text (an absolute span as it is).
-    fn absolute(&self, s: scl_diag::Span) -> scl_diag::Span {
-        if s.anchor == 0 {
-            return s;
-        }
-        let index = self.index.get_or_init(|| {
-            self.decls
-                .iter()
-                .enumerate()
-                .map(|(i, d)| (d.decl.span().anchor, i))
-                .collect()
-        });
-        match index.get(&s.anchor) {
-            Some(&i) => match self.file.syntax(self.db).spans.get(i) {
-                Some(table) => table.absolute(s),
-                None => scl_diag::Span::new(0, 0),
-            },
-            None => crate::absolute_span(self.db, s),
-        }
-    }
 }
 
 /// The type of every expression of `file` (`TypeTable::type_at`, for
