@@ -2571,22 +2571,6 @@ pub fn absolute_span(db: &dyn Db, span: scl_diag::Span) -> scl_diag::Span {
     }
 }
 
-/// A diagnostic with every span made absolute ([`absolute_span`]): what
-/// is rendered.
-pub fn absolute_diagnostic(db: &dyn Db, d: Diagnostic) -> Diagnostic {
-    map_spans(d, |s| absolute_span(db, s))
-}
-
-/// `d` with `f` applied to each of its spans (the primary span and each
-/// label's).
-fn map_spans(mut d: Diagnostic, f: impl Fn(scl_diag::Span) -> scl_diag::Span) -> Diagnostic {
-    d.at.span = f(d.at.span);
-    for l in &mut d.labels {
-        l.at.span = f(l.at.span);
-    }
-    d
-}
-
 /// Makes the anchored spans of one module's diagnostics absolute (its
 /// static pass's, its evaluation's): by the module's own span tables
 /// (`FileSyntax::spans`, by declaration index) for its own anchors, found
@@ -2631,9 +2615,14 @@ impl<'a> AnchoredSpans<'a> {
         }
     }
 
-    /// `d` with every span made absolute ([`AnchoredSpans::absolute`]).
-    pub(crate) fn diagnostic(&self, d: Diagnostic) -> Diagnostic {
-        map_spans(d, |s| self.absolute(s))
+    /// `d` with every span made absolute ([`AnchoredSpans::absolute`]):
+    /// the primary span and each label's. What is rendered.
+    pub(crate) fn diagnostic(&self, mut d: Diagnostic) -> Diagnostic {
+        d.at.span = self.absolute(d.at.span);
+        for l in &mut d.labels {
+            l.at.span = self.absolute(l.at.span);
+        }
+        d
     }
 }
 
